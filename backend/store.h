@@ -1,0 +1,125 @@
+/* backend/store.h — the LMDB directory store.
+ *
+ * One LMDB environment (a directory), named databases:
+ *   "entries"   normalized DN → versioned entry record (format in record.h)
+ *   "idx.<attr>" normalized value → normalized DN (dupsort), for uid, mail,
+ *               cn, objectClass
+ *   "meta"      format version, suffix, entry count, sync cookie
+ *
+ * Readers (the daemon's worker cores) open the store with MDB_RDONLY |
+ * MDB_NOTLS and keep one lfe_store_reader each. Values returned by reader
+ * calls point into LMDB's map and are valid only until the next
+ * lfe_store_reader_renew()/_free() of that reader: finish with them first.
+ *
+ * The writer (ldapfectl) commits each change in its own transaction; a call
+ * that returned 0 is durable.
+ *
+ * Errors: 0 or a negative errno (-ENOENT not found, -EEXIST, -EINVAL bad
+ * input, -EPROTO store of another format version, -ENOSPC map full, -EIO).
+ */
+#ifndef LFE_BACKEND_STORE_H
+#define LFE_BACKEND_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
+
+#define LFE_STORE_FORMAT_VERSION 1u
+
+struct lfe_store;          /* an open environment */
+struct lfe_store_reader;   /* one read transaction, owned by one thread */
+
+enum {
+	LFE_STORE_RDONLY = 1u << 0,   /* readers: the daemon */
+};
+
+/* Open the store at path (a directory). map_size 0 → default (4 GiB).
+ * On failure returns NULL and sets *err (negative errno) if err != NULL;
+ * *msg (if non-NULL) gets a static human-readable reason. */
+struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_size,
+				 int *err, const char **msg);
+void lfe_store_close(struct lfe_store *st);   /* NULL is a no-op */
+
+/* Create a new empty store with this suffix (writer). -EEXIST if already
+ * initialised. */
+int lfe_store_init(struct lfe_store *st, const char *suffix);
+
+/* Normalized suffix of the store (valid while st is open). */
+const char *lfe_store_suffix(const struct lfe_store *st, size_t *len);
+
+/* ---- reader (one per worker thread) ---- */
+
+struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st);
+void lfe_store_reader_free(struct lfe_store_reader *r);
+/* Reset and renew the read transaction so committed changes become
+ * visible. Cheap (no allocation); call it every few milliseconds. */
+int lfe_store_reader_renew(struct lfe_store_reader *r);
+
+/* A decoded view of one entry record; all slices point into the map. */
+struct lfe_entry_view {
+	struct lfe_bytes dn;                 /* original DN */
+	uint32_t n_attrs;
+	const uint8_t *rec;                  /* the raw record, for iteration */
+	size_t rec_len;
+};
+
+/* Look up an entry by normalized DN. 0 or -ENOENT / -EBADMSG (corrupt). */
+int lfe_store_get(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+		  struct lfe_entry_view *e);
+
+/* Iterate the attributes of an entry: *cursor starts at 0; returns 1 and
+ * fills a (values in vals[0..min(n,cap)), a->n_vals = n), 0 at the end,
+ * or -EBADMSG. */
+int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
+			struct lfe_ldap_attr *a, struct lfe_bytes *vals, uint32_t cap);
+
+/* Values of one attribute type (case-insensitive name). Returns the count
+ * (may exceed cap) or 0 when absent. */
+uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
+		       struct lfe_bytes *vals, uint32_t cap);
+
+/* Index lookup: for each DN with attr == value (value normalized by the
+ * store's rules), call fn. fn returns 0 to go on, non-zero to stop. */
+int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
+			 const uint8_t *value, size_t len,
+			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx);
+
+/* Verify a simple bind: look the DN up and check pw against its
+ * userPassword values. Unknown DN: a dummy verification of the default
+ * scheme, then -EACCES, so both cost the same. Returns 0, -EACCES, or
+ * -EAGAIN when the matching value uses a slow scheme (the caller offloads
+ * lfe_pw_verify of the values it gets from lfe_store_get). */
+int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+			  const uint8_t *pw, size_t pw_len, unsigned pw_flags);
+
+/* ---- writer (ldapfectl) ---- */
+
+/* Put or replace an entry. dn is as written by the user (it is normalized
+ * here); attrs include objectClass and userPassword values. -EINVAL when
+ * the DN is outside the suffix or malformed. */
+int lfe_store_put(struct lfe_store *st, struct lfe_bytes dn,
+		  const struct lfe_ldap_attr *attrs, uint32_t n_attrs, bool replace);
+int lfe_store_del(struct lfe_store *st, const char *dn, size_t len);
+/* Replace userPassword with one already hashed value. */
+int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
+			   const char *hashed, size_t hashed_len);
+
+/* Batch writes (import): everything between begin and commit lands
+ * atomically; abort drops it all. Inside a batch, put/del use the batch's
+ * transaction. */
+int lfe_store_batch_begin(struct lfe_store *st);
+int lfe_store_batch_commit(struct lfe_store *st);
+void lfe_store_batch_abort(struct lfe_store *st);
+
+struct lfe_store_info {
+	uint32_t format_version;
+	uint64_t entries;
+	uint64_t map_bytes_used;
+	char suffix[1024];
+};
+int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info);
+
+#endif

@@ -1,0 +1,163 @@
+/* dataplane/tcp.h — a per-core user-space TCP (RFC 9293) for ldapfe.
+ *
+ * Works on parsed segment fields, not packets: the caller parses Ethernet/
+ * IPv4/TCP headers (checksums already verified) into struct lfe_tcp_seg and
+ * builds packets from the segments this module emits through ops->tx. So the
+ * whole state machine runs in a unit test with a capturing tx hook and a
+ * scripted clock, and the load generator reuses it for the client side.
+ *
+ * One struct lfe_tcp per lcore; nothing is shared, nothing locks. All memory
+ * (connection table, send/receive buffers, timers) is allocated by
+ * lfe_tcp_new(); the input/timer/send paths never allocate.
+ *
+ * Time is passed in as microseconds from any monotonic origin (the dataplane
+ * converts rdtsc); the module never reads a clock.
+ *
+ * What it does: passive (and active) open with MSS option; in-order byte
+ * stream delivery across any segmentation (out-of-order segments within the
+ * window are held, bounded); cumulative ACKs piggybacked on data, delayed
+ * ACK otherwise; send buffer kept until acknowledged, retransmission with
+ * RTO (RFC 6298, exponential backoff, retry limit then RST); fast
+ * retransmit on 3 duplicate ACKs; the peer's window respected (zero-window
+ * probes); FIN/RST in every state incl. simultaneous close; TIME_WAIT
+ * bounded; idle timeout and keepalive; SYN cookies when the half-open budget
+ * is exhausted; RFC 5961 challenge ACKs against blind RST/SYN; bounded
+ * connection table and per-connection buffers.
+ */
+#ifndef LFE_DATAPLANE_TCP_H
+#define LFE_DATAPLANE_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	LFE_TCP_FIN = 0x01, LFE_TCP_SYN = 0x02, LFE_TCP_RST = 0x04,
+	LFE_TCP_PSH = 0x08, LFE_TCP_ACK = 0x10, LFE_TCP_URG = 0x20,
+};
+
+/* One segment, host byte order. On input, `payload` points at the data in
+ * the received frame (valid only during the call). On output (ops->tx) it
+ * points into the connection's send buffer, valid only during the call:
+ * copy it into the packet. */
+struct lfe_tcp_seg {
+	uint32_t laddr, raddr;   /* IPv4: local (ours) and remote address */
+	uint16_t lport, rport;
+	uint32_t seq, ack;
+	uint16_t win;            /* raw window field (unscaled) */
+	uint8_t flags;
+	/* options: on input as parsed, on output what to put in the header */
+	uint16_t mss;            /* 0 = absent */
+	int8_t wscale;           /* -1 = absent */
+	const uint8_t *payload;
+	uint16_t len;
+};
+
+struct lfe_tcp;
+struct lfe_tcp_conn;
+
+/* A connection handle that survives slot reuse: idx + generation. */
+struct lfe_tcp_handle {
+	uint32_t idx;
+	uint32_t gen;
+};
+
+struct lfe_tcp_ops {
+	/* Emit one segment (build and queue a packet). Returns 0, or -ENOBUFS if
+	 * no packet could be had (the segment counts as lost; timers recover). */
+	int (*tx)(void *ctx, const struct lfe_tcp_seg *seg);
+	/* A connection reached ESTABLISHED (passive or active). Return 0 to
+	 * accept, negative to reset it. The app may attach state with
+	 * lfe_tcp_conn_set_app(). */
+	int (*on_open)(void *ctx, struct lfe_tcp_conn *c);
+	/* In-order bytes arrived. Return how many were consumed (0..len); the
+	 * rest are not acknowledged and the window shrinks accordingly; the app
+	 * is offered them again on the next input or lfe_tcp_conn_kick(). */
+	size_t (*on_data)(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len);
+	/* Send space was freed by an ACK (the app may have waited for it). May be NULL. */
+	void (*on_writable)(void *ctx, struct lfe_tcp_conn *c);
+	/* The peer sent FIN (no more data will arrive). May be NULL: the stack
+	 * then closes its side once the send buffer is empty. */
+	void (*on_peer_fin)(void *ctx, struct lfe_tcp_conn *c);
+	/* The connection is gone (closed, reset, timed out). Called exactly once
+	 * per on_open; the app frees its state here. */
+	void (*on_close)(void *ctx, struct lfe_tcp_conn *c, int reason /* negative errno or 0 */);
+};
+
+struct lfe_tcp_cfg {
+	uint32_t max_conns;         /* connection table size (established + closing) */
+	uint32_t max_half_open;     /* SYN_RCVD budget; beyond it SYN cookies */
+	uint32_t sndbuf;            /* per-connection send buffer bytes (power of 2) */
+	uint32_t rcvbuf;            /* per-connection out-of-order hold bytes / window */
+	uint16_t mss;               /* our MSS (e.g. 1460) */
+	uint32_t rto_min_us, rto_max_us, rto_init_us;
+	uint32_t max_retries;       /* retransmissions before RST */
+	uint32_t delack_us;         /* delayed ACK */
+	uint32_t idle_timeout_us;   /* 0 = none */
+	uint32_t time_wait_us;
+	uint64_t secret;            /* SYN cookie / ISN key (random per run) */
+	/* listening: (laddr, lport) pairs; laddr 0 = any */
+	uint32_t n_listen;
+	struct { uint32_t addr; uint16_t port; } listen[8];
+};
+
+/* Fill cfg with the defaults. */
+void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg);
+
+struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_ops *ops,
+			    void *ctx, int *err);
+void lfe_tcp_free(struct lfe_tcp *t);   /* NULL is a no-op; no callbacks */
+
+/* Feed one received segment. */
+void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *seg, uint64_t now_us);
+
+/* Run due timers (retransmit, delayed ACK, keepalive, idle, TIME_WAIT).
+ * Call once per poll iteration; cheap when nothing is due. */
+void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now_us);
+
+/* Emit what is pending (data queued by lfe_tcp_send during the burst, ACKs).
+ * Call once at the end of each rx burst so replies coalesce. */
+void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now_us);
+
+/* Active open (load generator). Returns the connection or NULL with *err. */
+struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
+				     uint32_t raddr, uint16_t rport, uint64_t now_us, int *err);
+
+/* ---- per connection ---- */
+
+/* Contiguous free space at the tail of the send buffer: returns its size and
+ * sets *p. Write up to that many bytes, then commit how many were written. */
+size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p);
+void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n);
+/* Copying convenience: returns bytes queued (may be < len). */
+size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len);
+
+/* Offer the unconsumed received bytes to on_data again (after the app
+ * became able to take them, e.g. a pending bind completed). */
+void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now_us);
+
+void lfe_tcp_close(struct lfe_tcp_conn *c);  /* FIN after queued data */
+void lfe_tcp_abort(struct lfe_tcp_conn *c);  /* RST now; on_close follows */
+
+void lfe_tcp_conn_set_app(struct lfe_tcp_conn *c, void *app);
+void *lfe_tcp_conn_app(const struct lfe_tcp_conn *c);
+struct lfe_tcp_handle lfe_tcp_conn_handle(const struct lfe_tcp_conn *c);
+/* The live connection for h, or NULL if it has closed (generation changed). */
+struct lfe_tcp_conn *lfe_tcp_conn_get(struct lfe_tcp *t, struct lfe_tcp_handle h);
+void lfe_tcp_conn_addrs(const struct lfe_tcp_conn *c, uint32_t *laddr, uint16_t *lport,
+			uint32_t *raddr, uint16_t *rport);
+
+/* Graceful shutdown: FIN every connection, refuse new SYNs. */
+void lfe_tcp_shutdown(struct lfe_tcp *t, uint64_t now_us);
+
+struct lfe_tcp_stats {
+	uint64_t segs_in, segs_out, bytes_in, bytes_out;
+	uint64_t conns_opened, conns_closed, conns_reset, conns_active, half_open;
+	uint64_t retransmits, rto_timeouts, dup_acks, ooo_segs, dup_segs;
+	uint64_t syncookies_sent, syncookies_ok, challenge_acks;
+	uint64_t drop_no_conn, drop_table_full, drop_bad_seq, drop_bad_ack, drop_window;
+	uint64_t idle_closed;
+};
+const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
+
+#endif

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The whole ldapfe test suite, from a fresh Debian 12 machine (as root):
+# installs what it needs, builds three configurations and runs every suite.
+#   build/       debugoptimized: unit + integration tests (real clients)
+#   build-asan/  ASan + UBSan:   unit tests
+#   build-fuzz/  clang+libFuzzer: each fuzz target for a bounded time
+# Ends with one line "N passed, N failed".
+# Environment: LFE_FUZZ_SECONDS (default 20) per fuzz target.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+bash scripts/deps.sh || { echo "deps.sh failed" >&2; exit 1; }
+
+passed=0 failed=0
+tally() {   # tally BUILD_DIR: add the results of the last meson test run
+  local log="$1/meson-logs/testlog.json"
+  [[ -f $log ]] || return 0
+  local p f
+  p=$(grep -c '"result": "OK"' "$log" || true)
+  f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
+  passed=$((passed + p)); failed=$((failed + f))
+}
+setup() {   # setup DIR [meson args...]
+  local dir=$1; shift
+  if [[ -f $dir/build.ninja ]]; then
+    meson setup --reconfigure "$dir" "$@" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+fatal=0
+step() { echo; echo "=== $* ==="; }
+
+step "build (debugoptimized)"
+if setup build && meson compile -C build; then
+  step "unit + integration tests"
+  meson test -C build --print-errorlogs --suite unit --suite integration --num-processes 2
+  tally build
+else
+  echo "build failed" >&2; fatal=1
+fi
+
+step "build (ASan + UBSan)"
+if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false && meson compile -C build-asan; then
+  step "unit tests under ASan/UBSan"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --print-errorlogs --suite unit --num-processes 2
+  tally build-asan
+else
+  echo "ASan build failed" >&2; fatal=1
+fi
+
+step "build (libFuzzer)"
+if CC=clang setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false && meson compile -C build-fuzz; then
+  step "fuzz targets, ${LFE_FUZZ_SECONDS:-20} s each"
+  LFE_FUZZ_SECONDS=${LFE_FUZZ_SECONDS:-20} meson test -C build-fuzz --print-errorlogs --suite fuzz --num-processes 1
+  tally build-fuzz
+else
+  echo "fuzz build failed" >&2; fatal=1
+fi
+
+echo
+echo "${passed} passed, ${failed} failed"
+if ((failed > 0 || fatal > 0 || passed == 0)); then
+  exit 1
+fi
