@@ -1,0 +1,579 @@
+/* ldap/dn.c — RFC 4514 DN parsing and normalization.
+ *
+ * Accepted input is what slapd accepts (it parses with libldap's
+ * LDAP_DN_FORMAT_LDAP): RFC 4514 strings, plus the RFC 2253 / RFC 1779
+ * leftovers still seen in old configurations — ';' between RDNs and
+ * "quoted" values. We are stricter than libldap in a few places, listed in
+ * tests/ldap/DN-DIFFERENCES.md: numericoids need two arcs and no leading
+ * zeros, attribute options ("cn;lang-en") are refused, junk after a #hex
+ * value is refused, and decoded values must be valid UTF-8 (no surrogates,
+ * nothing above U+10FFFF).
+ *
+ * The normalized form is libldap's LDAP_DN_FORMAT_LDAPV3 output (hex-escaped
+ * specials, NUL and non-ASCII bytes; other bytes raw), with the schema work
+ * slapd adds on top, restricted to the attributes in attr_defs[]:
+ *   - types lower-cased; known OIDs and aliases become the short name;
+ *   - case-ignore values: ASCII letters lower-cased, leading and trailing
+ *     spaces (escaped or not) dropped, internal runs of spaces collapsed to
+ *     one, an all-space value becomes a single space (slapd's
+ *     UTF8StringNormalize does the same). Non-ASCII characters are kept as
+ *     they are: folding them needs Unicode tables (slapd folds them), so
+ *     "cn=É" and "cn=é" stay different here;
+ *   - other values keep every byte; only unescaped leading and trailing
+ *     spaces go, as in libldap;
+ *   - #hexstring values are not decoded (no string-vs-BER equivalence); they
+ *     come out as '#' and upper-case hex;
+ *   - the AVAs of a multi-valued RDN are sorted by memcmp of their normalized
+ *     "type=value" text; two identical AVAs make the DN invalid (slapd
+ *     refuses them too).
+ * A DN whose normalized form would exceed LFE_DN_MAX bytes is -EINVAL, so a
+ * buffer of LFE_DN_MAX + 1 bytes never gets -ENOSPC.
+ */
+#include "ldap/dn.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct attr_def {
+	const char *name;   /* canonical, lower case */
+	const char *oid;
+	const char *alias;  /* lower case; "" for none */
+	uint8_t name_len, oid_len, alias_len;
+	bool case_ignore;
+};
+
+#define ATTR(name, oid, alias, ci) \
+	{ name, oid, alias, sizeof(name) - 1, sizeof(oid) - 1, sizeof(alias) - 1, ci }
+
+/* Names and OIDs from RFC 4519, RFC 2798 (inetOrgPerson) and RFC 2307 (nis).
+ * case_ignore follows each attribute's EQUALITY rule in OpenLDAP's schema
+ * (caseIgnoreMatch, caseIgnoreIA5Match). */
+static const struct attr_def attr_defs[] = {
+	ATTR("uid", "0.9.2342.19200300.100.1.1", "userid", true),
+	ATTR("cn", "2.5.4.3", "commonname", true),
+	ATTR("ou", "2.5.4.11", "organizationalunitname", true),
+	ATTR("o", "2.5.4.10", "organizationname", true),
+	ATTR("c", "2.5.4.6", "countryname", true),
+	ATTR("l", "2.5.4.7", "localityname", true),
+	ATTR("st", "2.5.4.8", "stateorprovincename", true),
+	ATTR("dc", "0.9.2342.19200300.100.1.25", "domaincomponent", true),
+	ATTR("mail", "0.9.2342.19200300.100.1.3", "rfc822mailbox", true),
+	ATTR("sn", "2.5.4.4", "surname", true),
+	ATTR("givenname", "2.5.4.42", "gn", true),
+	ATTR("street", "2.5.4.9", "streetaddress", true),
+	ATTR("title", "2.5.4.12", "", true),
+	ATTR("description", "2.5.4.13", "", true),
+	ATTR("serialnumber", "2.5.4.5", "", true),
+	ATTR("initials", "2.5.4.43", "", true),
+	ATTR("displayname", "2.16.840.1.113730.3.1.241", "", true),
+	ATTR("employeenumber", "2.16.840.1.113730.3.1.3", "", true),
+	ATTR("postalcode", "2.5.4.17", "", true),
+	ATTR("objectclass", "2.5.4.0", "", false),
+	ATTR("userpassword", "2.5.4.35", "", false),
+	ATTR("member", "2.5.4.31", "", false),
+	ATTR("uniquemember", "2.5.4.50", "", false),
+	ATTR("uidnumber", "1.3.6.1.1.1.1.0", "", false),
+	ATTR("gidnumber", "1.3.6.1.1.1.1.1", "", false),
+	ATTR("gecos", "1.3.6.1.1.1.1.2", "", true),
+	ATTR("homedirectory", "1.3.6.1.1.1.1.3", "", false),
+	ATTR("loginshell", "1.3.6.1.1.1.1.4", "", false),
+	ATTR("memberuid", "1.3.6.1.1.1.1.12", "", false),
+};
+
+#define N_ATTR_DEFS (sizeof attr_defs / sizeof attr_defs[0])
+
+static inline bool is_alpha(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline bool is_digit(uint8_t c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline uint8_t lower(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c | 0x20) : c;
+}
+
+static int hexval(uint8_t c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = lower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static const char hexdig[] = "0123456789ABCDEF";
+
+/* ASCII bytes a value scanner must look at (CH_STR) and bytes the output
+ * escapes wherever they stand (CH_ESC); non-ASCII is escaped too. */
+enum { CH_STR = 1, CH_ESC = 2 };
+static const uint8_t ch_class[128] = {
+	[0] = CH_STR | CH_ESC,   [' '] = CH_STR,          ['"'] = CH_STR | CH_ESC,
+	['#'] = CH_STR,          ['+'] = CH_STR | CH_ESC, [','] = CH_STR | CH_ESC,
+	[';'] = CH_STR | CH_ESC, ['<'] = CH_STR | CH_ESC, ['='] = CH_ESC,
+	['>'] = CH_STR | CH_ESC, ['\\'] = CH_STR | CH_ESC,
+};
+
+/* descr (keystring) or numericoid. Numericoids need two arcs and no leading
+ * zeros (RFC 4512 §1.4): "2.5.04.3" would otherwise be a second spelling of
+ * cn that no table maps. */
+static bool type_valid(const uint8_t *t, size_t n)
+{
+	if (n == 0)
+		return false;
+	if (is_alpha(t[0])) {
+		for (size_t i = 1; i < n; i++)
+			if (!is_alpha(t[i]) && !is_digit(t[i]) && t[i] != '-')
+				return false;
+		return true;
+	}
+	size_t arcs = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t start = i;
+		while (i < n && is_digit(t[i]))
+			i++;
+		if (i == start || (t[start] == '0' && i - start > 1))
+			return false;
+		arcs++;
+		if (i < n) {
+			if (t[i] != '.' || i + 1 == n)
+				return false;
+			i++;
+		}
+	}
+	return arcs >= 2;
+}
+
+/* s is lower case and n bytes long. */
+static bool eq_nocase(const uint8_t *t, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lower(t[i]) != (uint8_t)s[i])
+			return false;
+	return true;
+}
+
+/* The entry of a valid type, or NULL when we know nothing about it. */
+static const struct attr_def *attr_lookup(const uint8_t *t, size_t n)
+{
+	bool oid = is_digit(t[0]);
+	for (size_t i = 0; i < N_ATTR_DEFS; i++) {
+		const struct attr_def *d = &attr_defs[i];
+		if (oid) {
+			if (d->oid_len == n && memcmp(d->oid, t, n) == 0)
+				return d;
+		} else if ((d->name_len == n && lower(t[0]) == (uint8_t)d->name[0] &&
+			    eq_nocase(t, d->name, n)) ||
+			   (d->alias_len == n && eq_nocase(t, d->alias, n))) {
+			return d;
+		}
+	}
+	return NULL;
+}
+
+bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len)
+{
+	if (!type || !type_valid(type, len))
+		return false;
+	const struct attr_def *d = attr_lookup(type, len);
+	return d && d->case_ignore;
+}
+
+ssize_t lfe_attr_canon(const uint8_t *type, size_t len, char *out, size_t cap)
+{
+	if (!type || !type_valid(type, len))
+		return -EINVAL;
+	const struct attr_def *d = attr_lookup(type, len);
+	size_t n = d ? d->name_len : len;
+	if (!out || n + 1 > cap)
+		return -ENOSPC;
+	if (d) {
+		memcpy(out, d->name, n);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			out[i] = (char)lower(type[i]);
+	}
+	out[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* Strict UTF-8 (RFC 3629): no overlongs, surrogates or code points above
+ * U+10FFFF, so one character has exactly one byte form. */
+static bool utf8_valid(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint8_t c = s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t k;
+		uint32_t cp, min;
+		if (c >= 0xc2 && c <= 0xdf) {
+			k = 1; cp = c & 0x1f; min = 0x80;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			k = 2; cp = c & 0x0f; min = 0x800;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			k = 3; cp = c & 0x07; min = 0x10000;
+		} else {
+			return false;
+		}
+		if (n - i <= k)
+			return false;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+/* Output under construction. len keeps counting past LFE_DN_MAX so the
+ * caller can tell "too long" once, at the end of an AVA. */
+struct wbuf {
+	char *p;    /* LFE_DN_MAX bytes */
+	size_t len;
+};
+
+static inline void put(struct wbuf *w, char c)
+{
+	if (w->len < LFE_DN_MAX)
+		w->p[w->len] = c;
+	w->len++;
+}
+
+static inline void put_hex(struct wbuf *w, uint8_t c)
+{
+	put(w, '\\');
+	put(w, hexdig[c >> 4]);
+	put(w, hexdig[c & 15]);
+}
+
+struct cursor {
+	const uint8_t *p;
+	size_t n;
+	size_t i;
+};
+
+static inline void skip_spaces(struct cursor *c)
+{
+	while (c->i < c->n && c->p[c->i] == ' ')
+		c->i++;
+}
+
+static inline bool at_value_end(const struct cursor *c)
+{
+	if (c->i == c->n)
+		return true;
+	uint8_t ch = c->p[c->i];
+	return ch == ',' || ch == ';' || ch == '+';
+}
+
+static bool is_escapable(uint8_t c)
+{
+	return c == ' ' || c == '"' || c == '#' || c == '+' || c == ',' ||
+	       c == ';' || c == '<' || c == '=' || c == '>' || c == '\\';
+}
+
+/* Reads "\X" or "\XX" at c->i (which holds the backslash) into *out. */
+static int read_escape(struct cursor *c, uint8_t *out)
+{
+	if (c->n - c->i < 2)
+		return -EINVAL;
+	uint8_t a = c->p[c->i + 1];
+	if (is_escapable(a)) {
+		*out = a;
+		c->i += 2;
+		return 0;
+	}
+	int hi = hexval(a);
+	if (hi < 0 || c->n - c->i < 3)
+		return -EINVAL;
+	int lo = hexval(c->p[c->i + 2]);
+	if (lo < 0)
+		return -EINVAL;
+	*out = (uint8_t)(hi << 4 | lo);
+	c->i += 3;
+	return 0;
+}
+
+/* Decodes a string value (plain or quoted) into v; leading unescaped spaces
+ * are already skipped. Returns its length with trailing unescaped spaces
+ * dropped, or a negative errno. With collapse (case-ignore values), runs of
+ * spaces are stored as one, so padding cannot exhaust vcap for a value whose
+ * normalized form is short. */
+static ssize_t read_string(struct cursor *c, uint8_t *v, size_t vcap,
+			   bool collapse)
+{
+	size_t vlen = 0, keep = 0;
+	bool quoted = c->i < c->n && c->p[c->i] == '"';
+
+	if (quoted) {
+		c->i++;
+		for (;;) {
+			if (c->i == c->n)
+				return -EINVAL;
+			uint8_t ch = c->p[c->i];
+			if (ch == '"')
+				break;
+			if (ch == '\\') {
+				/* RFC 1779 quoted pairs: the next byte as is. */
+				if (c->n - c->i < 2)
+					return -EINVAL;
+				ch = c->p[c->i + 1];
+				c->i++;
+			}
+			c->i++;
+			if (collapse && ch == ' ' && vlen && v[vlen - 1] == ' ')
+				continue;
+			if (ch == '\0' || vlen == vcap)
+				return -EINVAL;
+			v[vlen++] = ch;
+		}
+		c->i++;
+		skip_spaces(c);
+		if (!at_value_end(c))
+			return -EINVAL;
+		return (ssize_t)vlen;
+	}
+
+	while (c->i < c->n) {
+		uint8_t ch = c->p[c->i];
+		bool significant = true; /* survives trailing-space trimming */
+		if (ch >= 0x80 || !(ch_class[ch] & CH_STR)) {
+			c->i++;
+		} else if (ch == ',' || ch == ';' || ch == '+') {
+			break;
+		} else if (ch == '\\') {
+			int rc = read_escape(c, &ch);
+			if (rc)
+				return rc;
+		} else if (ch == ' ' || (ch == '#' && vlen > 0)) {
+			significant = ch != ' ';
+			c->i++;
+		} else {
+			return -EINVAL; /* NUL " < > and a leading # */
+		}
+		if (collapse && ch == ' ' && vlen && v[vlen - 1] == ' ')
+			continue;
+		if (vlen == vcap)
+			return -EINVAL;
+		v[vlen++] = ch;
+		if (significant)
+			keep = vlen;
+	}
+	return (ssize_t)keep;
+}
+
+/* Case-ignore string matching (RFC 4518 insignificant space handling, as
+ * slapd applies it): fold ASCII, trim, collapse runs of spaces. */
+static size_t fold_case_ignore(uint8_t *v, size_t n)
+{
+	size_t o = 0;
+	bool space = false;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] == ' ') {
+			space = o > 0;
+			continue;
+		}
+		if (space) {
+			v[o++] = ' ';
+			space = false;
+		}
+		v[o++] = lower(v[i]);
+	}
+	if (o == 0 && n > 0)
+		v[o++] = ' ';
+	return o;
+}
+
+static void put_value(struct wbuf *w, const uint8_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t ch = v[i];
+		bool esc = ch >= 0x80 || (ch_class[ch] & CH_ESC) ||
+			   (i == 0 && (ch == '#' || ch == ' ')) ||
+			   (i + 1 == n && ch == ' ');
+		if (esc)
+			put_hex(w, ch);
+		else
+			put(w, (char)ch);
+	}
+}
+
+/* Parses one AVA at c->i and appends its normalized "type=value". */
+static int put_ava(struct cursor *c, struct wbuf *w)
+{
+	skip_spaces(c);
+	size_t ts = c->i;
+	while (c->i < c->n && (is_alpha(c->p[c->i]) || is_digit(c->p[c->i]) ||
+			       c->p[c->i] == '-' || c->p[c->i] == '.'))
+		c->i++;
+	const uint8_t *type = c->p + ts;
+	size_t tlen = c->i - ts;
+	if (!type_valid(type, tlen))
+		return -EINVAL;
+	skip_spaces(c);
+	if (c->i == c->n || c->p[c->i] != '=')
+		return -EINVAL;
+	c->i++;
+	skip_spaces(c);
+
+	const struct attr_def *d = attr_lookup(type, tlen);
+	if (d) {
+		for (size_t i = 0; i < d->name_len; i++)
+			put(w, d->name[i]);
+	} else {
+		for (size_t i = 0; i < tlen; i++)
+			put(w, (char)lower(type[i]));
+	}
+	put(w, '=');
+
+	if (c->i < c->n && c->p[c->i] == '#') {
+		c->i++;
+		size_t hs = c->i;
+		while (c->i < c->n && hexval(c->p[c->i]) >= 0)
+			c->i++;
+		size_t hn = c->i - hs;
+		if (hn == 0 || hn % 2)
+			return -EINVAL;
+		skip_spaces(c);
+		if (!at_value_end(c))
+			return -EINVAL;
+		put(w, '#');
+		for (size_t i = 0; i < hn; i++) {
+			uint8_t h = c->p[hs + i];
+			put(w, (char)((h >= 'a' && h <= 'f') ? h - 0x20 : h));
+		}
+		return 0;
+	}
+
+	/* A value longer than LFE_DN_MAX cannot fit the output either. */
+	uint8_t v[LFE_DN_MAX];
+	bool ci = d && d->case_ignore;
+	ssize_t vn = read_string(c, v, sizeof v, ci);
+	if (vn < 0)
+		return (int)vn;
+	if (!utf8_valid(v, (size_t)vn))
+		return -EINVAL;
+	size_t n = (size_t)vn;
+	if (ci)
+		n = fold_case_ignore(v, n);
+	put_value(w, v, n);
+	return 0;
+}
+
+static int seg_cmp(const char *base, const size_t *a, const size_t *b)
+{
+	size_t la = a[1] - a[0], lb = b[1] - b[0];
+	int r = memcmp(base + a[0], base + b[0], la < lb ? la : lb);
+	if (r)
+		return r;
+	return la < lb ? -1 : la > lb;
+}
+
+/* The AVAs of one RDN sit at w->p[seg[i][0] .. seg[i][1]), joined by '+'.
+ * Rewrites them in sorted order; identical AVAs are an error. */
+static int sort_rdn(struct wbuf *w, size_t (*seg)[2], size_t navas)
+{
+	size_t idx[LFE_DN_MAX_AVAS];
+	for (size_t i = 0; i < navas; i++) {
+		size_t j = i;
+		while (j > 0 && seg_cmp(w->p, seg[idx[j - 1]], seg[i]) > 0) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = i;
+	}
+	for (size_t i = 1; i < navas; i++)
+		if (seg_cmp(w->p, seg[idx[i - 1]], seg[idx[i]]) == 0)
+			return -EINVAL;
+
+	size_t start = seg[0][0], end = seg[navas - 1][1];
+	char tmp[LFE_DN_MAX];
+	memcpy(tmp, w->p + start, end - start);
+	size_t o = start;
+	for (size_t i = 0; i < navas; i++) {
+		const size_t *s = seg[idx[i]];
+		if (i)
+			w->p[o++] = '+';
+		memcpy(w->p + o, tmp + (s[0] - start), s[1] - s[0]);
+		o += s[1] - s[0];
+	}
+	return 0;
+}
+
+ssize_t lfe_dn_normalize(const uint8_t *dn, size_t len, char *out, size_t cap)
+{
+	if (!dn && len)
+		return -EINVAL;
+	char buf[LFE_DN_MAX];
+	struct wbuf w = { .p = buf, .len = 0 };
+	struct cursor c = { .p = dn, .n = len, .i = 0 };
+	size_t nrdns = 0;
+
+	while (len > 0) {
+		if (++nrdns > LFE_DN_MAX_RDNS)
+			return -EINVAL;
+		if (nrdns > 1)
+			put(&w, ',');
+		size_t seg[LFE_DN_MAX_AVAS][2];
+		size_t navas = 0;
+		for (;;) {
+			if (navas == LFE_DN_MAX_AVAS)
+				return -EINVAL;
+			if (navas)
+				put(&w, '+');
+			seg[navas][0] = w.len;
+			int rc = put_ava(&c, &w);
+			if (rc)
+				return rc;
+			if (w.len > LFE_DN_MAX)
+				return -EINVAL;
+			seg[navas][1] = w.len;
+			navas++;
+			if (c.i == c.n || c.p[c.i] != '+')
+				break;
+			c.i++;
+		}
+		if (navas > 1) {
+			int rc = sort_rdn(&w, seg, navas);
+			if (rc)
+				return rc;
+		}
+		if (c.i == c.n)
+			break;
+		c.i++; /* ',' or ';': at_value_end let nothing else through */
+	}
+
+	if (!out || w.len + 1 > cap)
+		return -ENOSPC;
+	memcpy(out, buf, w.len);
+	out[w.len] = '\0';
+	return (ssize_t)w.len;
+}
+
+bool lfe_dn_is_under(const char *ndn, size_t ndn_len,
+		     const char *suffix, size_t suffix_len)
+{
+	if (suffix_len == 0)
+		return true;
+	if (!ndn || !suffix || ndn_len < suffix_len)
+		return false;
+	if (memcmp(ndn + ndn_len - suffix_len, suffix, suffix_len) != 0)
+		return false;
+	/* A ',' in a normalized DN always separates RDNs (commas inside values
+	 * are escaped as \2C), so this is an RDN boundary. */
+	return ndn_len == suffix_len || ndn[ndn_len - suffix_len - 1] == ',';
+}

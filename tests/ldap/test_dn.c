@@ -1,0 +1,338 @@
+/* tests/ldap/test_dn.c — table-driven tests of ldap/dn.c. */
+#include "ldap/dn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fails;
+
+#define CHECK(cond, ...)                                                  \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
+			fprintf(stderr, __VA_ARGS__);                     \
+			fputc('\n', stderr);                              \
+			fails++;                                          \
+		}                                                         \
+	} while (0)
+
+/* in -> expected normalized form; NULL expected means -EINVAL. */
+static const struct {
+	const char *in, *out;
+} norm_cases[] = {
+	{ "", "" },
+	{ "uid=user123456,ou=People,dc=example,dc=com",
+	  "uid=user123456,ou=people,dc=example,dc=com" },
+	{ "UID=JDoe,OU=People,DC=Example,DC=COM", "uid=jdoe,ou=people,dc=example,dc=com" },
+	{ " uid = jdoe , ou = People ; dc = com ", "uid=jdoe,ou=people,dc=com" },
+	{ "0.9.2342.19200300.100.1.1=JDoe,2.5.4.11=X", "uid=jdoe,ou=x" },
+	{ "commonName=A,domainComponent=B,userid=C", "cn=a,dc=b,uid=c" },
+	{ "GIVENNAME=Jo", "givenname=jo" },
+	{ "2.5.4.42=Jo", "givenname=jo" },
+	{ "1.3.6.1.1.1.1.0=1000", "uidnumber=1000" },
+	{ "1.2.840.113556.1.4.1=X", "1.2.840.113556.1.4.1=X" },
+	{ "X-Custom=Mixed Case", "x-custom=Mixed Case" },
+	{ "userPassword=Mixed  Case", "userpassword=Mixed  Case" },
+	/* insignificant spaces */
+	{ "cn=  John    Smith  ", "cn=john smith" },
+	{ "cn=\\20John\\20\\20Smith\\20", "cn=john smith" },
+	{ "cn=\\20\\20", "cn=\\20" },
+	{ "cn=", "cn=" },
+	{ "userPassword=\\20a\\20", "userpassword=\\20a\\20" },
+	{ "userPassword=\\20\\20a", "userpassword=\\20 a" },
+	{ "userPassword=a \\20 ", "userpassword=a \\20" },
+	/* escapes re-emitted one way */
+	{ "cn=Smith\\, John", "cn=smith\\2C john" },
+	{ "cn=Smith\\2c John", "cn=smith\\2C john" },
+	{ "cn=a\\+b\\;c\\\"d\\\\e\\<f\\>g\\=h", "cn=a\\2Bb\\3Bc\\22d\\5Ce\\3Cf\\3Eg\\3Dh" },
+	{ "cn=a=b", "cn=a\\3Db" },
+	{ "cn=\\#1", "cn=\\231" },
+	{ "cn=a#1", "cn=a#1" },
+	{ "cn=\\41\\42", "cn=ab" },
+	{ "cn=a\\00b", "cn=a\\00b" },
+	{ "cn=(x*)", "cn=(x*)" },
+	/* UTF-8: escaped as hex, raw or escaped input alike; not folded */
+	{ "cn=\xc3\xa9t\xc3\xa9", "cn=\\C3\\A9t\\C3\\A9" },
+	{ "cn=\\c3\\a9T\\C3\\A9", "cn=\\C3\\A9t\\C3\\A9" },
+	{ "cn=\xc3\x89T\xc3\x89", "cn=\\C3\\89t\\C3\\89" },
+	{ "cn=\xf0\x9f\x98\x80", "cn=\\F0\\9F\\98\\80" },
+	/* BER values: kept, hex upper-cased, not folded */
+	{ "cn=#04024869", "cn=#04024869" },
+	{ "cn=#0c0aAbCd ,dc=X", "cn=#0C0AABCD,dc=x" },
+	/* multi-valued RDNs: one order whatever the input order */
+	{ "sn=Doe+cn=John+uid=JD,dc=x", "cn=john+sn=doe+uid=jd,dc=x" },
+	{ "uid=JD+sn=Doe+cn=John,dc=x", "cn=john+sn=doe+uid=jd,dc=x" },
+	{ "cn=John + uid=JD , dc=x", "cn=john+uid=jd,dc=x" },
+	{ "ou=x+o=y", "o=y+ou=x" },
+	{ "cn=b+cn=a", "cn=a+cn=b" },
+	{ "cn=a\\+b+sn=c", "cn=a\\2Bb+sn=c" },
+	/* RFC 1779 quoting */
+	{ "cn=\"Smith, John\",dc=x", "cn=smith\\2C john,dc=x" },
+	{ "cn=\" a \"", "cn=a" },
+	{ "userPassword=\" a \"", "userpassword=\\20a\\20" },
+	{ "cn=\"a\\\"b\"", "cn=a\\22b" },
+	/* invalid */
+	{ " ", NULL },
+	{ ",", NULL },
+	{ "cn", NULL },
+	{ "=a", NULL },
+	{ "cn=a,", NULL },
+	{ ",cn=a", NULL },
+	{ "cn=a,,dc=b", NULL },
+	{ "cn=a+", NULL },
+	{ "cn=a++sn=b", NULL },
+	{ "cn a=b", NULL },
+	{ "1cn=x", NULL },
+	{ "-cn=x", NULL },
+	{ "c_n=x", NULL },
+	{ "cn;lang-en=x", NULL },
+	{ "1=x", NULL },
+	{ "2.5.04.3=x", NULL },
+	{ "2.5.4.=x", NULL },
+	{ "OID.2.5.4.3=x", NULL },
+	{ "cn=a\\", NULL },
+	{ "cn=a\\2", NULL },
+	{ "cn=a\\zz", NULL },
+	{ "cn=a\\*", NULL },
+	{ "cn=a\"b", NULL },
+	{ "cn=a<b", NULL },
+	{ "cn=a>b", NULL },
+	{ "cn=##04", NULL },
+	{ "cn=#", NULL },
+	{ "cn=#0", NULL },
+	{ "cn=#0g", NULL },
+	{ "cn=#04x", NULL },
+	{ "cn=#04 x", NULL },
+	{ "cn=\"a", NULL },
+	{ "cn=\"a\"b", NULL },
+	{ "cn=\\ff", NULL },
+	{ "cn=\xff", NULL },
+	{ "cn=\xc3", NULL },
+	{ "cn=\\c0\\80", NULL },
+	{ "cn=\\ed\\a0\\80", NULL },
+	{ "cn=\\f4\\90\\80\\80", NULL },
+	{ "cn=a+cn=a", NULL },
+	{ "cn=a+CN=\\41", NULL },
+};
+
+static void test_normalize(void)
+{
+	for (size_t i = 0; i < sizeof norm_cases / sizeof norm_cases[0]; i++) {
+		const char *in = norm_cases[i].in, *want = norm_cases[i].out;
+		char out[LFE_DN_MAX + 1];
+		memset(out, 'X', sizeof out);
+		ssize_t n = lfe_dn_normalize((const uint8_t *)in, strlen(in), out, sizeof out);
+		if (!want) {
+			CHECK(n == -EINVAL, "[%s]: want -EINVAL, got %zd [%s]", in, n,
+			      n >= 0 ? out : "");
+			continue;
+		}
+		CHECK(n >= 0 && (size_t)n == strlen(want) && memcmp(out, want, (size_t)n) == 0 &&
+			      out[n] == '\0',
+		      "[%s]: want [%s], got %zd [%s]", in, want, n, n >= 0 ? out : "");
+		if (n < 0)
+			continue;
+		/* The normalized form is a fixed point. */
+		char again[LFE_DN_MAX + 1];
+		ssize_t m = lfe_dn_normalize((const uint8_t *)out, (size_t)n, again, sizeof again);
+		CHECK(m == n && memcmp(again, out, (size_t)n) == 0,
+		      "[%s]: not idempotent: [%s] -> [%s]", in, out, m >= 0 ? again : "");
+	}
+}
+
+/* Embedded NULs cannot be written in the table's C strings. */
+static void test_nul_and_null(void)
+{
+	static const uint8_t raw_nul[] = { 'c', 'n', '=', 'a', 0, 'b' };
+	char out[64];
+	CHECK(lfe_dn_normalize(raw_nul, sizeof raw_nul, out, sizeof out) == -EINVAL,
+	      "raw NUL in a value must be refused");
+	static const uint8_t nul_type[] = { 'c', 0, '=', 'a' };
+	CHECK(lfe_dn_normalize(nul_type, sizeof nul_type, out, sizeof out) == -EINVAL,
+	      "raw NUL in a type must be refused");
+	CHECK(lfe_dn_normalize(NULL, 0, out, sizeof out) == 0 && out[0] == '\0',
+	      "NULL with length 0 is the empty DN");
+	CHECK(lfe_dn_normalize(NULL, 3, out, sizeof out) == -EINVAL, "NULL with a length");
+}
+
+static void test_space(void)
+{
+	static const char *dn = "uid=jdoe,dc=com"; /* 15 bytes */
+	char out[32];
+	const uint8_t *p = (const uint8_t *)dn;
+	CHECK(lfe_dn_normalize(p, 15, out, 16) == 15 && strcmp(out, dn) == 0, "exact fit");
+	CHECK(lfe_dn_normalize(p, 15, out, 15) == -ENOSPC, "no room for the NUL");
+	CHECK(lfe_dn_normalize(p, 15, out, 0) == -ENOSPC, "cap 0");
+	CHECK(lfe_dn_normalize(p, 15, NULL, 0) == -ENOSPC, "NULL out");
+	CHECK(lfe_dn_normalize((const uint8_t *)"", 0, out, 0) == -ENOSPC, "empty DN, cap 0");
+	/* A malformed DN is -EINVAL whatever the buffer. */
+	CHECK(lfe_dn_normalize((const uint8_t *)"cn", 2, out, 1) == -EINVAL, "invalid beats space");
+}
+
+/* Bounds: 64 RDNs, 16 AVAs, LFE_DN_MAX output bytes. */
+static void test_limits(void)
+{
+	char in[8192], out[LFE_DN_MAX + 1];
+	static const struct {
+		size_t count;
+		char sep;
+		ssize_t want_err; /* 0: accepted */
+	} cases[] = {
+		{ LFE_DN_MAX_RDNS, ',', 0 },
+		{ LFE_DN_MAX_RDNS + 1, ',', -EINVAL },
+		{ LFE_DN_MAX_AVAS, '+', 0 },
+		{ LFE_DN_MAX_AVAS + 1, '+', -EINVAL },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		size_t o = 0;
+		for (size_t i = 0; i < cases[c].count; i++)
+			o += (size_t)snprintf(in + o, sizeof in - o, "%scn=v%02zu",
+					      i ? (cases[c].sep == ',' ? "," : "+") : "", i);
+		ssize_t n = lfe_dn_normalize((const uint8_t *)in, o, out, sizeof out);
+		if (cases[c].want_err)
+			CHECK(n == cases[c].want_err, "%zu x '%c': want %zd, got %zd",
+			      cases[c].count, cases[c].sep, cases[c].want_err, n);
+		else
+			CHECK(n == (ssize_t)o && memcmp(out, in, o) == 0,
+			      "%zu x '%c': want it unchanged, got %zd", cases[c].count,
+			      cases[c].sep, n);
+	}
+
+	/* "cn=" + k bytes: fits exactly at LFE_DN_MAX. */
+	for (size_t k = LFE_DN_MAX - 4; k <= LFE_DN_MAX - 2; k++) {
+		memcpy(in, "cn=", 3);
+		memset(in + 3, 'a', k);
+		ssize_t n = lfe_dn_normalize((const uint8_t *)in, 3 + k, out, sizeof out);
+		if (3 + k <= LFE_DN_MAX)
+			CHECK(n == (ssize_t)(3 + k), "len %zu: got %zd", 3 + k, n);
+		else
+			CHECK(n == -EINVAL, "len %zu: want -EINVAL, got %zd", 3 + k, n);
+	}
+
+	/* Padding in a case-ignore value does not count against the bound. */
+	size_t o = (size_t)snprintf(in, sizeof in, "cn=A");
+	memset(in + o, ' ', 4000);
+	o += 4000;
+	in[o++] = 'B';
+	ssize_t n = lfe_dn_normalize((const uint8_t *)in, o, out, sizeof out);
+	CHECK(n == 6 && strcmp(out, "cn=a b") == 0, "padded value: got %zd", n);
+
+	/* In a case-exact value the spaces are data: too long. */
+	memcpy(in, "xx", 2);
+	n = lfe_dn_normalize((const uint8_t *)in, o, out, sizeof out);
+	CHECK(n == -EINVAL, "padded case-exact value: got %zd", n);
+}
+
+static void test_is_under(void)
+{
+	static const struct {
+		const char *dn, *suffix;
+		bool want;
+	} cases[] = {
+		{ "uid=a,ou=people,dc=example,dc=com", "dc=example,dc=com", true },
+		{ "uid=a,ou=people,dc=example,dc=com", "ou=people,dc=example,dc=com", true },
+		{ "dc=example,dc=com", "dc=example,dc=com", true },
+		{ "dc=example,dc=com", "", true },
+		{ "", "", true },
+		{ "", "dc=com", false },
+		{ "dc=com", "dc=example,dc=com", false },
+		{ "uid=a,dc=myexample,dc=com", "dc=example,dc=com", false },
+		{ "uid=a,dc=example,dc=com", "example,dc=com", false },
+		{ "uid=a,dc=example,dc=org", "dc=example,dc=com", false },
+		{ "cn=x\\2Cdc=example,dc=com", "dc=example,dc=com", false },
+		{ "cn=x\\2Cdc=example,dc=com", "dc=com", true },
+		{ "cn=x\\2Cdc=example", "dc=example", false },
+		{ "cn=a+dc=example", "dc=example", false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bool got = lfe_dn_is_under(cases[i].dn, strlen(cases[i].dn), cases[i].suffix,
+					   strlen(cases[i].suffix));
+		CHECK(got == cases[i].want, "is_under(%s, %s): want %d", cases[i].dn,
+		      cases[i].suffix, cases[i].want);
+	}
+}
+
+static void test_attr(void)
+{
+	static const struct {
+		const char *type;
+		bool ci;
+		const char *canon; /* NULL: -EINVAL */
+	} cases[] = {
+		{ "uid", true, "uid" },
+		{ "UID", true, "uid" },
+		{ "0.9.2342.19200300.100.1.1", true, "uid" },
+		{ "userid", true, "uid" },
+		{ "CN", true, "cn" },
+		{ "2.5.4.3", true, "cn" },
+		{ "commonName", true, "cn" },
+		{ "ou", true, "ou" },
+		{ "2.5.4.11", true, "ou" },
+		{ "o", true, "o" },
+		{ "2.5.4.10", true, "o" },
+		{ "c", true, "c" },
+		{ "2.5.4.6", true, "c" },
+		{ "l", true, "l" },
+		{ "2.5.4.7", true, "l" },
+		{ "st", true, "st" },
+		{ "2.5.4.8", true, "st" },
+		{ "dc", true, "dc" },
+		{ "0.9.2342.19200300.100.1.25", true, "dc" },
+		{ "mail", true, "mail" },
+		{ "0.9.2342.19200300.100.1.3", true, "mail" },
+		{ "sn", true, "sn" },
+		{ "2.5.4.4", true, "sn" },
+		{ "givenName", true, "givenname" },
+		{ "2.5.4.42", true, "givenname" },
+		{ "objectClass", false, "objectclass" },
+		{ "2.5.4.0", false, "objectclass" },
+		{ "uidNumber", false, "uidnumber" },
+		{ "1.3.6.1.1.1.1.0", false, "uidnumber" },
+		{ "gidNumber", false, "gidnumber" },
+		{ "1.3.6.1.1.1.1.1", false, "gidnumber" },
+		{ "userPassword", false, "userpassword" },
+		{ "X-Unknown", false, "x-unknown" },
+		{ "1.2.3.4", false, "1.2.3.4" },
+		{ "2.5.4.03", false, NULL },
+		{ "", false, NULL },
+		{ "cn;x", false, NULL },
+		{ "c n", false, NULL },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const uint8_t *t = (const uint8_t *)cases[i].type;
+		size_t len = strlen(cases[i].type);
+		CHECK(lfe_attr_is_case_ignore(t, len) == cases[i].ci, "case_ignore(%s)",
+		      cases[i].type);
+		char out[64];
+		ssize_t n = lfe_attr_canon(t, len, out, sizeof out);
+		if (!cases[i].canon) {
+			CHECK(n == -EINVAL, "canon(%s): want -EINVAL, got %zd", cases[i].type, n);
+			continue;
+		}
+		CHECK(n == (ssize_t)strlen(cases[i].canon) && strcmp(out, cases[i].canon) == 0,
+		      "canon(%s): want %s, got %zd", cases[i].type, cases[i].canon, n);
+		CHECK(lfe_attr_canon(t, len, out, strlen(cases[i].canon)) == -ENOSPC,
+		      "canon(%s) without room for the NUL", cases[i].type);
+	}
+	char out[64];
+	CHECK(lfe_attr_canon((const uint8_t *)"uid\0", 4, out, sizeof out) == -EINVAL,
+	      "NUL inside a type");
+	CHECK(!lfe_attr_is_case_ignore((const uint8_t *)"uid\0", 4), "NUL inside a type");
+	CHECK(!lfe_attr_is_case_ignore(NULL, 0), "NULL type");
+}
+
+int main(void)
+{
+	test_normalize();
+	test_nul_and_null();
+	test_space();
+	test_limits();
+	test_is_under();
+	test_attr();
+	if (fails)
+		fprintf(stderr, "%d failures\n", fails);
+	else
+		printf("dn: all passed\n");
+	return fails != 0;
+}
