@@ -68,7 +68,7 @@ static const struct attr_def attr_defs[] = {
 	ATTR("displayname", "2.16.840.1.113730.3.1.241", "", true),
 	ATTR("employeenumber", "2.16.840.1.113730.3.1.3", "", true),
 	ATTR("postalcode", "2.5.4.17", "", true),
-	ATTR("objectclass", "2.5.4.0", "", false),
+	ATTR("objectclass", "2.5.4.0", "", true), /* objectIdentifierMatch: descr names ignore case */
 	ATTR("userpassword", "2.5.4.35", "", false),
 	ATTR("member", "2.5.4.31", "", false),
 	ATTR("uniquemember", "2.5.4.50", "", false),

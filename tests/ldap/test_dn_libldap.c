@@ -48,7 +48,7 @@ static const struct {
 	{ "displayname", "2.16.840.1.113730.3.1.241", NULL, 1 },
 	{ "employeenumber", "2.16.840.1.113730.3.1.3", NULL, 1 },
 	{ "postalcode", "2.5.4.17", NULL, 1 },
-	{ "objectclass", "2.5.4.0", NULL, 0 },
+	{ "objectclass", "2.5.4.0", NULL, 1 },
 	{ "userpassword", "2.5.4.35", NULL, 0 },
 	{ "member", "2.5.4.31", NULL, 0 },
 	{ "uniquemember", "2.5.4.50", NULL, 0 },
