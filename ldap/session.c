@@ -1,0 +1,852 @@
+/* ldap/session.c — one LDAP connection: framing, dispatch, results.
+ *
+ * Behaviour decided here (the header leaves it open):
+ *  - io->out_len and io->in_used are set by each call to what that call wrote
+ *    and consumed; responses start at io->out.
+ *  - Every response but a search's is small and bounded (at most ~1.1 KiB, a
+ *    WhoAmI answer with a maximal DN). When it does not fit the remaining
+ *    room, the session stops before that PDU and answers it on the next call:
+ *    callers must eventually offer that much room.
+ *  - A search is replayed from scratch when its entries do not fit and the
+ *    call had already written something (searches have no side effects). If
+ *    even an empty io->out cannot hold the next entry, the entries that fit
+ *    are sent and the search ends with adminLimitExceeded.
+ *  - A bind is dispatched only when room for its response is there, because
+ *    the backend verification must not run twice.
+ *  - Anonymous bind refused by configuration: unwillingToPerform (53) with a
+ *    diagnostic; it is a policy refusal, not a credential failure. An empty DN
+ *    with a password: invalidCredentials (49). A DN with an empty password:
+ *    unwillingToPerform (53), RFC 4513 §5.1.2. Any bind request first drops
+ *    the current identity, so a failed bind leaves the session anonymous.
+ *  - Root DSE: a base-scope search of the empty DN whose filter is TRUE for
+ *    the DSE. Its attributes are operational (RFC 4512 §5.1) and are returned
+ *    for "+" or by name; like 389-ds and Active Directory they are also
+ *    returned for an empty list and "*", because discovery tools
+ *    (`ldapsearch -b "" -s base`) rarely ask for "+". supportedControl and
+ *    supportedSASLMechanisms are omitted: no control is honoured (a critical
+ *    one gets unavailableCriticalExtension) and SASL is not offered.
+ *  - Search entries never carry userPassword or authPassword, whatever is
+ *    requested: an authentication front end must not disclose hashes.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dn.h"
+#include "filter.h"
+
+#define HDR_CAP 16u               /* longest LDAPMessage header + peek */
+#define RESULT_RESERVE 160u       /* any LDAPResult we send, our diagnostics */
+#define SEL_MAX 128u              /* attributes of one entry after selection */
+#define ATTR_NAME_MAX 64u
+
+#define OID_WHOAMI "1.3.6.1.4.1.4203.1.11.3"
+#define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
+
+_Static_assert(RESULT_RESERVE >= 64u + 96u, "reserve covers header + longest diagnostic");
+
+enum gather_state { G_NONE, G_HDR, G_BODY, G_COMPLETE };
+
+/* What handling one PDU led to. */
+enum hres {
+	H_DONE,     /* answered (or ignored); consume it */
+	H_STOP,     /* no room for the answer: do not consume, resume later */
+	H_PENDING,  /* bind verdict outstanding: consume, stop */
+	H_CLOSE,    /* unbind or protocol error: consume, close */
+};
+
+struct lfe_session {
+	const struct lfe_session_cfg *cfg;
+	size_t max_pdu;
+	uint32_t gen, seq;
+	enum gather_state gstate;
+	bool closed;
+	bool pending;
+	int32_t pending_msgid;
+	uint64_t pending_token;
+	uint8_t *gbuf;      /* allocator buffer; NULL while the PDU fits hdr */
+	size_t glen;        /* bytes gathered */
+	size_t gneed;       /* total PDU length once known (= gbuf size) */
+	size_t bound_len, pending_len;
+	struct lfe_session_stats st;
+	uint8_t hdr[HDR_CAP];
+	char bound[LFE_DN_MAX + 1];
+	char pending_dn[LFE_DN_MAX + 1];
+};
+
+static const char DIAG_READ_ONLY[] = "the directory is read-only here; use ldapfectl";
+
+/* ---------------------------------------------------------------- memory */
+
+static void *buf_get(struct lfe_session *s, size_t n)
+{
+	const struct lfe_session_alloc *a = &s->cfg->alloc;
+	return a->get ? a->get(a->ctx, n) : malloc(n);
+}
+
+static void buf_put(struct lfe_session *s, void *p)
+{
+	const struct lfe_session_alloc *a = &s->cfg->alloc;
+	if (a->get)
+		a->put(a->ctx, p);
+	else
+		free(p);
+}
+
+/* Gathered PDUs may hold a bind password: wipe before giving memory back. */
+static void gather_release(struct lfe_session *s)
+{
+	explicit_bzero(s->hdr, sizeof s->hdr);
+	if (s->gbuf) {
+		explicit_bzero(s->gbuf, s->gneed);
+		buf_put(s, s->gbuf);
+		s->gbuf = NULL;
+	}
+	s->glen = s->gneed = 0;
+	s->gstate = G_NONE;
+}
+
+/* --------------------------------------------------------------- output */
+
+static size_t room(const struct lfe_session_io *io)
+{
+	return io->out_cap - io->out_len;
+}
+
+static ssize_t emit_result(struct lfe_session_io *io, int32_t msgid,
+			   enum lfe_ldap_op resp_op, enum lfe_ldap_rc code,
+			   const char *diag)
+{
+	struct lfe_ldap_result r = {
+		.code = code,
+		.diag = { (const uint8_t *)diag, diag ? strlen(diag) : 0 },
+	};
+	uint8_t *o = io->out + io->out_len;
+	if (resp_op == LFE_OP_EXT_RESP)
+		return lfe_ldap_enc_ext_resp(o, room(io), msgid, &r, NULL, NULL);
+	return lfe_ldap_enc_result(o, room(io), msgid, resp_op, &r);
+}
+
+/* Append a result; H_STOP when it does not fit now. */
+static int reply(struct lfe_session_io *io, int32_t msgid, enum lfe_ldap_op resp_op,
+		 enum lfe_ldap_rc code, const char *diag)
+{
+	ssize_t n = emit_result(io, msgid, resp_op, code, diag);
+	if (n == -ENOSPC)
+		return H_STOP;
+	if (n < 0)
+		return (int)n;
+	io->out_len += (size_t)n;
+	return H_DONE;
+}
+
+/* Notice of Disconnection then close. The notice is advisory: when even an
+ * empty output cannot hold it the connection closes without it. */
+static int protocol_close(struct lfe_session *s, struct lfe_session_io *io, const char *diag)
+{
+	ssize_t n = lfe_ldap_enc_notice_of_disconnection(io->out + io->out_len, room(io),
+							 LFE_RC_PROTOCOL_ERROR, diag);
+	if (n == -ENOSPC && io->out_len > 0)
+		return H_STOP;
+	if (n > 0)
+		io->out_len += (size_t)n;
+	else if (n != -ENOSPC)
+		return (int)n;
+	s->st.protocol_errors++;
+	return H_CLOSE;
+}
+
+/* ---------------------------------------------------------------- bind */
+
+static void bind_count(struct lfe_session *s, enum lfe_ldap_rc rc)
+{
+	if (rc == LFE_RC_SUCCESS)
+		s->st.binds_ok++;
+	else if (rc == LFE_RC_INVALID_CREDENTIALS)
+		s->st.binds_invalid++;
+	else
+		s->st.binds_other++;
+}
+
+static int bind_reply(struct lfe_session *s, struct lfe_session_io *io, int32_t msgid,
+		      enum lfe_ldap_rc rc, const char *diag)
+{
+	bind_count(s, rc);
+	return reply(io, msgid, LFE_OP_BIND_RESP, rc, diag);
+}
+
+static enum lfe_ldap_rc verdict_rc(enum lfe_be_verdict v, const char **diag)
+{
+	*diag = NULL;
+	switch (v) {
+	case LFE_BE_OK:
+		return LFE_RC_SUCCESS;
+	case LFE_BE_INVALID:
+		return LFE_RC_INVALID_CREDENTIALS;
+	case LFE_BE_BUSY:
+		*diag = "password verification is saturated; retry";
+		return LFE_RC_BUSY;
+	default:
+		*diag = "internal error";
+		return LFE_RC_OTHER;
+	}
+}
+
+static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
+		   const struct lfe_ldap_msg *m, bool crit_unknown)
+{
+	const struct lfe_bind_req *b = &m->u.bind;
+	const struct lfe_session_cfg *cfg = s->cfg;
+
+	/* The verification runs once, so its answer must be able to go out. */
+	if (room(io) < RESULT_RESERVE)
+		return H_STOP;
+	s->bound_len = 0;
+	s->bound[0] = '\0';
+
+	if (crit_unknown)
+		return bind_reply(s, io, m->msgid, LFE_RC_UNAVAILABLE_CRITICAL_EXTENSION,
+				  "critical control not supported");
+	if (b->version != 3)
+		return bind_reply(s, io, m->msgid, LFE_RC_PROTOCOL_ERROR,
+				  "only LDAPv3 is supported");
+	if (b->auth != LFE_AUTH_SIMPLE)
+		return bind_reply(s, io, m->msgid, LFE_RC_AUTH_METHOD_NOT_SUPPORTED,
+				  "only simple bind is supported");
+	if (b->name.len == 0) {
+		if (b->simple.len != 0)
+			return bind_reply(s, io, m->msgid, LFE_RC_INVALID_CREDENTIALS, NULL);
+		if (!cfg->allow_anonymous)
+			return bind_reply(s, io, m->msgid, LFE_RC_UNWILLING_TO_PERFORM,
+					  "anonymous bind is disabled");
+		return bind_reply(s, io, m->msgid, LFE_RC_SUCCESS, NULL);
+	}
+	if (b->simple.len == 0)
+		return bind_reply(s, io, m->msgid, LFE_RC_UNWILLING_TO_PERFORM,
+				  "unauthenticated bind (DN with no password) disallowed");
+	if (!cfg->be || !cfg->be->bind)
+		return bind_reply(s, io, m->msgid, LFE_RC_UNWILLING_TO_PERFORM,
+				  "no directory to bind against");
+
+	ssize_t nl = lfe_dn_normalize(b->name.p, b->name.len, s->pending_dn,
+				      sizeof s->pending_dn);
+	if (nl < 0)
+		return bind_reply(s, io, m->msgid, LFE_RC_INVALID_CREDENTIALS, NULL);
+
+	uint64_t token = (uint64_t)s->gen << 32 | ++s->seq;
+	enum lfe_be_verdict v = cfg->be->bind(cfg->be_ctx, token, s->pending_dn,
+					      (size_t)nl, b->simple.p, b->simple.len);
+	if (v == LFE_BE_PENDING) {
+		s->pending = true;
+		s->pending_token = token;
+		s->pending_msgid = m->msgid;
+		s->pending_len = (size_t)nl;
+		return H_PENDING;
+	}
+	const char *diag;
+	enum lfe_ldap_rc rc = verdict_rc(v, &diag);
+	if (rc == LFE_RC_SUCCESS) {
+		memcpy(s->bound, s->pending_dn, (size_t)nl + 1);
+		s->bound_len = (size_t)nl;
+	}
+	return bind_reply(s, io, m->msgid, rc, diag);
+}
+
+/* -------------------------------------------------------------- search */
+
+struct attr_sel {
+	bool all_user, all_oper, types_only, dse;
+	uint32_t n;
+	uint8_t len[LFE_LDAP_MAX_ATTRS];
+	char name[LFE_LDAP_MAX_ATTRS][ATTR_NAME_MAX];
+};
+
+/* Canonical lower-case type name; attribute options and unknown names
+ * that lfe_attr_canon refuses are folded to lower case as they are. */
+static ssize_t canon(const uint8_t *t, size_t len, char *out, size_t cap)
+{
+	ssize_t n = lfe_attr_canon(t, len, out, cap);
+	if (n >= 0)
+		return n;
+	if (len == 0 || len >= cap)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t c = t[i];
+		out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	out[len] = '\0';
+	return (ssize_t)len;
+}
+
+static bool name_is(const char *name, size_t len, const char *lit)
+{
+	size_t l = strlen(lit);
+	return len == l && memcmp(name, lit, l) == 0;
+}
+
+/* Never disclosed by a search. */
+static bool attr_secret(const char *n, size_t len)
+{
+	return name_is(n, len, "userpassword") || name_is(n, len, "authpassword");
+}
+
+/* Operational attributes an entry may carry (RFC 4512, 3045, 4530, 5020 and
+ * the common password-policy ones): returned for "+" or by name only. */
+static bool attr_operational(const char *n, size_t len)
+{
+	static const char *const oper[] = {
+		"createtimestamp", "modifytimestamp", "creatorsname", "modifiersname",
+		"entryuuid", "entrydn", "entrycsn", "structuralobjectclass",
+		"subschemasubentry", "hassubordinates", "numsubordinates",
+		"pwdchangedtime", "pwdaccountlockedtime", "pwdfailuretime",
+		"pwdhistory", "pwdpolicysubentry", "nsuniqueid",
+	};
+	for (size_t i = 0; i < sizeof oper / sizeof oper[0]; i++)
+		if (name_is(n, len, oper[i]))
+			return true;
+	return false;
+}
+
+static void sel_init(struct attr_sel *sel, const struct lfe_search_req *req, bool dse)
+{
+	memset(sel, 0, offsetof(struct attr_sel, len));
+	sel->types_only = req->types_only;
+	sel->dse = dse;
+	if (req->n_attrs == 0) {
+		sel->all_user = true;
+		return;
+	}
+	for (uint32_t i = 0; i < req->n_attrs && i < LFE_LDAP_MAX_ATTRS; i++) {
+		const struct lfe_bytes *a = &req->attrs[i];
+		if (a->len == 1 && a->p[0] == '*') {
+			sel->all_user = true;
+			continue;
+		}
+		if (a->len == 1 && a->p[0] == '+') {
+			sel->all_oper = true;
+			continue;
+		}
+		/* "1.1" alone selects nothing; beside other names it is ignored. */
+		if (a->len == 3 && memcmp(a->p, "1.1", 3) == 0)
+			continue;
+		ssize_t n = canon(a->p, a->len, sel->name[sel->n], ATTR_NAME_MAX);
+		if (n > 0)
+			sel->len[sel->n++] = (uint8_t)n;
+	}
+}
+
+static bool sel_wants(const struct attr_sel *sel, struct lfe_bytes type)
+{
+	char n[ATTR_NAME_MAX];
+	ssize_t l = canon(type.p, type.len, n, sizeof n);
+	if (l <= 0)
+		return false;
+	if (!sel->dse) {
+		if (attr_secret(n, (size_t)l))
+			return false;
+		if (attr_operational(n, (size_t)l) ? sel->all_oper : sel->all_user)
+			return true;
+	} else if (sel->all_user || sel->all_oper) {
+		return true;
+	}
+	for (uint32_t i = 0; i < sel->n; i++)
+		if (sel->len[i] == (size_t)l && memcmp(sel->name[i], n, (size_t)l) == 0)
+			return true;
+	return false;
+}
+
+enum search_stop { SS_NONE, SS_SIZE, SS_FULL, SS_RETRY, SS_WIDE, SS_ERR };
+
+struct search_ctx {
+	struct lfe_session_io *io;
+	const struct attr_sel *sel;
+	int32_t msgid;
+	int32_t size_limit;
+	uint32_t n_entries;
+	size_t start_len;         /* io->out_len when the search began */
+	enum search_stop stop;
+	int err;
+};
+
+static int search_emit(void *vctx, struct lfe_bytes dn,
+		       const struct lfe_ldap_attr *attrs, uint32_t n_attrs)
+{
+	struct search_ctx *c = vctx;
+	struct lfe_session_io *io = c->io;
+
+	if (c->stop != SS_NONE)
+		return -ECANCELED;
+	if (c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
+		c->stop = SS_SIZE;
+		return -EOVERFLOW;
+	}
+	struct lfe_ldap_attr sel[SEL_MAX];
+	uint32_t ns = 0;
+	for (uint32_t i = 0; i < n_attrs; i++) {
+		if (!sel_wants(c->sel, attrs[i].type))
+			continue;
+		if (ns == SEL_MAX) {
+			c->stop = SS_WIDE;
+			return -E2BIG;
+		}
+		sel[ns] = attrs[i];
+		if (c->sel->types_only)
+			sel[ns].n_vals = 0;
+		ns++;
+	}
+	/* Keep room for SearchResultDone whatever the entries do. */
+	size_t cap = room(io) > RESULT_RESERVE ? room(io) - RESULT_RESERVE : 0;
+	ssize_t n = cap ? lfe_ldap_enc_search_entry(io->out + io->out_len, cap, c->msgid,
+						    dn, sel, ns)
+			: -ENOSPC;
+	if (n == -ENOSPC) {
+		c->stop = c->start_len > 0 ? SS_RETRY : SS_FULL;
+		return -ENOSPC;
+	}
+	if (n < 0) {
+		c->stop = SS_ERR;
+		c->err = (int)n;
+		return (int)n;
+	}
+	io->out_len += (size_t)n;
+	c->n_entries++;
+	return 0;
+}
+
+/* The root DSE, built from the configuration on each request. */
+struct dse {
+	struct lfe_ldap_attr a[8];
+	struct lfe_bytes v[8];
+	uint32_t n;
+};
+
+static void dse_add(struct dse *d, const char *type, const char *val)
+{
+	d->v[d->n] = (struct lfe_bytes){ (const uint8_t *)val, strlen(val) };
+	d->a[d->n] = (struct lfe_ldap_attr){
+		.type = { (const uint8_t *)type, strlen(type) },
+		.n_vals = 1,
+		.vals = &d->v[d->n],
+	};
+	d->n++;
+}
+
+static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
+{
+	d->n = 0;
+	dse_add(d, "objectClass", "top");
+	if (cfg->naming_context && cfg->naming_context[0])
+		dse_add(d, "namingContexts", cfg->naming_context);
+	dse_add(d, "supportedLDAPVersion", "3");
+	dse_add(d, "supportedExtension", OID_WHOAMI);
+	dse_add(d, "supportedFeatures", OID_ALL_OPATTRS);
+	dse_add(d, "vendorName", cfg->vendor_name ? cfg->vendor_name : "ldapfe");
+	if (cfg->vendor_version)
+		dse_add(d, "vendorVersion", cfg->vendor_version);
+}
+
+static uint32_t dse_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+{
+	const struct dse *d = ctx;
+	char want[ATTR_NAME_MAX], have[ATTR_NAME_MAX];
+	ssize_t wl = canon(type.p, type.len, want, sizeof want);
+	if (wl <= 0)
+		return 0;
+	for (uint32_t i = 0; i < d->n; i++) {
+		ssize_t hl = canon(d->a[i].type.p, d->a[i].type.len, have, sizeof have);
+		if (hl != wl || memcmp(have, want, (size_t)wl) != 0)
+			continue;
+		for (uint32_t k = 0; k < d->a[i].n_vals && k < cap; k++)
+			vals[k] = d->a[i].vals[k];
+		return d->a[i].n_vals;
+	}
+	return 0;
+}
+
+static int search_done(struct lfe_session_io *io, struct search_ctx *c,
+		       enum lfe_ldap_rc rc, const char *diag)
+{
+	int h = reply(io, c->msgid, LFE_OP_SEARCH_DONE, rc, diag);
+	if (h == H_STOP)
+		io->out_len = c->start_len;  /* replay the whole search later */
+	return h;
+}
+
+static int do_search(struct lfe_session *s, struct lfe_session_io *io,
+		     const struct lfe_ldap_msg *m)
+{
+	const struct lfe_search_req *req = &m->u.search;
+	const struct lfe_session_cfg *cfg = s->cfg;
+	char base[LFE_DN_MAX + 1];
+	struct attr_sel sel;
+	struct search_ctx c = {
+		.io = io, .sel = &sel, .msgid = m->msgid,
+		.size_limit = req->size_limit, .start_len = io->out_len,
+	};
+
+	if (room(io) < RESULT_RESERVE)
+		return H_STOP;
+	ssize_t bl = lfe_dn_normalize(req->base.p, req->base.len, base, sizeof base);
+	if (bl < 0)
+		return search_done(io, &c, LFE_RC_INVALID_DN_SYNTAX, "invalid base DN");
+
+	int rc;
+	if (bl == 0 && req->scope == LFE_SCOPE_BASE) {
+		struct dse d;
+		dse_build(&d, cfg);
+		sel_init(&sel, req, true);
+		int f = lfe_filter_eval(req->filter.p, req->filter.len, dse_get, &d);
+		if (f < 0)
+			return search_done(io, &c, LFE_RC_PROTOCOL_ERROR, "malformed filter");
+		rc = LFE_RC_SUCCESS;
+		if (f == LFE_FILTER_TRUE)
+			search_emit(&c, (struct lfe_bytes){ (const uint8_t *)"", 0 }, d.a, d.n);
+	} else {
+		if (!cfg->be || !cfg->be->search)
+			return search_done(io, &c, LFE_RC_UNWILLING_TO_PERFORM,
+					   "search is not supported here");
+		sel_init(&sel, req, false);
+		struct lfe_be_search bs = {
+			.base_ndn = base, .base_ndn_len = (size_t)bl, .req = req,
+		};
+		rc = cfg->be->search(cfg->be_ctx, &bs, search_emit, &c);
+	}
+
+	const char *diag = NULL;
+	switch (c.stop) {
+	case SS_NONE:
+		break;
+	case SS_RETRY:
+		io->out_len = c.start_len;
+		return H_STOP;
+	case SS_SIZE:
+		rc = LFE_RC_SIZE_LIMIT_EXCEEDED;
+		break;
+	case SS_FULL:
+		rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
+		diag = "search results exceed the output buffer";
+		break;
+	case SS_WIDE:
+		rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
+		diag = "entry has too many attributes";
+		break;
+	case SS_ERR:
+		io->out_len = c.start_len;
+		return c.err;
+	}
+	if (rc < 0 || rc > 127) {
+		rc = LFE_RC_OTHER;
+		diag = "internal error";
+	}
+	return search_done(io, &c, (enum lfe_ldap_rc)rc, diag);
+}
+
+/* ------------------------------------------------------------ extended */
+
+static int do_extended(struct lfe_session *s, struct lfe_session_io *io,
+		       const struct lfe_ldap_msg *m)
+{
+	const struct lfe_ext_req *x = &m->u.ext;
+	static const char whoami[] = OID_WHOAMI;
+
+	s->st.extended++;
+	if (x->oid.len != sizeof whoami - 1 || memcmp(x->oid.p, whoami, x->oid.len) != 0)
+		return reply(io, m->msgid, LFE_OP_EXT_RESP, LFE_RC_PROTOCOL_ERROR,
+			     "unsupported extended operation");
+	if (x->has_value)
+		return reply(io, m->msgid, LFE_OP_EXT_RESP, LFE_RC_PROTOCOL_ERROR,
+			     "WhoAmI takes no request value");
+
+	/* RFC 4532: "dn:" + DN when bound, an empty value when anonymous. */
+	char id[3 + LFE_DN_MAX];
+	size_t idl = 0;
+	if (s->bound_len) {
+		memcpy(id, "dn:", 3);
+		memcpy(id + 3, s->bound, s->bound_len);
+		idl = 3 + s->bound_len;
+	}
+	struct lfe_ldap_result r = { .code = LFE_RC_SUCCESS };
+	struct lfe_bytes val = { (const uint8_t *)id, idl };
+	ssize_t n = lfe_ldap_enc_ext_resp(io->out + io->out_len, room(io), m->msgid, &r,
+					  NULL, &val);
+	if (n == -ENOSPC)
+		return H_STOP;
+	if (n < 0)
+		return (int)n;
+	io->out_len += (size_t)n;
+	return H_DONE;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static int response_op(enum lfe_ldap_op op)
+{
+	switch (op) {
+	case LFE_OP_BIND_REQ: return LFE_OP_BIND_RESP;
+	case LFE_OP_SEARCH_REQ: return LFE_OP_SEARCH_DONE;
+	case LFE_OP_MODIFY_REQ: return LFE_OP_MODIFY_RESP;
+	case LFE_OP_ADD_REQ: return LFE_OP_ADD_RESP;
+	case LFE_OP_DEL_REQ: return LFE_OP_DEL_RESP;
+	case LFE_OP_MODDN_REQ: return LFE_OP_MODDN_RESP;
+	case LFE_OP_COMPARE_REQ: return LFE_OP_COMPARE_RESP;
+	case LFE_OP_EXT_REQ: return LFE_OP_EXT_RESP;
+	default: return -1;
+	}
+}
+
+static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
+		      const uint8_t *pdu, size_t len)
+{
+	struct lfe_ldap_msg m;
+
+	if (lfe_ldap_decode(pdu, len, &m) < 0)
+		return protocol_close(s, io, "malformed LDAP message");
+	if (m.op == LFE_OP_UNBIND_REQ)
+		return H_CLOSE;
+	if (m.op == LFE_OP_ABANDON_REQ)
+		return H_DONE;   /* every operation completes before the next is read */
+	int resp = response_op(m.op);
+	if (resp < 0)
+		return protocol_close(s, io, "unexpected protocol operation");
+
+	/* No control is honoured: RFC 4511 §4.1.11 lets non-critical ones be
+	 * ignored and requires refusing the operation for a critical one. */
+	bool crit = false;
+	for (uint32_t i = 0; i < m.n_controls; i++)
+		crit |= m.controls[i].critical;
+
+	if (m.op == LFE_OP_BIND_REQ)
+		return do_bind(s, io, &m, crit);
+	if (crit) {
+		if (m.op == LFE_OP_SEARCH_REQ)
+			s->st.searches++;
+		else if (m.op == LFE_OP_EXT_REQ)
+			s->st.extended++;
+		return reply(io, m.msgid, (enum lfe_ldap_op)resp,
+			     LFE_RC_UNAVAILABLE_CRITICAL_EXTENSION,
+			     "critical control not supported");
+	}
+	switch (m.op) {
+	case LFE_OP_SEARCH_REQ: {
+		int h = do_search(s, io, &m);
+		if (h != H_STOP)
+			s->st.searches++;
+		return h;
+	}
+	case LFE_OP_EXT_REQ:
+		return do_extended(s, io, &m);
+	default:
+		return reply(io, m.msgid, (enum lfe_ldap_op)resp,
+			     LFE_RC_UNWILLING_TO_PERFORM, DIAG_READ_ONLY);
+	}
+}
+
+/* ------------------------------------------------------------- framing */
+
+/* Move input into the gather buffers. Returns 1 when a complete PDU is
+ * gathered (G_COMPLETE), 0 when all input was taken and more is needed,
+ * -ENOMEM when the allocator failed, or the framing error. */
+static int gather_feed(struct lfe_session *s, struct lfe_session_io *io)
+{
+	const uint8_t *src = io->in + io->in_used;
+	size_t avail = io->in_len - io->in_used;
+
+	if (s->gstate == G_HDR) {
+		/* Peek: bytes past the header stay unconsumed until the PDU
+		 * length says whose they are. */
+		size_t k = avail < HDR_CAP - s->glen ? avail : HDR_CAP - s->glen;
+		size_t plen = 0;
+		memcpy(s->hdr + s->glen, src, k);
+		int r = lfe_ldap_frame(s->hdr, s->glen + k, s->max_pdu, &plen);
+		if (r == 0) {
+			io->in_used += plen - s->glen;
+			s->glen = s->gneed = plen;
+			s->gstate = G_COMPLETE;
+			return 1;
+		}
+		if (r == -EAGAIN && plen == 0) {
+			if (s->glen + k == HDR_CAP)
+				return -EBADMSG;
+			s->glen += k;
+			io->in_used += k;
+			return 0;
+		}
+		if (r != -EAGAIN)
+			return r;
+		uint8_t *b = buf_get(s, plen);
+		if (!b)
+			return -ENOMEM;
+		memcpy(b, s->hdr, s->glen);
+		explicit_bzero(s->hdr, sizeof s->hdr);
+		s->gbuf = b;
+		s->gneed = plen;
+		s->gstate = G_BODY;
+	}
+	size_t k = avail < s->gneed - s->glen ? avail : s->gneed - s->glen;
+	memcpy(s->gbuf + s->glen, src, k);
+	s->glen += k;
+	io->in_used += k;
+	if (s->glen < s->gneed)
+		return 0;
+	s->gstate = G_COMPLETE;
+	return 1;
+}
+
+static void close_now(struct lfe_session *s, struct lfe_session_io *io, unsigned flag)
+{
+	gather_release(s);
+	s->closed = true;
+	io->in_used = io->in_len;
+	io->flags |= flag;
+}
+
+/* The bytes stay unconsumed when the notice must wait for room. */
+static void frame_error(struct lfe_session *s, struct lfe_session_io *io, int err)
+{
+	int h = protocol_close(s, io, err == -EMSGSIZE ? "message exceeds the size limit"
+							: "malformed LDAP message header");
+	if (h != H_STOP)
+		close_now(s, io, LFE_SESS_CLOSE);
+}
+
+int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
+{
+	io->in_used = 0;
+	io->out_len = 0;
+	io->flags = 0;
+	if (s->closed) {
+		io->in_used = io->in_len;
+		io->flags = LFE_SESS_CLOSE;
+		return 0;
+	}
+	for (;;) {
+		if (s->pending) {
+			io->flags |= LFE_SESS_PENDING;
+			return 0;
+		}
+		const uint8_t *pdu = NULL;
+		size_t plen = 0;
+		bool gathered = s->gstate == G_COMPLETE;
+		if (gathered) {
+			pdu = s->gbuf ? s->gbuf : s->hdr;
+			plen = s->gneed;
+		} else {
+			size_t avail = io->in_len - io->in_used;
+			if (avail == 0)
+				return 0;
+			if (s->gstate == G_NONE) {
+				pdu = io->in + io->in_used;
+				int r = lfe_ldap_frame(pdu, avail, s->max_pdu, &plen);
+				if (r == -EAGAIN) {
+					s->gstate = G_HDR;
+					s->glen = 0;
+				} else if (r < 0) {
+					frame_error(s, io, r);
+					return 0;
+				}
+			}
+			if (s->gstate != G_NONE) {
+				int g = gather_feed(s, io);
+				if (g == -ENOMEM) {
+					close_now(s, io, LFE_SESS_ABORT);
+					return 0;
+				}
+				if (g < 0) {
+					frame_error(s, io, g);
+					return 0;
+				}
+				if (g == 0)
+					return 0;
+				continue;   /* complete: handled from the gather buffer */
+			}
+		}
+
+		int h = handle_pdu(s, io, pdu, plen);
+		if (h < 0) {
+			/* Encoder failure other than room: our bug, not the peer's. */
+			close_now(s, io, LFE_SESS_ABORT);
+			return h;
+		}
+		if (h == H_STOP)
+			return 0;
+		if (gathered)
+			gather_release(s);
+		else
+			io->in_used += plen;
+		if (h == H_CLOSE) {
+			close_now(s, io, LFE_SESS_CLOSE);
+			return 0;
+		}
+	}
+}
+
+int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
+			  enum lfe_be_verdict v, struct lfe_session_io *io)
+{
+	io->in_used = 0;
+	io->out_len = 0;
+	io->flags = 0;
+	if (!s->pending || token != s->pending_token)
+		return -ESTALE;
+	if (v == LFE_BE_PENDING)
+		return -EINVAL;
+	const char *diag;
+	enum lfe_ldap_rc rc = verdict_rc(v, &diag);
+	ssize_t n = emit_result(io, s->pending_msgid, LFE_OP_BIND_RESP, rc, diag);
+	if (n < 0)
+		return (int)n;   /* -ENOSPC: still pending; call again with room */
+	io->out_len = (size_t)n;
+	bind_count(s, rc);
+	if (rc == LFE_RC_SUCCESS) {
+		memcpy(s->bound, s->pending_dn, s->pending_len + 1);
+		s->bound_len = s->pending_len;
+	}
+	s->pending = false;
+	return 0;
+}
+
+/* --------------------------------------------------------------- admin */
+
+size_t lfe_session_size(void)
+{
+	return sizeof(struct lfe_session);
+}
+
+struct lfe_session *lfe_session_init(void *mem, const struct lfe_session_cfg *cfg)
+{
+	struct lfe_session *s = mem;
+	if (!s || !cfg)
+		return NULL;
+	memset(s, 0, sizeof *s);
+	s->cfg = cfg;
+	s->max_pdu = cfg->max_pdu ? cfg->max_pdu : LFE_LDAP_DEFAULT_MAX_PDU;
+	return s;
+}
+
+void lfe_session_fini(struct lfe_session *s)
+{
+	if (!s)
+		return;
+	gather_release(s);
+	s->pending = false;
+	s->closed = true;
+}
+
+void lfe_session_set_generation(struct lfe_session *s, uint32_t gen)
+{
+	s->gen = gen;
+}
+
+const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len)
+{
+	if (len)
+		*len = s->bound_len;
+	return s->bound;
+}
+
+const struct lfe_session_stats *lfe_session_stats(const struct lfe_session *s)
+{
+	return &s->st;
+}
