@@ -12,11 +12,16 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* dn.c's full parser: lfe_dn_normalize's fast path must agree with it. */
+ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char out[LFE_DN_MAX + 1], again[LFE_DN_MAX + 1];
 	ssize_t n = lfe_dn_normalize(data, size, out, sizeof out);
+	ssize_t nf = lfe_dn_normalize_full(data, size, again, sizeof again);
+	if (nf != n || (n >= 0 && memcmp(out, again, (size_t)n + 1) != 0))
+		abort();
 	if (n < 0) {
 		if (n != -EINVAL)
 			abort(); /* a buffer of LFE_DN_MAX + 1 never gets -ENOSPC */

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* dn.c's full parser; lfe_dn_normalize takes a one-pass fast path first. */
+ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap);
+
 static int fails;
 
 #define CHECK(cond, ...)                                                  \
@@ -113,6 +116,12 @@ static const struct {
 	{ "cn=\\ed\\a0\\80", NULL },
 	{ "cn=\\f4\\90\\80\\80", NULL },
 	{ "cn=a+cn=a", NULL },
+	{ "uid=a.b_c-d@x,OU=P,dc=e", "uid=a.b_c-d@x,ou=p,dc=e" },
+	{ "uidNumber=12AB,homeDirectory=Home", "uidnumber=12AB,homedirectory=Home" },
+	{ "X-Unknown=MiXed,dc=a", "x-unknown=MiXed,dc=a" },
+	{ "uid=a,", NULL },
+	{ "uid=,dc=a", "uid=,dc=a" },
+	{ "uid=a,,dc=b", NULL },
 	{ "cn=a+CN=\\41", NULL },
 };
 
@@ -123,6 +132,11 @@ static void test_normalize(void)
 		char out[LFE_DN_MAX + 1];
 		memset(out, 'X', sizeof out);
 		ssize_t n = lfe_dn_normalize((const uint8_t *)in, strlen(in), out, sizeof out);
+		char full[LFE_DN_MAX + 1];
+		ssize_t nf = lfe_dn_normalize_full((const uint8_t *)in, strlen(in), full, sizeof full);
+		CHECK(nf == n && (n < 0 || memcmp(full, out, (size_t)n + 1) == 0),
+		      "[%s]: fast path [%s] differs from full parser [%s]", in,
+		      n >= 0 ? out : "", nf >= 0 ? full : "");
 		if (!want) {
 			CHECK(n == -EINVAL, "[%s]: want -EINVAL, got %zd [%s]", in, n,
 			      n >= 0 ? out : "");
