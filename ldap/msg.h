@@ -14,6 +14,8 @@
  *              nesting depth) was exceeded
  *   -ENOSPC    (encoders) the output buffer is too small; nothing useful was
  *              written and the caller may retry with more room
+ *   -EINVAL    (encoders) msgid outside 0..2^31-1, a resp_op that is not an
+ *              LDAPResult-shaped response, or n_vals > 0 with vals NULL
  */
 #ifndef LFE_LDAP_MSG_H
 #define LFE_LDAP_MSG_H

@@ -1,0 +1,598 @@
+/* ldap/filter.c — RFC 4511 §4.5.1 filters walked in their BER form.
+ *
+ * Choices beyond the RFC text, all deliberate:
+ *   - empty and/or sets are accepted: RFC 4526 absolute TRUE "(&)" and
+ *     FALSE "(|)", which libldap and ldap3 both send;
+ *   - attribute descriptions (and matching rule ids) must be non-empty and
+ *     made of ALPHA / DIGIT / '-' / '.' / ';' (RFC 4512 §2.5) plus '_',
+ *     which some deployed schemas use; anything else is -EBADMSG, so
+ *     lfe_filter_to_string() can print them without escaping;
+ *   - substring pieces and assertion values may be empty (OCTET STRING);
+ *   - evaluation has no schema: values compare exactly, or ASCII
+ *     case-insensitively for the case-ignore attributes of dn.h; ordering
+ *     compares integers numerically when both sides are canonical decimal
+ *     integers (uidNumber >= 1000 must not compare "999" above "1000"),
+ *     else byte-wise; approxMatch is equality; extensibleMatch is equality
+ *     when no matchingRule is named, else UNDEFINED.
+ */
+#include "ber.h"
+#include "dn.h"
+#include "filter.h"
+
+enum {
+	F_AND = LFE_BER_CTX_CONS(0),
+	F_OR = LFE_BER_CTX_CONS(1),
+	F_NOT = LFE_BER_CTX_CONS(2),
+	F_EQ = LFE_BER_CTX_CONS(3),
+	F_SUB = LFE_BER_CTX_CONS(4),
+	F_GE = LFE_BER_CTX_CONS(5),
+	F_LE = LFE_BER_CTX_CONS(6),
+	F_PRESENT = LFE_BER_CTX(7),
+	F_APPROX = LFE_BER_CTX_CONS(8),
+	F_EXT = LFE_BER_CTX_CONS(9),
+	SUB_INITIAL = LFE_BER_CTX(0),
+	SUB_ANY = LFE_BER_CTX(1),
+	SUB_FINAL = LFE_BER_CTX(2),
+	MR_RULE = LFE_BER_CTX(1),
+	MR_TYPE = LFE_BER_CTX(2),
+	MR_VALUE = LFE_BER_CTX(3),
+	MR_DNATTRS = LFE_BER_CTX(4),
+};
+
+/* Values fetched per attribute during evaluation; an entry with more makes
+ * a non-matching comparison UNDEFINED rather than FALSE. */
+#define EVAL_VALS 32u
+
+static bool desc_ok(struct lfe_bytes d)
+{
+	if (d.len == 0)
+		return false;
+	for (size_t i = 0; i < d.len; i++) {
+		uint8_t c = d.p[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '-' || c == '.' || c == ';' || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static bool read_desc(struct lfe_ber *b, uint8_t tag, struct lfe_bytes *d)
+{
+	if (!lfe_ber_octets(b, tag, d))
+		return false;
+	if (!desc_ok(*d))
+		return lfe_ber_fail(b, -EBADMSG);
+	return true;
+}
+
+static bool read_ava(struct lfe_ber *b, uint8_t tag, struct lfe_bytes *attr,
+		     struct lfe_bytes *val)
+{
+	struct lfe_ber s;
+
+	return lfe_ber_enter(b, tag, &s) && read_desc(&s, LFE_BER_OCTETS, attr) &&
+	       lfe_ber_octets(&s, LFE_BER_OCTETS, val) && lfe_ber_done(&s);
+}
+
+struct mra {
+	bool has_rule, has_type, dn_attrs;
+	struct lfe_bytes rule, type, value;
+};
+
+static bool read_mra(struct lfe_ber *b, struct mra *m)
+{
+	struct lfe_ber s;
+
+	m->has_rule = m->has_type = m->dn_attrs = false;
+	if (!lfe_ber_enter(b, F_EXT, &s))
+		return false;
+	if (lfe_ber_peek(&s) == MR_RULE) {
+		if (!read_desc(&s, MR_RULE, &m->rule))
+			return false;
+		m->has_rule = true;
+	}
+	if (lfe_ber_peek(&s) == MR_TYPE) {
+		if (!read_desc(&s, MR_TYPE, &m->type))
+			return false;
+		m->has_type = true;
+	}
+	if (!lfe_ber_octets(&s, MR_VALUE, &m->value))
+		return false;
+	if (lfe_ber_peek(&s) == MR_DNATTRS && !lfe_ber_bool(&s, MR_DNATTRS, &m->dn_attrs))
+		return false;
+	/* RFC 4511 §4.5.1.7.7: without a matchingRule the type is required. */
+	if (!m->has_rule && !m->has_type)
+		return lfe_ber_fail(&s, -EBADMSG);
+	return lfe_ber_done(&s);
+}
+
+/* SubstringFilter's `substrings`: initial first and at most once, final
+ * last and at most once, at least one piece. */
+static bool check_subs(struct lfe_ber *subs)
+{
+	struct lfe_ber s = *subs;
+	unsigned n = 0;
+	bool seen_final = false;
+	uint8_t tag;
+	struct lfe_bytes v;
+
+	while (lfe_ber_more(&s)) {
+		if (!lfe_ber_elem(&s, &tag, NULL, &v))
+			return false;
+		if (seen_final)
+			return lfe_ber_fail(&s, -EBADMSG);
+		if (tag == SUB_INITIAL) {
+			if (n != 0)
+				return lfe_ber_fail(&s, -EBADMSG);
+		} else if (tag == SUB_FINAL) {
+			seen_final = true;
+		} else if (tag != SUB_ANY) {
+			return lfe_ber_fail(&s, -EBADMSG);
+		}
+		n++;
+	}
+	if (n == 0)
+		return lfe_ber_fail(&s, -EBADMSG);
+	return lfe_ber_done(&s);
+}
+
+static bool read_sub(struct lfe_ber *b, struct lfe_bytes *attr, struct lfe_ber *subs)
+{
+	struct lfe_ber s;
+
+	return lfe_ber_enter(b, F_SUB, &s) && read_desc(&s, LFE_BER_OCTETS, attr) &&
+	       lfe_ber_enter(&s, LFE_BER_SEQUENCE, subs) && check_subs(subs) &&
+	       lfe_ber_done(&s);
+}
+
+static bool validate_node(struct lfe_ber *b, unsigned depth, unsigned *nodes)
+{
+	struct lfe_ber s;
+	struct lfe_bytes a, v;
+	struct mra m;
+
+	if (++*nodes > LFE_LDAP_MAX_FILTER_NODES || depth > LFE_LDAP_MAX_FILTER_DEPTH)
+		return lfe_ber_fail(b, -E2BIG);
+	int tag = lfe_ber_peek(b);
+	switch (tag) {
+	case F_AND:
+	case F_OR:
+		if (!lfe_ber_enter(b, (uint8_t)tag, &s))
+			return false;
+		while (lfe_ber_more(&s))
+			if (!validate_node(&s, depth + 1, nodes))
+				return false;
+		return lfe_ber_done(&s);
+	case F_NOT:
+		return lfe_ber_enter(b, F_NOT, &s) && validate_node(&s, depth + 1, nodes) &&
+		       lfe_ber_done(&s);
+	case F_EQ:
+	case F_GE:
+	case F_LE:
+	case F_APPROX:
+		return read_ava(b, (uint8_t)tag, &a, &v);
+	case F_SUB:
+		return read_sub(b, &a, &s);
+	case F_PRESENT:
+		return read_desc(b, F_PRESENT, &a);
+	case F_EXT:
+		return read_mra(b, &m);
+	default:
+		return lfe_ber_fail(b, -EBADMSG);
+	}
+}
+
+int lfe_filter_validate(const uint8_t *f, size_t len)
+{
+	struct lfe_ber b;
+	unsigned nodes = 0;
+
+	lfe_ber_init(&b, f, len);
+	if (validate_node(&b, 1, &nodes))
+		lfe_ber_done(&b);
+	return lfe_ber_error(&b);
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+static inline uint8_t fold(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+}
+
+static bool eq_at(const uint8_t *a, const uint8_t *b, size_t n, bool ci)
+{
+	if (!ci)
+		return memcmp(a, b, n) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (fold(a[i]) != fold(b[i]))
+			return false;
+	return true;
+}
+
+static bool bytes_eq(struct lfe_bytes a, struct lfe_bytes b, bool ci)
+{
+	return a.len == b.len && (a.len == 0 || eq_at(a.p, b.p, a.len, ci));
+}
+
+static bool is_int(struct lfe_bytes v)
+{
+	size_t i = (v.len > 0 && v.p[0] == '-') ? 1 : 0;
+
+	if (i == v.len || (v.p[i] == '0' && (v.len - i > 1 || i == 1)))
+		return false;
+	for (; i < v.len; i++)
+		if (v.p[i] < '0' || v.p[i] > '9')
+			return false;
+	return true;
+}
+
+static int cmp_int(struct lfe_bytes a, struct lfe_bytes b)
+{
+	bool na = a.p[0] == '-', nb = b.p[0] == '-';
+
+	if (na != nb)
+		return na ? -1 : 1;
+	int sign = na ? -1 : 1;
+	if (a.len != b.len)
+		return a.len < b.len ? -sign : sign;
+	int c = memcmp(a.p, b.p, a.len);
+	return c < 0 ? -sign : c > 0 ? sign : 0;
+}
+
+static int cmp_bytes(struct lfe_bytes a, struct lfe_bytes b, bool ci)
+{
+	if (is_int(a) && is_int(b))
+		return cmp_int(a, b);
+	size_t n = a.len < b.len ? a.len : b.len;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t x = ci ? fold(a.p[i]) : a.p[i];
+		uint8_t y = ci ? fold(b.p[i]) : b.p[i];
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return a.len < b.len ? -1 : a.len > b.len ? 1 : 0;
+}
+
+/* Leftmost occurrence of piece in v at or after *pos; advances *pos past it. */
+static bool find_piece(struct lfe_bytes v, size_t *pos, struct lfe_bytes piece, bool ci)
+{
+	if (piece.len > v.len - *pos)
+		return false;
+	for (size_t i = *pos; i + piece.len <= v.len; i++) {
+		if (piece.len == 0 || eq_at(v.p + i, piece.p, piece.len, ci)) {
+			*pos = i + piece.len;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Leftmost-first matching of the `any` pieces is optimal: it leaves the
+ * most room for the later pieces and for `final`. */
+static bool sub_match(struct lfe_bytes v, const struct lfe_ber *subs, bool ci)
+{
+	struct lfe_ber s = *subs;
+	size_t pos = 0;
+	uint8_t tag;
+	struct lfe_bytes piece;
+
+	while (lfe_ber_more(&s) && lfe_ber_elem(&s, &tag, NULL, &piece)) {
+		if (tag == SUB_INITIAL) {
+			if (piece.len > v.len || !eq_at(v.p, piece.p, piece.len, ci))
+				return false;
+			pos = piece.len;
+		} else if (tag == SUB_ANY) {
+			if (!find_piece(v, &pos, piece, ci))
+				return false;
+		} else {
+			if (piece.len > v.len - pos ||
+			    !eq_at(v.p + v.len - piece.len, piece.p, piece.len, ci))
+				return false;
+		}
+	}
+	return true;
+}
+
+enum cmp_kind { CMP_EQ, CMP_GE, CMP_LE, CMP_SUB };
+
+struct evalc {
+	lfe_filter_attr_fn get;
+	void *ctx;
+};
+
+static int eval_item(const struct evalc *e, enum cmp_kind k, struct lfe_bytes attr,
+		     struct lfe_bytes val, const struct lfe_ber *subs)
+{
+	struct lfe_bytes vals[EVAL_VALS];
+	uint32_t n = e->get(e->ctx, attr, vals, EVAL_VALS);
+	uint32_t seen = n < EVAL_VALS ? n : EVAL_VALS;
+	bool ci = lfe_attr_is_case_ignore(attr.p, attr.len);
+
+	for (uint32_t i = 0; i < seen; i++) {
+		bool hit;
+		switch (k) {
+		case CMP_EQ:
+			hit = bytes_eq(vals[i], val, ci);
+			break;
+		case CMP_GE:
+			hit = cmp_bytes(vals[i], val, ci) >= 0;
+			break;
+		case CMP_LE:
+			hit = cmp_bytes(vals[i], val, ci) <= 0;
+			break;
+		default:
+			hit = sub_match(vals[i], subs, ci);
+			break;
+		}
+		if (hit)
+			return LFE_FILTER_TRUE;
+	}
+	return n > seen ? LFE_FILTER_UNDEFINED : LFE_FILTER_FALSE;
+}
+
+/* Walks a filter validate_node() accepted; the cursor still guards every
+ * read, and any failure surfaces through its sticky error. */
+static int eval_node(struct lfe_ber *b, const struct evalc *e)
+{
+	struct lfe_ber s;
+	struct lfe_bytes a, v;
+	struct mra m;
+	int r;
+	int tag = lfe_ber_peek(b);
+
+	switch (tag) {
+	case F_AND:
+	case F_OR: {
+		bool is_and = tag == F_AND;
+		int acc = is_and ? LFE_FILTER_TRUE : LFE_FILTER_FALSE;
+		if (!lfe_ber_enter(b, (uint8_t)tag, &s))
+			return LFE_FILTER_UNDEFINED;
+		while (lfe_ber_more(&s)) {
+			r = eval_node(&s, e);
+			if (r == (is_and ? LFE_FILTER_FALSE : LFE_FILTER_TRUE))
+				return r;
+			if (r == LFE_FILTER_UNDEFINED)
+				acc = LFE_FILTER_UNDEFINED;
+		}
+		return acc;
+	}
+	case F_NOT:
+		if (!lfe_ber_enter(b, F_NOT, &s))
+			return LFE_FILTER_UNDEFINED;
+		r = eval_node(&s, e);
+		return r == LFE_FILTER_UNDEFINED ? r : !r;
+	case F_EQ:
+	case F_APPROX:
+		if (!read_ava(b, (uint8_t)tag, &a, &v))
+			return LFE_FILTER_UNDEFINED;
+		return eval_item(e, CMP_EQ, a, v, NULL);
+	case F_GE:
+	case F_LE:
+		if (!read_ava(b, (uint8_t)tag, &a, &v))
+			return LFE_FILTER_UNDEFINED;
+		return eval_item(e, tag == F_GE ? CMP_GE : CMP_LE, a, v, NULL);
+	case F_SUB:
+		if (!read_sub(b, &a, &s))
+			return LFE_FILTER_UNDEFINED;
+		return eval_item(e, CMP_SUB, a, (struct lfe_bytes){ NULL, 0 }, &s);
+	case F_PRESENT: {
+		struct lfe_bytes none[1];
+		if (!read_desc(b, F_PRESENT, &a))
+			return LFE_FILTER_UNDEFINED;
+		return e->get(e->ctx, a, none, 0) > 0 ? LFE_FILTER_TRUE : LFE_FILTER_FALSE;
+	}
+	case F_EXT:
+		if (!read_mra(b, &m) || m.has_rule)
+			return LFE_FILTER_UNDEFINED;
+		r = eval_item(e, CMP_EQ, m.type, m.value, NULL);
+		/* dnAttributes would also match the entry's DN values, which
+		 * this interface cannot see: only a TRUE is certain. */
+		if (m.dn_attrs && r == LFE_FILTER_FALSE)
+			return LFE_FILTER_UNDEFINED;
+		return r;
+	default:
+		lfe_ber_fail(b, -EBADMSG);
+		return LFE_FILTER_UNDEFINED;
+	}
+}
+
+int lfe_filter_eval(const uint8_t *f, size_t len, lfe_filter_attr_fn get, void *ctx)
+{
+	struct lfe_ber b;
+	struct evalc e = { get, ctx };
+	int rc = lfe_filter_validate(f, len);
+
+	if (rc)
+		return rc;
+	lfe_ber_init(&b, f, len);
+	int r = eval_node(&b, &e);
+	rc = lfe_ber_error(&b);
+	return rc ? rc : r;
+}
+
+/* ---- RFC 4515 string form ---------------------------------------------- */
+
+struct sbuf {
+	char *out;
+	size_t cap, len;
+	int err;
+};
+
+static void sb_put(struct sbuf *sb, const void *p, size_t n)
+{
+	if (sb->err)
+		return;
+	/* Keep room for the terminating NUL. */
+	if (n >= sb->cap - sb->len) {
+		sb->err = -ENOSPC;
+		return;
+	}
+	memcpy(sb->out + sb->len, p, n);
+	sb->len += n;
+}
+
+static void sb_str(struct sbuf *sb, const char *s) { sb_put(sb, s, strlen(s)); }
+
+static void sb_bytes(struct sbuf *sb, struct lfe_bytes b) { sb_put(sb, b.p, b.len); }
+
+/* RFC 4515 §3 requires escaping * ( ) \ NUL; control octets and non-ASCII
+ * are escaped as well, so the result is printable ASCII whatever the value
+ * holds (it ends up in logs). */
+static void sb_value(struct sbuf *sb, struct lfe_bytes v)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < v.len; i++) {
+		uint8_t c = v.p[i];
+		if (c == '*' || c == '(' || c == ')' || c == '\\' || c < 0x20 || c >= 0x7f) {
+			char e[3] = { '\\', hex[c >> 4], hex[c & 15] };
+			sb_put(sb, e, 3);
+		} else {
+			sb_put(sb, &c, 1);
+		}
+	}
+}
+
+static void str_node(struct lfe_ber *b, struct sbuf *sb)
+{
+	struct lfe_ber s;
+	struct lfe_bytes a, v;
+	struct mra m;
+	uint8_t tag;
+	int t = lfe_ber_peek(b);
+
+	switch (t) {
+	case F_AND:
+	case F_OR:
+	case F_NOT:
+		if (!lfe_ber_enter(b, (uint8_t)t, &s))
+			return;
+		sb_str(sb, t == F_AND ? "(&" : t == F_OR ? "(|" : "(!");
+		while (lfe_ber_more(&s) && !sb->err)
+			str_node(&s, sb);
+		sb_str(sb, ")");
+		return;
+	case F_EQ:
+	case F_GE:
+	case F_LE:
+	case F_APPROX:
+		if (!read_ava(b, (uint8_t)t, &a, &v))
+			return;
+		sb_str(sb, "(");
+		sb_bytes(sb, a);
+		sb_str(sb, t == F_EQ ? "=" : t == F_GE ? ">=" : t == F_LE ? "<=" : "~=");
+		sb_value(sb, v);
+		sb_str(sb, ")");
+		return;
+	case F_SUB: {
+		bool first = true;
+		if (!read_sub(b, &a, &s))
+			return;
+		sb_str(sb, "(");
+		sb_bytes(sb, a);
+		sb_str(sb, "=");
+		while (lfe_ber_more(&s) && lfe_ber_elem(&s, &tag, NULL, &v)) {
+			if (tag != SUB_INITIAL && first)
+				sb_str(sb, "*");
+			sb_value(sb, v);
+			if (tag != SUB_FINAL)
+				sb_str(sb, "*");
+			first = false;
+		}
+		sb_str(sb, ")");
+		return;
+	}
+	case F_PRESENT:
+		if (!read_desc(b, F_PRESENT, &a))
+			return;
+		sb_str(sb, "(");
+		sb_bytes(sb, a);
+		sb_str(sb, "=*)");
+		return;
+	case F_EXT:
+		if (!read_mra(b, &m))
+			return;
+		sb_str(sb, "(");
+		if (m.has_type)
+			sb_bytes(sb, m.type);
+		if (m.dn_attrs)
+			sb_str(sb, ":dn");
+		if (m.has_rule) {
+			sb_str(sb, ":");
+			sb_bytes(sb, m.rule);
+		}
+		sb_str(sb, ":=");
+		sb_value(sb, m.value);
+		sb_str(sb, ")");
+		return;
+	default:
+		lfe_ber_fail(b, -EBADMSG);
+		return;
+	}
+}
+
+ssize_t lfe_filter_to_string(const uint8_t *f, size_t len, char *out, size_t cap)
+{
+	struct lfe_ber b;
+	struct sbuf sb = { out, cap, 0, 0 };
+	int rc = lfe_filter_validate(f, len);
+
+	if (rc)
+		return rc;
+	if (cap == 0)
+		return -ENOSPC;
+	lfe_ber_init(&b, f, len);
+	str_node(&b, &sb);
+	rc = lfe_ber_error(&b);
+	if (rc == 0)
+		rc = sb.err;
+	if (rc) {
+		out[0] = '\0';
+		return rc;
+	}
+	out[sb.len] = '\0';
+	return (ssize_t)sb.len;
+}
+
+/* ---- index helper ------------------------------------------------------ */
+
+static bool desc_is(struct lfe_bytes d, const char *attr)
+{
+	size_t n = strlen(attr);
+
+	return d.len == n && eq_at(d.p, (const uint8_t *)attr, n, true);
+}
+
+int lfe_filter_find_eq(const uint8_t *f, size_t len, const char *attr,
+		       struct lfe_bytes *value)
+{
+	struct lfe_ber b, s;
+	struct lfe_bytes a, v;
+	int rc = lfe_filter_validate(f, len);
+
+	if (rc)
+		return rc;
+	lfe_ber_init(&b, f, len);
+	int t = lfe_ber_peek(&b);
+	if (t == F_EQ) {
+		if (read_ava(&b, F_EQ, &a, &v) && desc_is(a, attr)) {
+			*value = v;
+			return 1;
+		}
+		return lfe_ber_error(&b);
+	}
+	if (t != F_AND || !lfe_ber_enter(&b, F_AND, &s))
+		return lfe_ber_error(&b);
+	while (lfe_ber_more(&s)) {
+		if (lfe_ber_peek(&s) == F_EQ) {
+			if (read_ava(&s, F_EQ, &a, &v) && desc_is(a, attr)) {
+				*value = v;
+				return 1;
+			}
+		} else {
+			lfe_ber_skip(&s);
+		}
+	}
+	return lfe_ber_error(&b);
+}

@@ -1,0 +1,404 @@
+/* test_filter.c — filter validation, evaluation, string form, index helper.
+ *
+ * Filters written as RFC 4515 strings are encoded by libldap (a real
+ * client's encoder, via ldap_create_assertion_control_value: the assertion
+ * control's value is exactly a Filter), so the tables stay readable and the
+ * BER under test is what OpenLDAP clients send. Malformed filters are
+ * hand-written hex. */
+#include <ldap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ldap/ber.h"
+#include "ldap/filter.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			failures++;                                        \
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+		}                                                          \
+	} while (0)
+
+static LDAP *ld;
+
+/* Encode an RFC 4515 filter with libldap into buf; returns its length. */
+static size_t enc(const char *s, uint8_t *buf, size_t cap)
+{
+	struct berval bv = { 0, NULL };
+	int rc = ldap_create_assertion_control_value(ld, (char *)s, &bv);
+
+	if (rc != LDAP_SUCCESS || bv.bv_len > cap) {
+		fprintf(stderr, "libldap cannot encode %s (%d)\n", s, rc);
+		exit(2);
+	}
+	memcpy(buf, bv.bv_val, bv.bv_len);
+	size_t n = bv.bv_len;
+	ber_memfree(bv.bv_val);
+	return n;
+}
+
+static size_t unhex(const char *h, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *h; h++) {
+		if (*h == ' ')
+			continue;
+		unsigned v;
+		if (sscanf(h, "%2x", &v) != 1 || n == cap)
+			abort();
+		out[n++] = (uint8_t)v;
+		h++;
+	}
+	return n;
+}
+
+/* ---- string form round trip -------------------------------------------- */
+
+struct rt {
+	const char *in;
+	const char *out;   /* NULL: same as in */
+};
+
+static const struct rt rts[] = {
+	{ "(uid=alice)", NULL },
+	{ "(&(objectClass=person)(uid=alice))", NULL },
+	{ "(|(uid=a)(uid=b)(uid=c))", NULL },
+	{ "(!(mail=*))", NULL },
+	{ "(cn=*)", NULL },
+	{ "(cn=al*)", NULL },
+	{ "(cn=*ice)", NULL },
+	{ "(cn=*li*)", NULL },
+	{ "(cn=a*b*c*d)", NULL },
+	{ "(cn=*b*c*)", NULL },
+	{ "(uidNumber>=1000)", NULL },
+	{ "(uidNumber<=1000)", NULL },
+	{ "(sn~=smyth)", NULL },
+	{ "(cn:dn:caseExactMatch:=Foo)", NULL },
+	{ "(cn:=Foo)", NULL },
+	{ "(:2.5.13.5:=bar)", NULL },
+	{ "(:dn:2.5.13.5:=bar)", NULL },
+	{ "(cn=a\\2ab\\28c\\29d\\5ce\\00f)", NULL },
+	{ "(cn=J\\c3\\bcrgen)", NULL },
+	{ "(cn=J\xc3\xbcrgen)", "(cn=J\\c3\\bcrgen)" },
+	{ "(cn=\\41BC)", "(cn=ABC)" },
+	{ "(description=tab\\09end)", NULL },
+	{ "(&)", NULL },
+	{ "(|)", NULL },
+	{ "(cn;lang-de=x)", NULL },
+	{ "(2.5.4.3=x)", NULL },
+	{ "(&(|(a=1)(!(b=2)))(c=3*)(d>=4)(e~=5)(f:=6))", NULL },
+};
+
+static void test_roundtrip(void)
+{
+	uint8_t f[1024];
+	char s[1024];
+
+	for (size_t i = 0; i < sizeof rts / sizeof rts[0]; i++) {
+		const char *want = rts[i].out ? rts[i].out : rts[i].in;
+		size_t n = enc(rts[i].in, f, sizeof f);
+		CHECK(lfe_filter_validate(f, n) == 0, "%s: validate", rts[i].in);
+		ssize_t l = lfe_filter_to_string(f, n, s, sizeof s);
+		CHECK(l == (ssize_t)strlen(want) && strcmp(s, want) == 0, "%s: got %s", rts[i].in, s);
+		/* Every too-small buffer: -ENOSPC and an empty string. */
+		for (size_t cap = 0; l > 0 && cap <= (size_t)l; cap++) {
+			char small[1024];
+			small[0] = 'x';
+			ssize_t r = lfe_filter_to_string(f, n, small, cap);
+			CHECK(r == -ENOSPC && (cap == 0 || small[0] == '\0'), "%s: cap %zu: %zd",
+			      rts[i].in, cap, r);
+		}
+	}
+}
+
+/* ---- malformed filters ------------------------------------------------ */
+
+struct bad {
+	const char *name;
+	const char *hex;
+	int rc;
+};
+
+static const struct bad bads[] = {
+	{ "eq without value", "a304 04026161", -EBADMSG },
+	{ "eq three elements", "a309 040161 040162 040163", -EBADMSG },
+	{ "eq value wrong tag", "a306 040161 800162", -EBADMSG },
+	{ "eq truncated", "a306 040161 0401", -EBADMSG },
+	{ "eq attr has '='", "a306 04013d 040162", -EBADMSG },
+	{ "eq attr has space", "a307 04026120 040162", -EBADMSG },
+	{ "eq empty attr", "a304 0400 0400", -EBADMSG },
+	{ "eq primitive tag", "8306 040161 040162", -EBADMSG },
+	{ "sub initial not first", "a409 040161 3006 810162 800163", -EBADMSG },
+	{ "sub two initials", "a409 040161 3006 800162 800163", -EBADMSG },
+	{ "sub two finals", "a409 040161 3006 820162 820163", -EBADMSG },
+	{ "sub final not last", "a409 040161 3006 820162 810163", -EBADMSG },
+	{ "sub empty sequence", "a405 040161 3000", -EBADMSG },
+	{ "sub bad piece tag", "a408 040161 3003 830162", -EBADMSG },
+	{ "sub constructed piece", "a408 040161 3003 a00100", -EBADMSG },
+	{ "sub pieces as SET", "a408 040161 3103 800162", -EBADMSG },
+	{ "sub trailing element", "a40a 040161 3003 800162 0400", -EBADMSG },
+	{ "ext neither rule nor type", "a903 830178", -EBADMSG },
+	{ "ext without value", "a904 8202636e", -EBADMSG },
+	{ "ext type before rule", "a90c 8202636e 8103312e32 830178", -EBADMSG },
+	{ "ext dnAttributes 0x01", "a90a 8202636e 830178 840101", -EBADMSG },
+	{ "ext trailing element", "a90c 8202636e 830178 8401ff 0400", -EBADMSG },
+	{ "not with two children", "a206 870161 870162", -EBADMSG },
+	{ "not empty", "a200", -EBADMSG },
+	{ "present empty", "8700", -EBADMSG },
+	{ "present bad char", "8702 6120", -EBADMSG },
+	{ "present constructed", "a703 040161", -EBADMSG },
+	{ "and with non-filter child", "a003 040161", -EBADMSG },
+	{ "and as primitive", "8000", -EBADMSG },
+	{ "unknown choice [10]", "aa00", -EBADMSG },
+	{ "trailing bytes", "870161 00", -EBADMSG },
+	{ "empty input", "", -EBADMSG },
+	{ "indefinite and", "a080 870161 0000", -EBADMSG },
+	{ "ok: ext dnAttributes FALSE explicit", "a90a 8202636e 830178 840100", 0 },
+	{ "ok: sub initial any final", "a40e 040161 3009 800162 810163 820164", 0 },
+	{ "ok: empty assertion value", "a305 040161 0400", 0 },
+};
+
+/* k NOTs around (a=*), or an AND of k presents, built with the writer. */
+static size_t build(uint8_t *out, size_t cap, bool nots, unsigned k)
+{
+	struct lfe_berw w;
+
+	lfe_berw_init(&w, out, cap);
+	if (nots) {
+		lfe_berw_octets(&w, LFE_BER_CTX(7), "a", 1);
+		for (unsigned i = 0; i < k; i++)
+			lfe_berw_wrap(&w, LFE_BER_CTX_CONS(2), 0);
+	} else {
+		for (unsigned i = 0; i < k; i++)
+			lfe_berw_octets(&w, LFE_BER_CTX(7), "a", 1);
+		lfe_berw_wrap(&w, LFE_BER_CTX_CONS(0), 0);
+	}
+	ssize_t n = lfe_berw_finish(&w);
+	if (n < 0)
+		abort();
+	return (size_t)n;
+}
+
+static uint32_t get_none(void *ctx, struct lfe_bytes t, struct lfe_bytes *v, uint32_t cap);
+
+static void test_bad(void)
+{
+	uint8_t f[4096];
+	char s[4096];
+	struct lfe_bytes v;
+
+	for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+		size_t n = unhex(bads[i].hex, f, sizeof f);
+		int rc = lfe_filter_validate(f, n);
+		CHECK(rc == bads[i].rc, "%s: rc %d", bads[i].name, rc);
+		if (bads[i].rc == 0)
+			continue;
+		/* Every entry point refuses what validate refuses. */
+		CHECK(lfe_filter_to_string(f, n, s, sizeof s) == bads[i].rc, "%s: to_string", bads[i].name);
+		CHECK(lfe_filter_find_eq(f, n, "a", &v) == bads[i].rc, "%s: find_eq", bads[i].name);
+		CHECK(lfe_filter_eval(f, n, get_none, NULL) ==
+		      bads[i].rc, "%s: eval", bads[i].name);
+	}
+	static const struct {
+		bool nots;
+		unsigned k;
+		int rc;
+	} lim[] = {
+		{ true, LFE_LDAP_MAX_FILTER_DEPTH - 1, 0 },       /* depth 32 */
+		{ true, LFE_LDAP_MAX_FILTER_DEPTH, -E2BIG },     /* depth 33 */
+		{ false, LFE_LDAP_MAX_FILTER_NODES - 1, 0 },     /* 256 nodes */
+		{ false, LFE_LDAP_MAX_FILTER_NODES, -E2BIG },    /* 257 nodes */
+	};
+	for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+		size_t n = build(f, sizeof f, lim[i].nots, lim[i].k);
+		CHECK(lfe_filter_validate(f, n) == lim[i].rc, "limit %zu", i);
+	}
+	/* Every strict prefix of a valid filter is malformed. */
+	size_t n = enc("(&(uid=al*ce)(|(cn:dn:1.2:=x)(!(sn~=y))))", f, sizeof f);
+	for (size_t cut = 0; cut < n; cut++)
+		CHECK(lfe_filter_validate(f, cut) == -EBADMSG, "prefix %zu", cut);
+}
+
+/* ---- evaluation ------------------------------------------------------- */
+
+struct fattr {
+	const char *type;
+	const char *vals[48];
+};
+
+static struct fattr entry[] = {
+	{ "uid", { "alice" } },
+	{ "cn", { "Alice Smith", "Al" } },
+	{ "objectClass", { "top", "person", "posixAccount" } },
+	{ "uidNumber", { "1001" } },
+	{ "description", { "Hello World" } },
+	{ "homeDirectory", { "/home/Alice" } },
+	{ "many", { NULL } },   /* filled in main: v0..v39 */
+};
+
+static char many_buf[40][8];
+
+static uint32_t get_none(void *ctx, struct lfe_bytes t, struct lfe_bytes *v, uint32_t cap)
+{
+	(void)ctx, (void)t, (void)v, (void)cap;
+	return 0;
+}
+
+static uint32_t get_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof entry / sizeof entry[0]; i++) {
+		const struct fattr *a = &entry[i];
+		if (strlen(a->type) != type.len || strncasecmp(a->type, (const char *)type.p, type.len))
+			continue;
+		uint32_t n = 0;
+		while (n < 48 && a->vals[n]) {
+			if (n < cap)
+				vals[n] = (struct lfe_bytes){ (const uint8_t *)a->vals[n], strlen(a->vals[n]) };
+			n++;
+		}
+		return n;
+	}
+	return 0;
+}
+
+enum { F = LFE_FILTER_FALSE, T = LFE_FILTER_TRUE, U = LFE_FILTER_UNDEFINED };
+
+static const struct {
+	const char *f;
+	int want;
+} evals[] = {
+	{ "(uid=alice)", T },
+	{ "(uid=ALICE)", T },                 /* uid is case-ignore */
+	{ "(UID=alice)", T },                 /* type names compare without case */
+	{ "(uid=alic)", F },
+	{ "(uid=bob)", F },
+	{ "(description=hello world)", T },   /* case-ignore per dn.h */
+	{ "(homeDirectory=/home/Alice)", T },
+	{ "(homeDirectory=/home/alice)", F }, /* case-exact attribute */
+	{ "(mail=x)", F },                    /* absent attribute */
+	{ "(mail=*)", F },
+	{ "(cn=*)", T },
+	{ "(cn=al)", T },                     /* second value */
+	{ "(cn=al*)", T },
+	{ "(cn=*SMITH)", T },
+	{ "(cn=a*e*h)", T },
+	{ "(cn=*ice*mi*)", T },
+	{ "(cn=*mi*ice*)", F },
+	{ "(cn=al*al)", F },                  /* initial and final may not overlap */
+	{ "(cn=alice smith*)", T },
+	{ "(cn=*alice smith)", T },
+	{ "(cn=*alice smithx*)", F },
+	{ "(cn=a*s*s*)", F },                 /* two s pieces need two s after a */
+	{ "(homeDirectory=*/*/*)", T },
+	{ "(homeDirectory=*/*/*/*)", F },
+	{ "(homeDirectory=*ALICE)", F },
+	{ "(uidNumber>=1000)", T },
+	{ "(uidNumber>=999)", T },            /* numeric, not "1001" < "999" */
+	{ "(uidNumber<=1000)", F },
+	{ "(uidNumber>=1001)", T },
+	{ "(uidNumber<=1001)", T },
+	{ "(uidNumber>=-5)", T },
+	{ "(uid>=alicf)", F },
+	{ "(uid<=B)", T },                    /* case-ignore: "alice" <= "b" */
+	{ "(homeDirectory<=/home/a)", T },    /* exact: 'A' < 'a' */
+	{ "(homeDirectory>=/home/a)", F },
+	{ "(uid~=ALICE)", T },                /* approx is equality */
+	{ "(uid:=alice)", T },
+	{ "(uid:caseExactMatch:=alice)", U },
+	{ "(:caseExactMatch:=alice)", U },
+	{ "(uid:dn:=bob)", U },               /* DN values unseen: FALSE is unsure */
+	{ "(uid:dn:=alice)", T },
+	{ "(!(uid=alice))", F },
+	{ "(!(uid=bob))", T },
+	{ "(!(uid:2.5.13.2:=x))", U },
+	{ "(&(uid=alice)(uid:1.2:=x))", U },
+	{ "(&(uid=bob)(uid:1.2:=x))", F },
+	{ "(|(uid=bob)(uid:1.2:=x))", U },
+	{ "(|(uid=alice)(uid:1.2:=x))", T },
+	{ "(&)", T },
+	{ "(|)", F },
+	{ "(!(&))", F },
+	{ "(&(objectClass=person)(|(uid=alice)(uid=bob))(!(mail=*)))", T },
+	{ "(many=v3)", T },
+	{ "(many=v35)", U },                  /* beyond the values the filter fetches */
+	{ "(many=zzz)", U },
+	{ "(many=*)", T },
+};
+
+static void test_eval(void)
+{
+	uint8_t f[1024];
+
+	for (size_t i = 0; i < sizeof evals / sizeof evals[0]; i++) {
+		size_t n = enc(evals[i].f, f, sizeof f);
+		int r = lfe_filter_eval(f, n, get_attr, NULL);
+		CHECK(r == evals[i].want, "%s: %d want %d", evals[i].f, r, evals[i].want);
+	}
+}
+
+/* ---- index helper ----------------------------------------------------- */
+
+static const struct {
+	const char *f, *attr;
+	int rc;
+	const char *val;
+} finds[] = {
+	{ "(uid=alice)", "uid", 1, "alice" },
+	{ "(UID=alice)", "uid", 1, "alice" },
+	{ "(uid=alice)", "UID", 1, "alice" },
+	{ "(&(objectClass=person)(uid=bob))", "uid", 1, "bob" },
+	{ "(&(uid=first)(uid=second))", "uid", 1, "first" },
+	{ "(&(objectClass=person)(|(uid=a)(uid=b)))", "uid", 0, NULL },
+	{ "(|(uid=a))", "uid", 0, NULL },
+	{ "(!(uid=a))", "uid", 0, NULL },
+	{ "(uid=*)", "uid", 0, NULL },
+	{ "(uid~=a)", "uid", 0, NULL },
+	{ "(uid=a*)", "uid", 0, NULL },
+	{ "(cn=x)", "uid", 0, NULL },
+	{ "(uidNumber=5)", "uid", 0, NULL },
+	{ "(&)", "uid", 0, NULL },
+};
+
+static void test_find_eq(void)
+{
+	uint8_t f[1024];
+
+	for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
+		size_t n = enc(finds[i].f, f, sizeof f);
+		struct lfe_bytes v = { NULL, 0 };
+		int rc = lfe_filter_find_eq(f, n, finds[i].attr, &v);
+		CHECK(rc == finds[i].rc, "%s: rc %d", finds[i].f, rc);
+		if (rc == 1)
+			CHECK(v.len == strlen(finds[i].val) && memcmp(v.p, finds[i].val, v.len) == 0,
+			      "%s: value", finds[i].f);
+	}
+}
+
+int main(void)
+{
+	if (ldap_initialize(&ld, "ldap://127.0.0.1:1") != LDAP_SUCCESS)
+		return 2;
+	struct fattr *many = &entry[sizeof entry / sizeof entry[0] - 1];
+	for (int i = 0; i < 40; i++) {
+		snprintf(many_buf[i], sizeof many_buf[i], "v%d", i);
+		many->vals[i] = many_buf[i];
+	}
+	test_roundtrip();
+	test_bad();
+	test_eval();
+	test_find_eq();
+	printf("test_filter: %zu round trips, %zu malformed, %zu evaluations, %zu index lookups, "
+	       "%d failures\n", sizeof rts / sizeof rts[0], sizeof bads / sizeof bads[0],
+	       sizeof evals / sizeof evals[0], sizeof finds / sizeof finds[0], failures);
+	ldap_unbind_ext(ld, NULL, NULL);
+	return failures ? 1 : 0;
+}
