@@ -70,9 +70,11 @@ struct lfe_tcp_ops {
 	 * accept, negative to reset it. The app may attach state with
 	 * lfe_tcp_conn_set_app(). */
 	int (*on_open)(void *ctx, struct lfe_tcp_conn *c);
-	/* In-order bytes arrived. Return how many were consumed (0..len); the
-	 * rest are not acknowledged and the window shrinks accordingly; the app
-	 * is offered them again on the next input or lfe_tcp_conn_kick(). */
+	/* In-order bytes arrived. Return how many were consumed (0..len). The
+	 * rest stay in the receive buffer: they are acknowledged (so the peer
+	 * does not retransmit them) and the advertised window shrinks by their
+	 * size; the app is offered them again on the next input or
+	 * lfe_tcp_conn_kick(). */
 	size_t (*on_data)(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len);
 	/* Send space was freed by an ACK (the app may have waited for it). May be NULL. */
 	void (*on_writable)(void *ctx, struct lfe_tcp_conn *c);

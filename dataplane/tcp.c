@@ -1,0 +1,1666 @@
+/* dataplane/tcp.c — the per-core user-space TCP; see tcp.h for the contract.
+ *
+ * Layout: one array of connection structs, an open-addressing hash table of
+ * (tag, index) words keyed by a seeded hash of the 4-tuple, one block of
+ * send rings (sndbuf bytes each, a power of two) and one block of receive
+ * buffers (rcvbuf bytes each). All of it is allocated by lfe_tcp_new().
+ *
+ * Timers: each connection keeps absolute deadlines (retransmit/persist,
+ * delayed ACK, state timer for TIME_WAIT/FIN_WAIT_2, idle) and sits at most
+ * once in a hashed wheel of 4096 ticks of 1.024 ms, at its earliest deadline.
+ * A deadline that moves later does not move the wheel entry: the entry fires
+ * early, finds nothing due and re-files itself. So the per-segment cost of
+ * timers is a compare, and lfe_tcp_timers() touches only due entries (plus
+ * those parked a wheel revolution ahead).
+ *
+ * Choices a peer can see:
+ * - No window scaling, SACK or timestamps: we never send wscale, so windows
+ *   are ≤ 65535 bytes. LDAP requests and bind replies are a few hundred
+ *   bytes; large search results still flow at 64 KiB per RTT.
+ * - Received bytes the app has not consumed yet are acknowledged and held;
+ *   the advertised window shrinks by them (the right edge never moves left).
+ * - The server closes actively, so TIME_WAIT piles up on our side: it lasts
+ *   time_wait_us (default 2 s, not 2 MSL), a new SYN above the old rcv_nxt
+ *   reuses the tuple at once, and when the table is full the oldest
+ *   TIME_WAIT slot is recycled first.
+ * - An exactly matching RST is honoured in TIME_WAIT too (frees the slot);
+ *   RFC 1337 ignores it, but we are the side short of slots.
+ * - RFC 5961: RST must hit rcv_nxt exactly (in window → challenge ACK), a
+ *   SYN in a synchronized state gets a challenge ACK, ACKs outside
+ *   [snd_una - max window, snd_max] get one too; at most CHAL_MAX challenge
+ *   ACKs per connection per second (per connection, so the limit is no
+ *   global side channel).
+ * - Congestion control is Reno-like (RFC 5681 slow start/avoidance, IW10,
+ *   fast retransmit on 3 dup ACKs, cwnd = 1 MSS after an RTO, go-back-N).
+ * - Idle timeout resets the connection (RST): it frees the slot at once.
+ *   No keepalive probes: an idle timeout bounds dead peers instead.
+ */
+#include "dataplane/tcp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	ST_FREE, ST_SYN_SENT, ST_SYN_RCVD, ST_ESTABLISHED, ST_FIN_WAIT_1, ST_FIN_WAIT_2,
+	ST_CLOSE_WAIT, ST_CLOSING, ST_LAST_ACK, ST_TIME_WAIT,
+};
+
+enum {
+	F_APP = 1u << 0,        /* on_close is owed to the app */
+	F_ACTIVE = 1u << 1,     /* opened by lfe_tcp_connect */
+	F_FIN_Q = 1u << 2,      /* our FIN is queued after snd_end */
+	F_ACK_NOW = 1u << 3,
+	F_ACK_DELAYED = 1u << 4,
+	F_FIN_NOTIFY = 1u << 5, /* peer FIN seen, app not told yet (bytes held) */
+	F_OOO_FIN = 1u << 6,    /* peer FIN seen beyond a gap, at ooo_fin */
+	F_ABORT = 1u << 7,      /* RST + on_close at the next flush */
+	F_RTT = 1u << 8,        /* an RTT sample is running */
+	F_DELIVER = 1u << 9,    /* inside on_data: no recursive delivery */
+};
+
+#define OOO_MAX 4
+#define WHEEL_BITS 12
+#define WHEEL_SIZE (1u << WHEEL_BITS)
+#define TICK_SHIFT 10
+#define NIL UINT32_MAX
+#define CHAL_MAX 10
+#define FW2_DEFAULT_US 60000000u
+#define COOKIE_SHIFT 26         /* cookie clock: 2^26 us ≈ 67 s per count */
+#define MAX_WIN 65535u
+
+static const uint16_t cookie_mss[8] = {536, 1024, 1220, 1360, 1400, 1440, 1460, 8960};
+
+struct lnk {
+	uint32_t prev, next;
+};
+
+struct lfe_tcp_conn {
+	/* Everything one in-sequence segment touches comes first. */
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint8_t state, n_ooo;
+	uint8_t retries, dupacks;
+	uint16_t flags;
+	uint16_t smss;            /* min(our mss, peer mss) */
+	uint32_t rcv_nxt;
+	uint32_t held;            /* in-order bytes received, not consumed */
+	uint32_t snd_una, snd_nxt, snd_max;
+	uint32_t snd_end;         /* seq after the last queued byte */
+	uint32_t snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
+	uint32_t cwnd, ssthresh;
+	uint32_t iss, irs;
+	uint32_t last_ack_sent;
+	uint32_t rto, srtt, rttvar, rtt_seq;
+	uint64_t rtt_ts;
+	uint64_t rto_at, delack_at, state_at, last_act;
+	uint64_t wheel_tick;
+	uint64_t chal_at;
+	uint32_t chal_n;
+	uint32_t ooo_fin;
+	struct { uint32_t seq, end; } ooo[OOO_MAX];
+	uint32_t idx, gen;
+	struct lfe_tcp *t;
+	void *app;
+};
+
+struct lfe_tcp {
+	struct lfe_tcp_cfg cfg;
+	struct lfe_tcp_ops ops;
+	void *ctx;
+	struct lfe_tcp_conn *conns;
+	uint64_t *htab;            /* (tag << 32 | idx), ~0 = empty */
+	uint32_t hmask;
+	uint32_t *free_stack;
+	uint32_t n_free;
+	uint8_t *sbufs, *rbufs;
+	uint32_t smask;
+	struct lnk *tl;            /* wheel: conns, then WHEEL_SIZE bucket heads, then a scratch head */
+	struct lnk *pl;            /* pending flush: conns, then the head */
+	struct lnk *wl;            /* TIME_WAIT FIFO: conns, then the head */
+	uint64_t tick_done;
+	uint32_t n_armed;          /* connections in the wheel */
+	uint64_t tick_cur;
+	uint64_t hk0, hk1;         /* connection hash key */
+	uint64_t sk0, sk1;         /* ISN / cookie key */
+	uint64_t cookie_until;     /* cookie ACKs are honoured until then */
+	bool shutting;
+	struct lfe_tcp_stats st;
+};
+
+/* ---- small helpers ---- */
+
+static inline bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+static inline bool seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi) { return seq_le(lo, x) && seq_lt(x, hi); }
+static inline uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static inline uint32_t max32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+static inline void l_init(struct lnk *L, uint32_t i) { L[i].prev = L[i].next = i; }
+static inline bool l_linked(const struct lnk *L, uint32_t i) { return L[i].next != i; }
+static inline void l_del(struct lnk *L, uint32_t i)
+{
+	uint32_t p = L[i].prev, n = L[i].next;
+	L[p].next = n;
+	L[n].prev = p;
+	L[i].prev = L[i].next = i;
+}
+static inline void l_add_tail(struct lnk *L, uint32_t head, uint32_t i)
+{
+	uint32_t p = L[head].prev;
+	L[i].prev = p;
+	L[i].next = head;
+	L[p].next = i;
+	L[head].prev = i;
+}
+
+static inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+
+#define SIPROUND(v0, v1, v2, v3) do { \
+	v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32); \
+	v2 += v3; v3 = rotl(v3, 16); v3 ^= v2; \
+	v0 += v3; v3 = rotl(v3, 21); v3 ^= v0; \
+	v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32); \
+} while (0)
+
+/* SipHash-2-4 over whole 64-bit words: ISNs and cookies must not be
+ * predictable from observed ones, so they get a real PRF. */
+static uint64_t siphash(uint64_t k0, uint64_t k1, const uint64_t *m, size_t n)
+{
+	uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
+	uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
+	for (size_t i = 0; i < n; i++) {
+		v3 ^= m[i];
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m[i];
+	}
+	uint64_t b = (uint64_t)(n * 8) << 56;
+	v3 ^= b;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The table hash runs once per segment, so it is one keyed 64x64→128
+ * multiply-fold rather than SipHash; the key keeps collisions unplannable. */
+static inline uint64_t tuple_hash(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
+				  uint32_t raddr, uint16_t rport)
+{
+	uint64_t a = ((uint64_t)raddr << 32 | laddr) ^ t->hk0;
+	uint64_t b = ((uint64_t)rport << 16 | lport) ^ t->hk1;
+	__uint128_t m = (__uint128_t)a * b;
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+
+static inline void tuple_words(uint64_t w[2], uint32_t laddr, uint16_t lport,
+			       uint32_t raddr, uint16_t rport)
+{
+	w[0] = (uint64_t)raddr << 32 | laddr;
+	w[1] = (uint64_t)rport << 16 | lport;
+}
+
+/* ---- connection table ---- */
+
+static struct lfe_tcp_conn *lookup(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
+				   uint32_t raddr, uint16_t rport)
+{
+	uint32_t tag = (uint32_t)(tuple_hash(t, laddr, lport, raddr, rport) >> 32);
+	for (uint32_t i = tag & t->hmask;; i = (i + 1) & t->hmask) {
+		uint64_t e = t->htab[i];
+		if (e == UINT64_MAX)
+			return NULL;
+		if ((uint32_t)(e >> 32) == tag) {
+			struct lfe_tcp_conn *c = &t->conns[(uint32_t)e];
+			if (c->laddr == laddr && c->raddr == raddr && c->lport == lport && c->rport == rport)
+				return c;
+		}
+	}
+}
+
+static void hash_insert(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	uint32_t tag = (uint32_t)(tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
+	uint32_t i = tag & t->hmask;
+	while (t->htab[i] != UINT64_MAX)
+		i = (i + 1) & t->hmask;
+	t->htab[i] = (uint64_t)tag << 32 | c->idx;
+}
+
+/* Backward-shift deletion keeps probe chains tombstone-free, so a table
+ * that churns through millions of connections never degrades. */
+static void hash_remove(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	uint32_t tag = (uint32_t)(tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
+	uint32_t i = tag & t->hmask;
+	while (t->htab[i] != ((uint64_t)tag << 32 | c->idx)) {
+		if (t->htab[i] == UINT64_MAX)
+			return;
+		i = (i + 1) & t->hmask;
+	}
+	for (uint32_t j = (i + 1) & t->hmask;; j = (j + 1) & t->hmask) {
+		uint64_t e = t->htab[j];
+		if (e == UINT64_MAX)
+			break;
+		uint32_t home = (uint32_t)(e >> 32) & t->hmask;
+		if (((j - home) & t->hmask) >= ((j - i) & t->hmask)) {
+			t->htab[i] = e;
+			i = j;
+		}
+	}
+	t->htab[i] = UINT64_MAX;
+}
+
+/* ---- timers ---- */
+
+static void tmr_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
+{
+	uint64_t tick = (deadline + (1u << TICK_SHIFT) - 1) >> TICK_SHIFT;
+	if (tick <= t->tick_cur)
+		tick = t->tick_cur + 1;
+	if (l_linked(t->tl, c->idx)) {
+		if (c->wheel_tick <= tick)
+			return;
+		l_del(t->tl, c->idx);
+	} else {
+		t->n_armed++;
+	}
+	c->wheel_tick = tick;
+	l_add_tail(t->tl, t->cfg.max_conns + (uint32_t)(tick & (WHEEL_SIZE - 1)), c->idx);
+}
+
+static bool idle_applies(const struct lfe_tcp_conn *c)
+{
+	return c->state >= ST_ESTABLISHED && c->state <= ST_LAST_ACK;
+}
+
+static uint64_t next_deadline(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	uint64_t d = UINT64_MAX;
+	if (c->rto_at && c->rto_at < d)
+		d = c->rto_at;
+	if ((c->flags & F_ACK_DELAYED) && c->delack_at && c->delack_at < d)
+		d = c->delack_at;
+	if (c->state_at && c->state_at < d)
+		d = c->state_at;
+	if (t->cfg.idle_timeout_us && idle_applies(c) && c->last_act + t->cfg.idle_timeout_us < d)
+		d = c->last_act + t->cfg.idle_timeout_us;
+	return d;
+}
+
+static void tmr_update(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	uint64_t d = next_deadline(t, c);
+	if (d != UINT64_MAX)
+		tmr_arm(t, c, d);
+}
+
+/* ---- emission ---- */
+
+static inline uint32_t rwnd(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return min32(t->cfg.rcvbuf - c->held, MAX_WIN);
+}
+
+static void emit(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+{
+	t->st.segs_out++;
+	t->st.bytes_out += s->len;
+	t->ops.tx(t->ctx, s);
+}
+
+static void seg_of(const struct lfe_tcp *t, const struct lfe_tcp_conn *c, struct lfe_tcp_seg *s,
+		   uint32_t seq, uint8_t flags)
+{
+	*s = (struct lfe_tcp_seg){
+		.laddr = c->laddr, .raddr = c->raddr, .lport = c->lport, .rport = c->rport,
+		.seq = seq, .ack = (flags & LFE_TCP_ACK) ? c->rcv_nxt : 0,
+		.win = (uint16_t)rwnd(t, c), .flags = flags, .wscale = -1,
+	};
+}
+
+static void conn_emit(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+{
+	if (s->flags & LFE_TCP_ACK) {
+		c->last_ack_sent = s->ack;
+		c->flags &= (uint16_t)~(F_ACK_NOW | F_ACK_DELAYED);
+		c->delack_at = 0;
+	}
+	emit(t, s);
+}
+
+static void send_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	struct lfe_tcp_seg s;
+	seg_of(t, c, &s, c->snd_nxt, LFE_TCP_ACK);
+	conn_emit(t, c, &s);
+}
+
+static void send_rst(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	struct lfe_tcp_seg s;
+	seg_of(t, c, &s, c->snd_max, LFE_TCP_RST | LFE_TCP_ACK);
+	s.win = 0;
+	emit(t, &s);
+}
+
+static void send_syn(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	struct lfe_tcp_seg s;
+	bool ack = c->state == ST_SYN_RCVD;
+	seg_of(t, c, &s, c->iss, (uint8_t)(LFE_TCP_SYN | (ack ? LFE_TCP_ACK : 0)));
+	s.mss = t->cfg.mss;
+	emit(t, &s);
+}
+
+/* RFC 9293 reset for a segment that matches no connection. */
+static void reply_rst(struct lfe_tcp *t, const struct lfe_tcp_seg *in)
+{
+	if (in->flags & LFE_TCP_RST)
+		return;
+	struct lfe_tcp_seg s = {
+		.laddr = in->laddr, .raddr = in->raddr, .lport = in->lport, .rport = in->rport,
+		.wscale = -1,
+	};
+	if (in->flags & LFE_TCP_ACK) {
+		s.seq = in->ack;
+		s.flags = LFE_TCP_RST;
+	} else {
+		s.ack = in->seq + in->len + !!(in->flags & LFE_TCP_SYN) + !!(in->flags & LFE_TCP_FIN);
+		s.flags = LFE_TCP_RST | LFE_TCP_ACK;
+	}
+	emit(t, &s);
+}
+
+static void challenge_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	if (now - c->chal_at >= 1000000) {
+		c->chal_at = now;
+		c->chal_n = 0;
+	}
+	if (c->chal_n >= CHAL_MAX)
+		return;
+	c->chal_n++;
+	t->st.challenge_acks++;
+	send_ack(t, c);
+}
+
+static inline uint8_t *sbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return t->sbufs + (size_t)c->idx * (t->smask + 1);
+}
+
+static inline uint8_t *rbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return t->rbufs + (size_t)c->idx * t->cfg.rcvbuf;
+}
+
+/* Ring offset of a data sequence number: data starts at iss + 1. */
+static inline uint32_t spos(const struct lfe_tcp *t, const struct lfe_tcp_conn *c, uint32_t seq)
+{
+	return (seq - c->iss - 1) & t->smask;
+}
+
+/* One data/FIN segment from the ring; n never crosses the ring's end. */
+static void xmit(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq, uint32_t n, bool fin)
+{
+	struct lfe_tcp_seg s;
+	uint8_t fl = LFE_TCP_ACK;
+	if (n)
+		fl |= LFE_TCP_PSH;
+	if (fin)
+		fl |= LFE_TCP_FIN;
+	seg_of(t, c, &s, seq, fl);
+	if (n) {
+		s.payload = sbuf(t, c) + spos(t, c, seq);
+		s.len = (uint16_t)n;
+	}
+	if (seq_lt(seq, c->snd_max))
+		t->st.retransmits++;
+	conn_emit(t, c, &s);
+}
+
+static inline bool has_unsent(const struct lfe_tcp_conn *c)
+{
+	return seq_lt(c->snd_nxt, c->snd_end) || ((c->flags & F_FIN_Q) && seq_le(c->snd_nxt, c->snd_end));
+}
+
+static bool can_send_data(const struct lfe_tcp_conn *c)
+{
+	switch (c->state) {
+	case ST_ESTABLISHED: case ST_CLOSE_WAIT: case ST_FIN_WAIT_1: case ST_CLOSING: case ST_LAST_ACK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Send what window and cwnd allow from snd_nxt, FIN last; a pure ACK if
+ * one is owed now and nothing carried it. */
+static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	bool sent = false;
+	uint32_t unsent = 0;
+	if (can_send_data(c)) {
+		for (;;) {
+			unsent = seq_lt(c->snd_nxt, c->snd_end) ? c->snd_end - c->snd_nxt : 0;
+			bool fin_due = (c->flags & F_FIN_Q) && seq_le(c->snd_nxt, c->snd_end);
+			if (!unsent && !fin_due)
+				break;
+			uint32_t wnd = min32(c->snd_wnd, c->cwnd);
+			uint32_t flight = c->snd_nxt - c->snd_una;
+			uint32_t n = wnd > flight ? wnd - flight : 0;
+			n = min32(min32(n, unsent), c->smss);
+			n = min32(n, t->smask + 1 - spos(t, c, c->snd_nxt));
+			if (!n && unsent)
+				break;
+			bool fin = fin_due && c->snd_nxt + n == c->snd_end;
+			xmit(t, c, c->snd_nxt, n, fin);
+			if (n && !(c->flags & F_RTT) && seq_ge(c->snd_nxt, c->snd_max)) {
+				c->flags |= F_RTT;
+				c->rtt_seq = c->snd_nxt + n;
+				c->rtt_ts = now;
+			}
+			c->snd_nxt += n + fin;
+			if (seq_gt(c->snd_nxt, c->snd_max))
+				c->snd_max = c->snd_nxt;
+			if (!c->rto_at)
+				c->rto_at = now + c->rto;
+			sent = true;
+		}
+	}
+	if (!sent && (c->flags & F_ACK_NOW))
+		send_ack(t, c);
+	/* Peer window closed with nothing in flight: the RTO timer doubles as
+	 * the persist timer and sends a one-byte probe. */
+	if (unsent && c->snd_wnd == 0 && c->snd_una == c->snd_max && !c->rto_at)
+		c->rto_at = now + c->rto;
+	if (c->rto_at)
+		tmr_arm(t, c, c->rto_at);
+}
+
+static void pend(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (!l_linked(t->pl, c->idx))
+		l_add_tail(t->pl, t->cfg.max_conns, c->idx);
+}
+
+/* ---- connection lifetime ---- */
+
+static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+
+static struct lfe_tcp_conn *conn_alloc(struct lfe_tcp *t)
+{
+	if (!t->n_free) {
+		uint32_t head = t->cfg.max_conns;
+		uint32_t oldest = t->wl[head].next;
+		if (oldest == head)
+			return NULL;
+		conn_free(t, &t->conns[oldest]);
+	}
+	struct lfe_tcp_conn *c = &t->conns[t->free_stack[--t->n_free]];
+	uint32_t idx = c->idx, gen = c->gen;
+	memset(c, 0, sizeof(*c));
+	c->idx = idx;
+	c->gen = gen;
+	c->t = t;
+	c->rto = t->cfg.rto_init_us;
+	t->st.conns_active++;
+	return c;
+}
+
+static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->state == ST_SYN_RCVD && !(c->flags & F_ACTIVE))
+		t->st.half_open--;
+	hash_remove(t, c);
+	if (l_linked(t->tl, c->idx)) {
+		l_del(t->tl, c->idx);
+		t->n_armed--;
+	}
+	l_del(t->pl, c->idx);
+	l_del(t->wl, c->idx);
+	c->state = ST_FREE;
+	c->flags = 0;
+	c->app = NULL;
+	c->gen++;
+	t->free_stack[t->n_free++] = c->idx;
+	t->st.conns_active--;
+}
+
+/* The app is told once; the handle dies with it. */
+static void detach(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason)
+{
+	if (!(c->flags & F_APP))
+		return;
+	c->flags &= (uint16_t)~F_APP;
+	c->gen++;
+	t->st.conns_closed++;
+	t->ops.on_close(t->ctx, c, reason);
+	c->app = NULL;
+}
+
+static void conn_close(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason)
+{
+	detach(t, c, reason);
+	conn_free(t, c);
+}
+
+static void conn_reset(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason)
+{
+	send_rst(t, c);
+	t->st.conns_reset++;
+	conn_close(t, c, reason);
+}
+
+static void enter_time_wait(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	c->state = ST_TIME_WAIT;
+	c->rto_at = 0;
+	c->flags &= (uint16_t)~(F_ACK_DELAYED | F_RTT);
+	c->state_at = now + t->cfg.time_wait_us;
+	if (!l_linked(t->wl, c->idx))
+		l_add_tail(t->wl, t->cfg.max_conns, c->idx);
+	tmr_arm(t, c, c->state_at);
+	detach(t, c, 0);
+}
+
+/* ESTABLISHED reached: tell the app. False if the connection is gone. */
+static bool conn_open(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	c->state = ST_ESTABLISHED;
+	c->last_act = now;
+	c->rto_at = 0;
+	c->retries = 0;
+	c->cwnd = min32(10u * c->smss, max32(2u * c->smss, 14600));
+	c->ssthresh = UINT32_MAX;
+	t->st.conns_opened++;
+	bool active = c->flags & F_ACTIVE;
+	c->flags |= F_APP;
+	if (t->ops.on_open(t->ctx, c) < 0) {
+		/* A passive peer the app refused never had app state; an active
+		 * one did (the caller holds it since connect) and is told. */
+		if (!active)
+			c->flags &= (uint16_t)~F_APP;
+		conn_reset(t, c, -ECONNREFUSED);
+		return false;
+	}
+	return true;
+}
+
+/* ---- receive path ---- */
+
+static void notify_fin(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	c->flags &= (uint16_t)~F_FIN_NOTIFY;
+	if (!(c->flags & F_APP))
+		return;
+	if (t->ops.on_peer_fin)
+		t->ops.on_peer_fin(t->ctx, c);
+	else
+		lfe_tcp_close(c);
+}
+
+/* Offer held bytes to the app once; compact what it took. */
+static void deliver_held(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (!c->held || !(c->flags & F_APP) || (c->flags & (F_DELIVER | F_ABORT)))
+		return;
+	uint8_t *b = rbuf(t, c);
+	c->flags |= F_DELIVER;
+	size_t k = t->ops.on_data(t->ctx, c, b, c->held);
+	c->flags &= (uint16_t)~F_DELIVER;
+	if (c->state == ST_FREE || !k)
+		return;
+	if (k > c->held)
+		k = c->held;
+	uint32_t extent = c->held;
+	uint32_t base = c->rcv_nxt - c->held;
+	for (uint32_t i = 0; i < c->n_ooo; i++)
+		extent = max32(extent, c->ooo[i].end - base);
+	memmove(b, b + k, extent - k);
+	c->held -= (uint32_t)k;
+}
+
+static void fin_received(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	c->rcv_nxt++;
+	c->flags |= F_ACK_NOW;
+	c->flags &= (uint16_t)~F_OOO_FIN;
+	switch (c->state) {
+	case ST_ESTABLISHED:
+		c->state = ST_CLOSE_WAIT;
+		break;
+	case ST_FIN_WAIT_1:
+		c->state = ST_CLOSING;
+		break;
+	case ST_FIN_WAIT_2:
+		enter_time_wait(t, c, now);
+		return;
+	default:
+		return;
+	}
+	if (c->held)
+		c->flags |= F_FIN_NOTIFY;
+	else
+		notify_fin(t, c);
+}
+
+static bool ooo_add(struct lfe_tcp_conn *c, uint32_t s, uint32_t e)
+{
+	struct { uint32_t seq, end; } tmp[OOO_MAX + 1];
+	uint32_t k = 0;
+	bool placed = false;
+	for (uint32_t i = 0; i < c->n_ooo; i++) {
+		if (seq_lt(c->ooo[i].end, s)) {
+			tmp[k].seq = c->ooo[i].seq;
+			tmp[k++].end = c->ooo[i].end;
+		} else if (seq_lt(e, c->ooo[i].seq)) {
+			if (!placed) {
+				tmp[k].seq = s;
+				tmp[k++].end = e;
+				placed = true;
+			}
+			tmp[k].seq = c->ooo[i].seq;
+			tmp[k++].end = c->ooo[i].end;
+		} else {
+			if (seq_lt(c->ooo[i].seq, s))
+				s = c->ooo[i].seq;
+			if (seq_gt(c->ooo[i].end, e))
+				e = c->ooo[i].end;
+		}
+	}
+	if (!placed) {
+		tmp[k].seq = s;
+		tmp[k++].end = e;
+	}
+	if (k > OOO_MAX)
+		return false;
+	for (uint32_t i = 0; i < k; i++) {
+		c->ooo[i].seq = tmp[i].seq;
+		c->ooo[i].end = tmp[i].end;
+	}
+	c->n_ooo = (uint8_t)k;
+	return true;
+}
+
+/* Pull held out-of-order ranges that now touch rcv_nxt. True if any did. */
+static bool ooo_absorb(struct lfe_tcp_conn *c)
+{
+	uint32_t i = 0;
+	bool any = false;
+	while (i < c->n_ooo && seq_le(c->ooo[i].seq, c->rcv_nxt)) {
+		if (seq_gt(c->ooo[i].end, c->rcv_nxt)) {
+			c->held += c->ooo[i].end - c->rcv_nxt;
+			c->rcv_nxt = c->ooo[i].end;
+		}
+		i++;
+		any = true;
+	}
+	if (i) {
+		memmove(c->ooo, c->ooo + i, (c->n_ooo - i) * sizeof(c->ooo[0]));
+		c->n_ooo = (uint8_t)(c->n_ooo - i);
+	}
+	return any;
+}
+
+static bool can_recv_data(const struct lfe_tcp_conn *c)
+{
+	return c->state == ST_ESTABLISHED || c->state == ST_FIN_WAIT_1 || c->state == ST_FIN_WAIT_2;
+}
+
+/* Data and FIN of an acceptable segment, already trimmed to the window. */
+static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
+		      const uint8_t *p, uint32_t len, bool fin, uint64_t now)
+{
+	if (!can_recv_data(c))
+		return;
+	if (len) {
+		c->last_act = now;
+		if (seq == c->rcv_nxt && !c->held && !c->n_ooo && (c->flags & F_APP) &&
+		    !(c->flags & F_DELIVER)) {
+			/* Fast path: a whole request in one segment, handed over
+			 * straight from the frame, nothing copied. */
+			c->rcv_nxt += len;
+			c->flags |= F_DELIVER;
+			size_t k = t->ops.on_data(t->ctx, c, p, len);
+			c->flags &= (uint16_t)~F_DELIVER;
+			if (c->state == ST_FREE)
+				return;
+			if (k < len) {
+				memcpy(rbuf(t, c), p + k, len - k);
+				c->held = len - (uint32_t)k;
+			}
+		} else {
+			uint32_t base = c->rcv_nxt - c->held;
+			memcpy(rbuf(t, c) + (seq - base), p, len);
+			if (seq == c->rcv_nxt) {
+				c->rcv_nxt += len;
+				c->held += len;
+				if (ooo_absorb(c))
+					c->flags |= F_ACK_NOW;
+			} else {
+				t->st.ooo_segs++;
+				if (!ooo_add(c, seq, seq + len))
+					t->st.drop_window++;
+				c->flags |= F_ACK_NOW;
+			}
+			deliver_held(t, c);
+			if (c->state == ST_FREE)
+				return;
+		}
+		if (c->rcv_nxt - c->last_ack_sent >= 2u * c->smss)
+			c->flags |= F_ACK_NOW;
+	}
+	if (fin) {
+		if (seq + len == c->rcv_nxt) {
+			fin_received(t, c, now);
+		} else {
+			c->flags |= F_OOO_FIN | F_ACK_NOW;
+			c->ooo_fin = seq + len;
+		}
+	} else if ((c->flags & F_OOO_FIN) && c->rcv_nxt == c->ooo_fin) {
+		fin_received(t, c, now);
+	}
+	if (c->state == ST_FREE)
+		return;
+	if (c->flags & F_ACK_NOW) {
+		pend(t, c);
+	} else if (len && !(c->flags & F_ACK_DELAYED)) {
+		c->flags |= F_ACK_DELAYED;
+		c->delack_at = now + t->cfg.delack_us;
+		tmr_arm(t, c, c->delack_at);
+		pend(t, c);   /* a reply queued in this burst carries the ACK */
+	}
+}
+
+static void rtt_sample(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	uint64_t r64 = now - c->rtt_ts;
+	uint32_t r = r64 > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)r64;
+	if (!r)
+		r = 1;
+	if (!c->srtt) {
+		c->srtt = r;
+		c->rttvar = r / 2;
+	} else {
+		uint32_t d = c->srtt > r ? c->srtt - r : r - c->srtt;
+		c->rttvar = (3 * (c->rttvar / 4)) + d / 4;
+		c->srtt = c->srtt - c->srtt / 8 + r / 8;
+	}
+	uint64_t rto = (uint64_t)c->srtt + max32(1000, 4 * c->rttvar);
+	c->rto = (uint32_t)(rto < t->cfg.rto_min_us ? t->cfg.rto_min_us :
+			    rto > t->cfg.rto_max_us ? t->cfg.rto_max_us : rto);
+}
+
+/* ACK field of a segment in a synchronized state. False: drop the rest. */
+static bool recv_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s,
+		     uint32_t len, uint64_t now)
+{
+	uint32_t ack = s->ack;
+	if (seq_gt(ack, c->snd_max) || seq_lt(ack, c->snd_una - c->max_snd_wnd)) {
+		t->st.drop_bad_ack++;
+		challenge_ack(t, c, now);
+		return false;
+	}
+	bool writable = false;
+	if (seq_gt(ack, c->snd_una)) {
+		uint32_t acked = ack - c->snd_una;
+		if ((c->flags & F_RTT) && seq_ge(ack, c->rtt_seq)) {
+			c->flags &= (uint16_t)~F_RTT;
+			rtt_sample(t, c, now);
+		}
+		if (c->cwnd < c->ssthresh)
+			c->cwnd += min32(acked, c->smss);
+		else
+			c->cwnd += max32(1, (uint32_t)((uint64_t)c->smss * c->smss / c->cwnd));
+		c->cwnd = min32(c->cwnd, t->smask + 1);
+		c->snd_una = ack;
+		if (seq_lt(c->snd_nxt, ack))
+			c->snd_nxt = ack;
+		c->retries = 0;
+		c->dupacks = 0;
+		c->last_act = now;
+		c->rto_at = c->snd_una == c->snd_max ? 0 : now + c->rto;
+		writable = true;
+	} else if (ack == c->snd_una && !len && !(s->flags & (LFE_TCP_FIN | LFE_TCP_SYN)) &&
+		   s->win == c->snd_wnd && c->snd_una != c->snd_max) {
+		t->st.dup_acks++;
+		if (++c->dupacks == 3) {
+			uint32_t flight = c->snd_max - c->snd_una;
+			c->ssthresh = max32(flight / 2, 2u * c->smss);
+			c->cwnd = c->ssthresh + 3u * c->smss;
+			uint32_t n = seq_lt(c->snd_una, c->snd_end) ? c->snd_end - c->snd_una : 0;
+			n = min32(min32(n, c->smss), t->smask + 1 - spos(t, c, c->snd_una));
+			bool fin = (c->flags & F_FIN_Q) && c->snd_una + n == c->snd_end;
+			xmit(t, c, c->snd_una, n, fin);
+			c->rto_at = now + c->rto;
+		}
+	}
+	if (seq_lt(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, ack))) {
+		if (!c->snd_wnd && s->win)
+			pend(t, c);
+		if (!s->win)
+			c->retries = 0;   /* the peer is alive, just full: keep probing */
+		c->snd_wnd = s->win;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = ack;
+		c->max_snd_wnd = max32(c->max_snd_wnd, s->win);
+	}
+	bool fin_acked = (c->flags & F_FIN_Q) && c->snd_una == c->snd_end + 1;
+	if (fin_acked) {
+		switch (c->state) {
+		case ST_FIN_WAIT_1:
+			c->state = ST_FIN_WAIT_2;
+			c->state_at = now + (t->cfg.idle_timeout_us ? t->cfg.idle_timeout_us : FW2_DEFAULT_US);
+			break;
+		case ST_CLOSING:
+			enter_time_wait(t, c, now);
+			return true;
+		case ST_LAST_ACK:
+			conn_close(t, c, 0);
+			return false;
+		default:
+			break;
+		}
+	}
+	if (writable) {
+		if (has_unsent(c))
+			pend(t, c);
+		if ((c->flags & F_APP) && t->ops.on_writable && !(c->flags & F_FIN_Q))
+			t->ops.on_writable(t->ctx, c);
+	}
+	return c->state != ST_FREE;
+}
+
+static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+{
+	c->laddr = s->laddr;
+	c->raddr = s->raddr;
+	c->lport = s->lport;
+	c->rport = s->rport;
+	uint32_t peer = s->mss ? s->mss : 536;
+	c->smss = (uint16_t)max32(64, min32(t->cfg.mss, peer));
+	hash_insert(t, c);
+}
+
+static uint32_t isn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	uint64_t w[2];
+	tuple_words(w, s->laddr, s->lport, s->raddr, s->rport);
+	/* RFC 6528: keyed hash of the tuple plus a 4 µs clock. */
+	return (uint32_t)siphash(t->sk0, t->sk1, w, 2) + (uint32_t)(now >> 2);
+}
+
+static uint32_t cookie_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint32_t peer_isn,
+			    uint64_t count, uint32_t mssi)
+{
+	uint64_t w[4];
+	tuple_words(w, s->laddr, s->lport, s->raddr, s->rport);
+	w[2] = (uint64_t)peer_isn << 32 | mssi;
+	w[3] = count;
+	return (uint32_t)siphash(t->sk0, t->sk1, w, 4) & 0x7ffffff;
+}
+
+/* Cookie layout: 2 bits of the 67 s clock, 3 bits of MSS index, 27 bits
+ * of keyed hash over tuple, peer ISN, clock and MSS index. */
+static uint32_t cookie_make(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	uint32_t peer = s->mss ? s->mss : 536, mssi = 0;
+	for (uint32_t i = 0; i < 8; i++)
+		if (cookie_mss[i] <= peer && cookie_mss[i] <= t->cfg.mss)
+			mssi = i;
+	uint64_t count = now >> COOKIE_SHIFT;
+	return (uint32_t)(count & 3) << 30 | mssi << 27 | cookie_hash(t, s, s->seq, count, mssi);
+}
+
+/* Returns the MSS the cookie encodes, or 0 if it is not ours or too old. */
+static uint32_t cookie_check(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	uint32_t ck = s->ack - 1, mssi = (ck >> 27) & 7;
+	uint64_t count = now >> COOKIE_SHIFT;
+	for (uint64_t age = 0; age < 2; age++) {
+		uint64_t cn = count - age;
+		if ((cn & 3) == ck >> 30 && cookie_hash(t, s, s->seq - 1, cn, mssi) == (ck & 0x7ffffff))
+			return cookie_mss[mssi];
+	}
+	return 0;
+}
+
+static bool listening(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport)
+{
+	for (uint32_t i = 0; i < t->cfg.n_listen; i++)
+		if (t->cfg.listen[i].port == lport && (!t->cfg.listen[i].addr || t->cfg.listen[i].addr == laddr))
+			return true;
+	return false;
+}
+
+static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	if (t->st.half_open >= t->cfg.max_half_open) {
+		struct lfe_tcp_seg r = {
+			.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
+			.seq = cookie_make(t, s, now), .ack = s->seq + 1,
+			.win = (uint16_t)min32(t->cfg.rcvbuf, MAX_WIN),
+			.flags = LFE_TCP_SYN | LFE_TCP_ACK, .wscale = -1,
+		};
+		r.mss = t->cfg.mss;
+		t->st.syncookies_sent++;
+		t->cookie_until = now + (2ull << COOKIE_SHIFT);
+		emit(t, &r);
+		return;
+	}
+	struct lfe_tcp_conn *c = conn_alloc(t);
+	if (!c) {
+		t->st.drop_table_full++;
+		return;
+	}
+	init_passive(t, c, s);
+	c->state = ST_SYN_RCVD;
+	t->st.half_open++;
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->last_ack_sent = c->rcv_nxt;
+	c->iss = isn(t, s, now);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = c->iss;
+	c->snd_wnd = s->win;
+	c->max_snd_wnd = s->win;
+	c->last_act = now;
+	send_syn(t, c);
+	c->rto_at = now + c->rto;
+	tmr_arm(t, c, c->rto_at);
+}
+
+/* A bare ACK for no connection on a listening port: a SYN cookie coming
+ * back? Returns the new ESTABLISHED connection or NULL. */
+static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	bool cookies = now < t->cookie_until;
+	uint32_t mss = cookies ? cookie_check(t, s, now) : 0;
+	if (!mss) {
+		/* While cookies are out, a segment that fails the check may be a
+		 * later one of a handshake whose first ACK was lost: dropping it
+		 * lets the peer retransmit from the cookie's seq; a RST would kill
+		 * the connection (and would feed a flood). */
+		t->st.drop_no_conn++;
+		if (!cookies)
+			reply_rst(t, s);
+		return NULL;
+	}
+	struct lfe_tcp_conn *c = conn_alloc(t);
+	if (!c) {
+		t->st.drop_table_full++;
+		reply_rst(t, s);
+		return NULL;
+	}
+	t->st.syncookies_ok++;
+	struct lfe_tcp_seg syn = *s;
+	syn.mss = (uint16_t)mss;
+	init_passive(t, c, &syn);
+	c->irs = s->seq - 1;
+	c->rcv_nxt = s->seq;
+	c->last_ack_sent = s->seq;
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = s->ack;
+	c->snd_wnd = s->win;
+	c->max_snd_wnd = s->win;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	if (!conn_open(t, c, now))
+		return NULL;
+	return c;
+}
+
+static void input_syn_sent(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s,
+			   uint64_t now)
+{
+	bool ack_ok = false;
+	if (s->flags & LFE_TCP_ACK) {
+		if (seq_le(s->ack, c->iss) || seq_gt(s->ack, c->snd_max)) {
+			if (!(s->flags & LFE_TCP_RST))
+				reply_rst(t, s);
+			t->st.drop_bad_ack++;
+			return;
+		}
+		ack_ok = true;
+	}
+	if (s->flags & LFE_TCP_RST) {
+		if (ack_ok) {
+			t->st.conns_reset++;
+			conn_close(t, c, -ECONNREFUSED);
+		} else {
+			t->st.drop_bad_seq++;
+		}
+		return;
+	}
+	if (!(s->flags & LFE_TCP_SYN))
+		return;
+	uint32_t peer = s->mss ? s->mss : 536;
+	c->smss = (uint16_t)max32(64, min32(t->cfg.mss, peer));
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->snd_wnd = s->win;
+	c->max_snd_wnd = s->win;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	if (!ack_ok) {
+		/* Simultaneous open: answer SYN,ACK and wait for the ACK. */
+		c->state = ST_SYN_RCVD;
+		send_syn(t, c);
+		return;
+	}
+	c->snd_una = s->ack;
+	c->flags |= F_ACK_NOW;
+	pend(t, c);
+	if (!conn_open(t, c, now))
+		return;
+	tmr_update(t, c);
+}
+
+void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	t->st.segs_in++;
+	t->st.bytes_in += s->len;
+	if (s->len && !s->payload) {
+		t->st.drop_bad_seq++;
+		return;
+	}
+	uint8_t fl = s->flags;
+	struct lfe_tcp_conn *c = lookup(t, s->laddr, s->lport, s->raddr, s->rport);
+	if (c && c->state == ST_TIME_WAIT && (fl & LFE_TCP_SYN) && !(fl & (LFE_TCP_ACK | LFE_TCP_RST)) &&
+	    seq_gt(s->seq, c->rcv_nxt)) {
+		/* A new incarnation of the tuple: its SYN is above everything of
+		 * the old one, so TIME_WAIT has done its job. */
+		conn_free(t, c);
+		c = NULL;
+	}
+	if (!c) {
+		if (!listening(t, s->laddr, s->lport) || t->shutting) {
+			t->st.drop_no_conn++;
+			reply_rst(t, s);
+			return;
+		}
+		if (fl & LFE_TCP_RST) {
+			t->st.drop_no_conn++;
+			return;
+		}
+		if (fl & LFE_TCP_SYN) {
+			if (fl & (LFE_TCP_ACK | LFE_TCP_FIN)) {
+				t->st.drop_no_conn++;
+				reply_rst(t, s);
+				return;
+			}
+			listen_syn(t, s, now);
+			return;
+		}
+		if (!(fl & LFE_TCP_ACK)) {
+			t->st.drop_no_conn++;
+			return;
+		}
+		c = listen_cookie(t, s, now);
+		if (!c)
+			return;
+		/* fall through: the cookie ACK may carry the first request */
+	}
+	if (c->flags & F_ABORT)
+		return;
+	if (c->state == ST_SYN_SENT) {
+		input_syn_sent(t, c, s, now);
+		return;
+	}
+
+	uint32_t wnd = rwnd(t, c);
+	if (fl & LFE_TCP_RST) {
+		if (s->seq == c->rcv_nxt) {
+			t->st.conns_reset++;
+			conn_close(t, c, -ECONNRESET);
+		} else if (seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + max32(wnd, 1))) {
+			challenge_ack(t, c, now);
+		} else {
+			t->st.drop_bad_seq++;
+		}
+		return;
+	}
+	if (fl & LFE_TCP_SYN) {
+		if (c->state == ST_SYN_RCVD && s->seq == c->irs && !(fl & LFE_TCP_ACK))
+			send_syn(t, c);   /* our SYN,ACK was lost */
+		else
+			challenge_ack(t, c, now);
+		return;
+	}
+
+	uint32_t seq = s->seq, len = s->len;
+	const uint8_t *p = s->payload;
+	bool fin = fl & LFE_TCP_FIN;
+	uint32_t seglen = len + fin;
+	bool ok;
+	if (!seglen)
+		ok = wnd ? seq_in(seq, c->rcv_nxt, c->rcv_nxt + wnd) : seq == c->rcv_nxt;
+	else
+		ok = wnd && (seq_in(seq, c->rcv_nxt, c->rcv_nxt + wnd) ||
+			     seq_in(seq + seglen - 1, c->rcv_nxt, c->rcv_nxt + wnd));
+	if (!ok) {
+		if (seq_le(seq + seglen, c->rcv_nxt))
+			t->st.dup_segs++;
+		else
+			t->st.drop_window++;
+		c->flags |= F_ACK_NOW;
+		pend(t, c);
+		if (c->state == ST_TIME_WAIT)
+			c->state_at = now + t->cfg.time_wait_us;
+		/* A zero window still takes ACKs: only the data goes. */
+		if (!(seq == c->rcv_nxt && !wnd && (fl & LFE_TCP_ACK)))
+			return;
+		len = 0;
+		fin = false;
+	}
+	if (seq_lt(seq, c->rcv_nxt)) {
+		uint32_t d = c->rcv_nxt - seq;
+		if (d >= len) {
+			if (len)
+				t->st.dup_segs++;
+			fin = fin && d == len;
+			len = 0;
+		} else {
+			p += d;
+			len -= d;
+		}
+		seq = c->rcv_nxt;
+		c->flags |= F_ACK_NOW;
+		pend(t, c);
+	}
+	if (seq_gt(seq + len, c->rcv_nxt + wnd)) {
+		len = c->rcv_nxt + wnd - seq;
+		fin = false;
+	}
+
+	if (!(fl & LFE_TCP_ACK))
+		return;
+	if (c->state == ST_SYN_RCVD) {
+		if (!seq_gt(s->ack, c->snd_una) || seq_gt(s->ack, c->snd_max)) {
+			t->st.drop_bad_ack++;
+			reply_rst(t, s);
+			return;
+		}
+		if (!(c->flags & F_ACTIVE))
+			t->st.half_open--;
+		c->snd_una = s->ack;
+		c->snd_wnd = s->win;
+		c->max_snd_wnd = max32(c->max_snd_wnd, s->win);
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = s->ack;
+		if (!conn_open(t, c, now))
+			return;
+	} else if (!recv_ack(t, c, s, len, now)) {
+		return;
+	}
+	if (c->flags & F_ABORT)
+		return;
+	if (c->state == ST_TIME_WAIT) {
+		if (fin) {
+			c->flags |= F_ACK_NOW;
+			pend(t, c);
+			c->state_at = now + t->cfg.time_wait_us;
+		}
+		tmr_update(t, c);
+		return;
+	}
+	recv_data(t, c, seq, p, len, fin, now);
+	if (c->state != ST_FREE)
+		tmr_update(t, c);
+}
+
+/* ---- timers ---- */
+
+static void on_rto(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	c->rto_at = 0;
+	if (c->state == ST_SYN_RCVD || c->state == ST_SYN_SENT) {
+		if (++c->retries > t->cfg.max_retries) {
+			t->st.rto_timeouts++;
+			if (c->state == ST_SYN_SENT) {
+				conn_close(t, c, -ETIMEDOUT);
+			} else {
+				t->st.conns_reset++;
+				send_rst(t, c);
+				conn_close(t, c, -ETIMEDOUT);
+			}
+			return;
+		}
+		c->rto = min32(c->rto * 2, t->cfg.rto_max_us);
+		t->st.retransmits++;
+		send_syn(t, c);
+		c->rto_at = now + c->rto;
+		return;
+	}
+	if (!can_send_data(c))
+		return;
+	if (c->snd_una == c->snd_max && (!has_unsent(c) || c->snd_wnd))
+		return;
+	t->st.rto_timeouts++;
+	if (++c->retries > t->cfg.max_retries) {
+		conn_reset(t, c, -ETIMEDOUT);
+		return;
+	}
+	c->rto = min32(c->rto * 2, t->cfg.rto_max_us);
+	if (c->snd_una != c->snd_max) {
+		uint32_t flight = c->snd_max - c->snd_una;
+		c->ssthresh = max32(flight / 2, 2u * c->smss);
+		c->cwnd = c->smss;
+		c->flags &= (uint16_t)~F_RTT;
+	}
+	c->dupacks = 0;
+	c->snd_nxt = c->snd_una;
+	c->rto_at = now + c->rto;
+	if (!c->snd_wnd && seq_lt(c->snd_una, c->snd_end)) {
+		/* Zero window: probe with one byte (RFC 9293 3.8.6.1); the
+		 * peer's ACK of it, zero window or not, proves it alive. */
+		xmit(t, c, c->snd_una, 1, false);
+		c->snd_nxt = c->snd_una + 1;
+		if (seq_gt(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		return;
+	}
+	output(t, c, now);
+}
+
+static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	if (c->state_at && c->state_at <= now) {
+		c->state_at = 0;
+		if (c->state == ST_TIME_WAIT) {
+			conn_free(t, c);
+			return;
+		}
+		if (c->state == ST_FIN_WAIT_2) {
+			conn_reset(t, c, -ETIMEDOUT);
+			return;
+		}
+	}
+	if (t->cfg.idle_timeout_us && idle_applies(c) && c->last_act + t->cfg.idle_timeout_us <= now) {
+		t->st.idle_closed++;
+		conn_reset(t, c, -ETIMEDOUT);
+		return;
+	}
+	if (c->rto_at && c->rto_at <= now) {
+		on_rto(t, c, now);
+		if (c->state == ST_FREE)
+			return;
+	}
+	if ((c->flags & F_ACK_DELAYED) && c->delack_at <= now)
+		send_ack(t, c);
+}
+
+void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now)
+{
+	uint64_t nt = now >> TICK_SHIFT;
+	if (nt <= t->tick_done)
+		return;
+	if (!t->n_armed) {
+		t->tick_done = t->tick_cur = nt;
+		return;
+	}
+	uint64_t from = nt - t->tick_done > WHEEL_SIZE ? nt - WHEEL_SIZE + 1 : t->tick_done + 1;
+	uint32_t scratch = t->cfg.max_conns + WHEEL_SIZE;
+	for (uint64_t tick = from; tick <= nt; tick++) {
+		t->tick_cur = tick;
+		uint32_t head = t->cfg.max_conns + (uint32_t)(tick & (WHEEL_SIZE - 1));
+		if (!l_linked(t->tl, head))
+			continue;
+		/* Detach the bucket first: fired entries may re-file into it. */
+		t->tl[scratch] = t->tl[head];
+		t->tl[t->tl[head].next].prev = scratch;
+		t->tl[t->tl[head].prev].next = scratch;
+		l_init(t->tl, head);
+		while (l_linked(t->tl, scratch)) {
+			uint32_t i = t->tl[scratch].next;
+			struct lfe_tcp_conn *c = &t->conns[i];
+			l_del(t->tl, i);
+			if (c->wheel_tick > nt) {
+				l_add_tail(t->tl, head, i);
+				continue;
+			}
+			t->n_armed--;
+			fire(t, c, now);
+			if (c->state != ST_FREE)
+				tmr_update(t, c);
+		}
+	}
+	t->tick_done = nt;
+	t->tick_cur = nt;
+}
+
+/* ---- flush ---- */
+
+void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now)
+{
+	uint32_t head = t->cfg.max_conns;
+	while (l_linked(t->pl, head)) {
+		uint32_t i = t->pl[head].next;
+		l_del(t->pl, i);
+		struct lfe_tcp_conn *c = &t->conns[i];
+		if (c->state == ST_FREE)
+			continue;
+		if (c->flags & F_ABORT) {
+			c->flags &= (uint16_t)~F_ABORT;
+			conn_reset(t, c, -ECONNABORTED);
+			continue;
+		}
+		output(t, c, now);
+		tmr_update(t, c);
+	}
+}
+
+/* ---- setup ---- */
+
+void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg)
+{
+	*cfg = (struct lfe_tcp_cfg){
+		.max_conns = 16384,
+		.max_half_open = 4096,
+		.sndbuf = 16384,
+		.rcvbuf = 8192,
+		.mss = 1460,
+		.rto_min_us = 200000,
+		.rto_max_us = 30000000,
+		.rto_init_us = 1000000,
+		.max_retries = 8,
+		.delack_us = 40000,
+		.idle_timeout_us = 300000000,
+		.time_wait_us = 2000000,
+	};
+}
+
+struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_ops *ops,
+			    void *ctx, int *err)
+{
+	int e = -EINVAL;
+	struct lfe_tcp *t = NULL;
+	if (!cfg || !ops || !ops->tx || !ops->on_open || !ops->on_data || !ops->on_close)
+		goto fail;
+	if (!cfg->max_conns || cfg->max_conns > (1u << 24) || cfg->max_half_open > cfg->max_conns ||
+	    cfg->sndbuf < 64 || cfg->sndbuf > (1u << 24) || (cfg->sndbuf & (cfg->sndbuf - 1)) ||
+	    cfg->rcvbuf < 64 || cfg->rcvbuf > (1u << 24) || cfg->mss < 64 || cfg->mss > 9000 ||
+	    !cfg->rto_min_us || cfg->rto_min_us > cfg->rto_init_us || cfg->rto_init_us > cfg->rto_max_us ||
+	    cfg->rto_max_us > (1u << 30) || cfg->n_listen > 8)
+		goto fail;
+	e = -ENOMEM;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	t->cfg = *cfg;
+	t->ops = *ops;
+	t->ctx = ctx;
+	uint32_t n = cfg->max_conns;
+	uint32_t hsize = 2;
+	while (hsize < 2 * n)
+		hsize <<= 1;
+	t->hmask = hsize - 1;
+	t->smask = cfg->sndbuf - 1;
+	t->conns = calloc(n, sizeof(*t->conns));
+	t->htab = malloc(sizeof(*t->htab) * hsize);
+	t->free_stack = malloc(sizeof(*t->free_stack) * n);
+	t->tl = malloc(sizeof(*t->tl) * (n + WHEEL_SIZE + 1));
+	t->pl = malloc(sizeof(*t->pl) * (n + 1));
+	t->wl = malloc(sizeof(*t->wl) * (n + 1));
+	/* calloc: the kernel hands out zero pages lazily, so untouched slots'
+	 * buffers cost no memory until a connection uses them. */
+	t->sbufs = calloc(n, cfg->sndbuf);
+	t->rbufs = calloc(n, cfg->rcvbuf);
+	if (!t->conns || !t->htab || !t->free_stack || !t->tl || !t->pl || !t->wl || !t->sbufs || !t->rbufs)
+		goto fail;
+	memset(t->htab, 0xff, sizeof(*t->htab) * hsize);
+	for (uint32_t i = 0; i < n; i++) {
+		t->conns[i].idx = i;
+		t->conns[i].gen = 1;
+		t->free_stack[i] = n - 1 - i;
+	}
+	t->n_free = n;
+	for (uint32_t i = 0; i < n + WHEEL_SIZE + 1; i++)
+		l_init(t->tl, i);
+	for (uint32_t i = 0; i <= n; i++) {
+		l_init(t->pl, i);
+		l_init(t->wl, i);
+	}
+	uint64_t s = cfg->secret;
+	t->hk0 = splitmix(&s) | 1;
+	t->hk1 = splitmix(&s) | 1;
+	t->sk0 = splitmix(&s);
+	t->sk1 = splitmix(&s);
+	return t;
+fail:
+	lfe_tcp_free(t);
+	if (err)
+		*err = e;
+	return NULL;
+}
+
+void lfe_tcp_free(struct lfe_tcp *t)
+{
+	if (!t)
+		return;
+	free(t->conns);
+	free(t->htab);
+	free(t->free_stack);
+	free(t->tl);
+	free(t->pl);
+	free(t->wl);
+	free(t->sbufs);
+	free(t->rbufs);
+	free(t);
+}
+
+struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
+				     uint32_t raddr, uint16_t rport, uint64_t now, int *err)
+{
+	int e;
+	if (t->shutting) {
+		e = -ESHUTDOWN;
+		goto fail;
+	}
+	if (lookup(t, laddr, lport, raddr, rport)) {
+		e = -EADDRINUSE;
+		goto fail;
+	}
+	struct lfe_tcp_conn *c = conn_alloc(t);
+	if (!c) {
+		t->st.drop_table_full++;
+		e = -ENOBUFS;
+		goto fail;
+	}
+	struct lfe_tcp_seg s = {.laddr = laddr, .raddr = raddr, .lport = lport, .rport = rport};
+	c->laddr = laddr;
+	c->raddr = raddr;
+	c->lport = lport;
+	c->rport = rport;
+	c->smss = (uint16_t)min32(t->cfg.mss, 536);
+	hash_insert(t, c);
+	c->state = ST_SYN_SENT;
+	c->flags = F_ACTIVE | F_APP;
+	c->iss = isn(t, &s, now);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
+	c->last_act = now;
+	send_syn(t, c);
+	c->rto_at = now + c->rto;
+	tmr_arm(t, c, c->rto_at);
+	return c;
+fail:
+	if (err)
+		*err = e;
+	return NULL;
+}
+
+/* ---- per connection ---- */
+
+static bool app_can_send(const struct lfe_tcp_conn *c)
+{
+	return (c->state == ST_ESTABLISHED || c->state == ST_CLOSE_WAIT) &&
+	       !(c->flags & (F_FIN_Q | F_ABORT));
+}
+
+size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
+{
+	const struct lfe_tcp *t = c->t;
+	if (!app_can_send(c)) {
+		*p = NULL;
+		return 0;
+	}
+	uint32_t size = t->smask + 1;
+	uint32_t used = c->snd_end - c->snd_una;
+	uint32_t pos = spos(t, c, c->snd_end);
+	*p = sbuf(t, c) + pos;
+	return min32(size - used, size - pos);
+}
+
+void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
+{
+	uint8_t *p;
+	size_t room = lfe_tcp_send_space(c, &p);
+	if (n > room)
+		n = room;
+	if (!n)
+		return;
+	c->snd_end += (uint32_t)n;
+	pend(c->t, c);
+}
+
+size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len)
+{
+	size_t done = 0;
+	for (int i = 0; i < 2 && done < len; i++) {
+		uint8_t *p;
+		size_t room = lfe_tcp_send_space(c, &p);
+		size_t n = len - done < room ? len - done : room;
+		if (!n)
+			break;
+		memcpy(p, (const uint8_t *)data + done, n);
+		lfe_tcp_send_commit(c, n);
+		done += n;
+	}
+	return done;
+}
+
+void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	if (c->state == ST_FREE || (c->flags & F_ABORT))
+		return;
+	uint32_t before = rwnd(t, c);
+	deliver_held(t, c);
+	if (c->state == ST_FREE)
+		return;
+	uint32_t after = rwnd(t, c);
+	/* Tell the peer about reopened space only when it is worth a segment
+	 * (RFC 1122 receiver-side silly window avoidance). */
+	if (after > before && (before < c->smss || after - before >= min32(t->cfg.rcvbuf / 2, 2u * c->smss)))
+		c->flags |= F_ACK_NOW;
+	if ((c->flags & F_FIN_NOTIFY) && !c->held)
+		notify_fin(t, c);
+	if ((c->flags & F_OOO_FIN) && c->rcv_nxt == c->ooo_fin)
+		fin_received(t, c, now);
+	if (c->state != ST_FREE && (c->flags & F_ACK_NOW))
+		pend(t, c);
+}
+
+void lfe_tcp_close(struct lfe_tcp_conn *c)
+{
+	switch (c->state) {
+	case ST_ESTABLISHED:
+		c->state = ST_FIN_WAIT_1;
+		break;
+	case ST_CLOSE_WAIT:
+		c->state = ST_LAST_ACK;
+		break;
+	case ST_SYN_SENT:
+		lfe_tcp_abort(c);
+		return;
+	default:
+		return;
+	}
+	c->flags |= F_FIN_Q;
+	pend(c->t, c);
+}
+
+void lfe_tcp_abort(struct lfe_tcp_conn *c)
+{
+	if (c->state == ST_FREE || c->state == ST_TIME_WAIT)
+		return;
+	c->flags |= F_ABORT;
+	pend(c->t, c);
+}
+
+void lfe_tcp_conn_set_app(struct lfe_tcp_conn *c, void *app) { c->app = app; }
+void *lfe_tcp_conn_app(const struct lfe_tcp_conn *c) { return c->app; }
+
+struct lfe_tcp_handle lfe_tcp_conn_handle(const struct lfe_tcp_conn *c)
+{
+	return (struct lfe_tcp_handle){.idx = c->idx, .gen = c->gen};
+}
+
+struct lfe_tcp_conn *lfe_tcp_conn_get(struct lfe_tcp *t, struct lfe_tcp_handle h)
+{
+	if (h.idx >= t->cfg.max_conns)
+		return NULL;
+	struct lfe_tcp_conn *c = &t->conns[h.idx];
+	if (c->gen != h.gen || c->state == ST_FREE || !(c->flags & F_APP))
+		return NULL;
+	return c;
+}
+
+void lfe_tcp_conn_addrs(const struct lfe_tcp_conn *c, uint32_t *laddr, uint16_t *lport,
+			uint32_t *raddr, uint16_t *rport)
+{
+	if (laddr) *laddr = c->laddr;
+	if (lport) *lport = c->lport;
+	if (raddr) *raddr = c->raddr;
+	if (rport) *rport = c->rport;
+}
+
+void lfe_tcp_shutdown(struct lfe_tcp *t, uint64_t now)
+{
+	t->shutting = true;
+	for (uint32_t i = 0; i < t->cfg.max_conns; i++) {
+		struct lfe_tcp_conn *c = &t->conns[i];
+		switch (c->state) {
+		case ST_SYN_RCVD:
+			if (!(c->flags & F_ACTIVE)) {
+				send_rst(t, c);
+				conn_free(t, c);
+				break;
+			}
+			/* fall through */
+		case ST_SYN_SENT:
+			lfe_tcp_abort(c);
+			break;
+		case ST_ESTABLISHED:
+		case ST_CLOSE_WAIT:
+			lfe_tcp_close(c);
+			break;
+		default:
+			break;
+		}
+	}
+	lfe_tcp_flush(t, now);
+}
+
+const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t)
+{
+	return &t->st;
+}
