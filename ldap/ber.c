@@ -26,12 +26,10 @@ int lfe_ber_hdr(const uint8_t *p, size_t len, uint8_t *tag, size_t *hdr_len,
 		return -EBADMSG;
 	if (len < 3)
 		return -EAGAIN;
-	/* Minimal: the first length octet is not zero (for n > 1), and the
-	 * long form is used only for values >= 0x80. */
-	if (p[2] == 0)
-		return -EBADMSG;
-	if (n == 1 && p[2] < 0x80)
-		return -EBADMSG;
+	/* Non-minimal long forms (0x81 0x05, 0x84 0 0 0 5) are accepted: RFC 4511
+	 * §5.1 asks only for the definite form, liblber reads them, and some
+	 * clients (Windows' wldap32) always send 4 length octets. The bound
+	 * checks do not depend on minimality. */
 	if (len < 2 + n)
 		return -EAGAIN;
 	size_t v = 0;

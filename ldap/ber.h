@@ -3,9 +3,9 @@
  *
  * What the reader accepts (anything else is -EBADMSG):
  *   - low-tag-number form only (tag number < 31: all LDAP tags are);
- *   - definite lengths only, at most 4 length octets, minimally encoded
- *     (0x81 0x05 and 0x82 0x00 0x80 are refused, 0x80 indefinite and 0xFF are
- *     refused);
+ *   - definite lengths only, at most 4 length octets (0x80 indefinite and
+ *     0xFF are refused; non-minimal long forms such as 0x81 0x05 are read,
+ *     as liblber does, because Windows clients send them);
  *   - every element inside its parent, nothing left over where a parent ends;
  *   - INTEGER/ENUMERATED: 1..8 content octets, minimal two's complement;
  *   - BOOLEAN: exactly one octet, 0x00 or 0xFF. RFC 4511 §5.1 requires TRUE to

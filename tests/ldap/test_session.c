@@ -1065,7 +1065,7 @@ static void test_malformed(void)
 		{ "unknown op tag", "30050201017f00" },
 		{ "bad filter", "301d02010163180400" "0a0100" "0a0100" "020100" "020100" "010100"
 				"a303040161" "3000" },
-		{ "over-long length", "3084000000050201014200" },
+		{ "five length octets", "308500000000050201014200" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct fx f;
