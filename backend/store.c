@@ -1,0 +1,1232 @@
+/* backend/store.c — the LMDB directory store (interface in store.h, record
+ * format in record.h).
+ *
+ * Readers and renewal. Each worker keeps one read transaction open and calls
+ * lfe_store_reader_renew() every 1–5 ms of its poll loop (not per request:
+ * a reset+renew costs a few hundred ns, a lookup less). Two things depend on
+ * that cadence:
+ *   - visibility: a read txn is a snapshot; a password set by ldapfectl is
+ *     seen only after the next renew, so the cadence bounds how long an old
+ *     password keeps working (the concurrency test checks < 10 ms);
+ *   - page reclamation: LMDB cannot reuse pages freed after the oldest live
+ *     snapshot. A reader that never renews pins every page the writer frees,
+ *     and an import or a stream of password changes then grows the file
+ *     until MDB_MAP_FULL. Renewing every few ms keeps the pinned set to the
+ *     few transactions committed in that window.
+ * An idle worker should still renew on that timer (or reset and renew only
+ * when work arrives) so it does not pin old pages while idle.
+ *
+ * Writer. Every write validates its input (DN, suffix, sizes, index key
+ * lengths, existence) before it touches the txn, so a refused operation
+ * inside a batch leaves the batch usable. An LMDB failure after the first
+ * modification (map full, I/O) poisons the batch: later calls and the commit
+ * return that error and the batch is dropped. The entry count is kept as a
+ * delta per transaction and folded into meta once, at commit.
+ *
+ * Import speed. A batch remembers the greatest key of "entries" and of each
+ * index. A key above it is appended (MDB_APPEND: no search, and pages are
+ * split at the end so they stay full instead of half full), and an entry
+ * whose DN is above every DN in the store also appends its DN to the
+ * duplicate lists of its index keys (MDB_APPENDDUP). Sorted input (an LDIF
+ * export, the benchmark) thus takes the fast path; unsorted input takes the
+ * ordinary one, key by key. Without MDB_WRITEMAP about half the CPU of a
+ * large batch goes to LMDB's private dirty pages (malloc, first-touch
+ * faults, dirty-list search); LFE_STORE_BULK turns it on for imports only,
+ * because a full disk then means SIGBUS instead of -EIO.
+ *
+ * Threads: readers as store.h says; the writer calls on one lfe_store come
+ * from one thread at a time (LMDB also serialises writers across processes).
+ * A reader whose renew returns -ESTALE saw the writer grow the map beyond
+ * its own map size: close and reopen the store.
+ *
+ * Deliberate limits: normalized DNs and index keys must fit LMDB's key size
+ * (511 bytes in Debian's build); an entry with a longer uid/mail/cn/
+ * objectClass value is refused (-EINVAL) rather than left unindexed, so an
+ * index lookup never misses an entry that exists. Index values are folded
+ * with ASCII rules only. At most LFE_STORE_MAX_ATTRS attributes per entry,
+ * each type at most once.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "../ldap/dn.h"
+#include "pwscheme.h"
+#include "record.h"
+
+#define LFE_STORE_DEFAULT_MAP   (4ull << 30)
+#define LFE_STORE_MAX_ATTRS     1024u
+#define LFE_STORE_MAX_READERS   512u
+#define LFE_STORE_SCHEME_MAX    32u
+
+enum { IDX_UID, IDX_MAIL, IDX_CN, IDX_OC, N_IDX, IDX_NONE = N_IDX };
+enum { DB_ENTRIES = N_IDX, DB_META, N_DB };
+
+static const char *const db_names[N_DB] = {
+	[IDX_UID] = "idx.uid", [IDX_MAIL] = "idx.mail", [IDX_CN] = "idx.cn",
+	[IDX_OC] = "idx.objectclass", [DB_ENTRIES] = "entries", [DB_META] = "meta",
+};
+
+/* Names (and RFC 4519 aliases) of the indexed attribute types. */
+static const struct {
+	const char *name;
+	unsigned idx;
+} idx_names[] = {
+	{ "uid", IDX_UID }, { "userid", IDX_UID },
+	{ "mail", IDX_MAIL }, { "rfc822mailbox", IDX_MAIL },
+	{ "cn", IDX_CN }, { "commonname", IDX_CN },
+	{ "objectclass", IDX_OC },
+};
+
+#define META_FORMAT      "format"
+#define META_SUFFIX      "suffix"
+#define META_SUFFIX_ORIG "suffix.orig"
+#define META_ENTRIES     "entries"
+#define META_COOKIE      "sync.cookie"
+#define META_PWDEFAULT   "pw.default"
+
+/* Messages that name both versions must be static (store.h); format
+ * versions are small, so a table covers every one we can meet. */
+_Static_assert(LFE_STORE_FORMAT_VERSION == 1, "update version_msgs");
+#define VMSG(n) "store format version " #n ", this build reads format version 1"
+static const char *const version_msgs[] = {
+	VMSG(0), VMSG(1), VMSG(2), VMSG(3), VMSG(4), VMSG(5), VMSG(6), VMSG(7),
+	VMSG(8), VMSG(9), VMSG(10), VMSG(11), VMSG(12), VMSG(13), VMSG(14), VMSG(15),
+};
+#undef VMSG
+
+struct lfe_store {
+	MDB_env *env;
+	MDB_dbi dbi[N_DB];
+	bool rdonly;
+	bool ready;                 /* initialised: dbi[] valid, suffix known */
+	size_t maxkey;
+	MDB_txn *batch;             /* open batch transaction, or NULL */
+	int batch_err;              /* sticky error that poisoned the batch */
+	/* Batch only: the greatest key of entries and of each index, so keys
+	 * that arrive in order (a sorted import) go in with MDB_APPEND. */
+	bool max_ok[N_IDX + 1];
+	uint16_t max_len[N_IDX + 1];
+	uint8_t max_key[N_IDX + 1][512];
+	int64_t delta;              /* entry count change of the open write txn */
+	uint8_t *scratch;           /* writer: copy of the record being changed */
+	size_t scratch_cap;
+	size_t suffix_len;
+	char suffix[LFE_DN_MAX];
+	char suffix_orig[LFE_DN_MAX];
+	char pw_default[LFE_STORE_SCHEME_MAX];
+};
+
+struct lfe_store_reader {
+	struct lfe_store *st;
+	MDB_txn *txn;
+	MDB_cursor *cur[N_IDX];
+};
+
+static int map_err(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS:        return 0;
+	case MDB_NOTFOUND:       return -ENOENT;
+	case MDB_KEYEXIST:       return -EEXIST;
+	case MDB_MAP_FULL:       return -ENOSPC;
+	case MDB_TXN_FULL:       return -ENOSPC;
+	case MDB_BAD_VALSIZE:    return -EINVAL;
+	case MDB_READERS_FULL:   return -EBUSY;
+	case MDB_DBS_FULL:       return -ENOSPC;
+	case MDB_VERSION_MISMATCH:
+	case MDB_INVALID:        return -EPROTO;
+	case MDB_MAP_RESIZED:    return -ESTALE;   /* reopen: the writer grew the map */
+	case MDB_CORRUPTED:
+	case MDB_PAGE_NOTFOUND:  return -EBADMSG;
+	default:                 return rc > 0 ? -rc : -EIO;
+	}
+}
+
+static MDB_val mval(const void *p, size_t len)
+{
+	return (MDB_val){ .mv_size = len, .mv_data = (void *)p };
+}
+
+static int ascii_lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+static unsigned idx_of_type(const uint8_t *type, size_t len)
+{
+	char canon[64];
+	const char *name = (const char *)type;
+
+	if (len && type[0] >= '0' && type[0] <= '9') {
+		ssize_t cl = lfe_attr_canon(type, len, canon, sizeof(canon));
+
+		if (cl <= 0)
+			return IDX_NONE;
+		name = canon;
+		len = (size_t)cl;
+	}
+	for (size_t i = 0; i < sizeof(idx_names) / sizeof(idx_names[0]); i++)
+		if (strlen(idx_names[i].name) == len &&
+		    strncasecmp(idx_names[i].name, name, len) == 0)
+			return idx_names[i].idx;
+	return IDX_NONE;
+}
+
+/* Index key of a value: ASCII case folded for case-ignore types, leading and
+ * trailing spaces dropped, inner runs of spaces folded to one (the
+ * insignificant-space rule of RFC 4518, ASCII only). Returns the length
+ * (0: nothing to index) or -ENOSPC when the key would exceed cap. */
+static ssize_t index_key(bool fold, const uint8_t *v, size_t len, uint8_t *out, size_t cap)
+{
+	size_t i = 0, n = 0;
+	bool space = false;
+
+	while (i < len && v[i] == ' ')
+		i++;
+	for (; i < len; i++) {
+		if (v[i] == ' ') {
+			space = true;
+			continue;
+		}
+		if (n + (space ? 2 : 1) > cap)
+			return -ENOSPC;
+		if (space)
+			out[n++] = ' ';
+		space = false;
+		out[n++] = (uint8_t)(fold ? ascii_lower(v[i]) : v[i]);
+	}
+	return (ssize_t)n;
+}
+
+static bool idx_fold(unsigned idx, const uint8_t *type, size_t len)
+{
+	/* objectClass compares with objectIdentifierMatch: descriptors are
+	 * case-insensitive even where the DN rules do not list the type. */
+	return idx == IDX_OC || lfe_attr_is_case_ignore(type, len);
+}
+
+/* ---- open / init / close ---- */
+
+static int meta_get(MDB_txn *txn, struct lfe_store *st, const char *key, MDB_val *v)
+{
+	MDB_val k = mval(key, strlen(key));
+
+	return map_err(mdb_get(txn, st->dbi[DB_META], &k, v));
+}
+
+static int meta_put(MDB_txn *txn, struct lfe_store *st, const char *key,
+		    const void *p, size_t len)
+{
+	MDB_val k = mval(key, strlen(key)), v = mval(p, len);
+
+	return map_err(mdb_put(txn, st->dbi[DB_META], &k, &v, 0));
+}
+
+static uint64_t ld_u64(const void *p)
+{
+	const uint8_t *b = p;
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void st_u64(uint8_t *b, uint64_t v)
+{
+	for (int i = 0; i < 8; i++, v >>= 8)
+		b[i] = (uint8_t)v;
+}
+
+static int copy_str(char *dst, size_t cap, MDB_val v)
+{
+	if (v.mv_size >= cap)
+		return -EBADMSG;
+	memcpy(dst, v.mv_data, v.mv_size);
+	dst[v.mv_size] = '\0';
+	return 0;
+}
+
+/* Read meta and open every named DB. -ENOENT when the store has never been
+ * initialised. */
+static int load_meta(struct lfe_store *st, const char **msg)
+{
+	MDB_txn *txn;
+	MDB_val v;
+	uint32_t fmt;
+	int rc;
+
+	rc = map_err(mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn));
+	if (rc < 0) {
+		*msg = "cannot begin a read transaction";
+		return rc;
+	}
+	rc = map_err(mdb_dbi_open(txn, db_names[DB_META], 0, &st->dbi[DB_META]));
+	if (rc < 0) {
+		*msg = rc == -ENOENT ? "store not initialised" : "cannot open the meta database";
+		goto out;
+	}
+	rc = meta_get(txn, st, META_FORMAT, &v);
+	if (rc < 0 || v.mv_size != 4) {
+		*msg = "store meta has no valid format version";
+		rc = rc == -ENOENT || rc == 0 ? -EBADMSG : rc;
+		goto out;
+	}
+	fmt = (uint32_t)((const uint8_t *)v.mv_data)[0] |
+	      (uint32_t)((const uint8_t *)v.mv_data)[1] << 8 |
+	      (uint32_t)((const uint8_t *)v.mv_data)[2] << 16 |
+	      (uint32_t)((const uint8_t *)v.mv_data)[3] << 24;
+	if (fmt != LFE_STORE_FORMAT_VERSION) {
+		*msg = fmt < sizeof(version_msgs) / sizeof(version_msgs[0]) ? version_msgs[fmt] :
+		       "store format version above 15, this build reads format version 1";
+		rc = -EPROTO;
+		goto out;
+	}
+	rc = meta_get(txn, st, META_SUFFIX, &v);
+	if (rc == 0)
+		rc = copy_str(st->suffix, sizeof(st->suffix), v);
+	if (rc == 0) {
+		st->suffix_len = v.mv_size;
+		rc = meta_get(txn, st, META_SUFFIX_ORIG, &v);
+	}
+	if (rc == 0)
+		rc = copy_str(st->suffix_orig, sizeof(st->suffix_orig), v);
+	if (rc < 0) {
+		*msg = "store meta has no valid suffix";
+		rc = rc == -ENOENT ? -EBADMSG : rc;
+		goto out;
+	}
+	rc = meta_get(txn, st, META_PWDEFAULT, &v);
+	if (rc == 0 && copy_str(st->pw_default, sizeof(st->pw_default), v) < 0)
+		rc = -EBADMSG;
+	if (rc < 0 && rc != -ENOENT) {
+		*msg = "store meta has an invalid default password scheme";
+		goto out;
+	}
+	for (int i = 0; i < N_DB; i++) {
+		if (i == DB_META)
+			continue;
+		rc = map_err(mdb_dbi_open(txn, db_names[i], i < N_IDX ? MDB_DUPSORT : 0,
+					  &st->dbi[i]));
+		if (rc < 0) {
+			*msg = "store lacks one of its databases";
+			rc = rc == -ENOENT ? -EBADMSG : rc;
+			goto out;
+		}
+	}
+	/* Commit, not abort: DBI handles opened in a txn survive only a commit. */
+	rc = map_err(mdb_txn_commit(txn));
+	if (rc < 0)
+		*msg = "cannot commit the opening transaction";
+	else
+		st->ready = true;
+	return rc;
+out:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_size,
+				 int *err, const char **msg)
+{
+	const char *why = NULL;
+	struct lfe_store *st;
+	unsigned eflags = MDB_NOTLS;
+	int rc;
+
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		rc = -ENOMEM;
+		why = "out of memory";
+		goto fail;
+	}
+	st->rdonly = flags & LFE_STORE_RDONLY;
+	strcpy(st->pw_default, "{SSHA512}");
+	rc = map_err(mdb_env_create(&st->env));
+	if (rc < 0) {
+		why = "mdb_env_create failed";
+		goto fail;
+	}
+	mdb_env_set_maxdbs(st->env, N_DB + 2);
+	mdb_env_set_maxreaders(st->env, LFE_STORE_MAX_READERS);
+	/* A reader takes the writer's map size from the file unless told. */
+	if (map_size || !st->rdonly)
+		mdb_env_set_mapsize(st->env, map_size ? map_size : LFE_STORE_DEFAULT_MAP);
+	if (st->rdonly)
+		eflags |= MDB_RDONLY;
+	else if (flags & LFE_STORE_BULK)
+		eflags |= MDB_WRITEMAP;
+	if (!st->rdonly && mkdir(path, 0750) < 0 && errno != EEXIST) {
+		rc = -errno;
+		why = "cannot create the store directory";
+		goto fail;
+	}
+	rc = map_err(mdb_env_open(st->env, path, eflags, 0640));
+	if (rc < 0) {
+		why = rc == -EPROTO ? "not an LMDB environment of this LMDB version" :
+		      rc == -ENOENT ? "store directory does not exist" :
+		      rc == -EACCES ? "permission denied on the store" :
+		      "cannot open the LMDB environment";
+		goto fail;
+	}
+	st->maxkey = (size_t)mdb_env_get_maxkeysize(st->env);
+	rc = load_meta(st, &why);
+	/* A writer may open an empty environment in order to init it. */
+	if (rc == -ENOENT && !st->rdonly)
+		rc = 0;
+	if (rc < 0)
+		goto fail;
+	return st;
+fail:
+	if (err)
+		*err = rc;
+	if (msg)
+		*msg = why;
+	lfe_store_close(st);
+	return NULL;
+}
+
+void lfe_store_close(struct lfe_store *st)
+{
+	if (!st)
+		return;
+	if (st->batch)
+		mdb_txn_abort(st->batch);
+	if (st->env)
+		mdb_env_close(st->env);
+	free(st->scratch);
+	free(st);
+}
+
+int lfe_store_init(struct lfe_store *st, const char *suffix)
+{
+	char nsuf[LFE_DN_MAX + 1];
+	uint8_t fmt[4], cnt[8] = { 0 };
+	size_t slen = strlen(suffix);
+	ssize_t nl;
+	MDB_txn *txn;
+	int rc;
+
+	if (st->rdonly)
+		return -EROFS;
+	if (st->ready)
+		return -EEXIST;
+	nl = lfe_dn_normalize((const uint8_t *)suffix, slen, nsuf, sizeof(nsuf));
+	if (nl < 0 || slen >= LFE_DN_MAX || (size_t)nl > st->maxkey)
+		return -EINVAL;
+	rc = map_err(mdb_txn_begin(st->env, NULL, 0, &txn));
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < N_DB && rc == 0; i++)
+		rc = map_err(mdb_dbi_open(txn, db_names[i],
+					  MDB_CREATE | (i < N_IDX ? MDB_DUPSORT : 0), &st->dbi[i]));
+	if (rc == 0) {
+		MDB_val v;
+
+		rc = meta_get(txn, st, META_FORMAT, &v);
+		if (rc == 0)
+			rc = -EEXIST;
+		else if (rc == -ENOENT)
+			rc = 0;
+	}
+	fmt[0] = LFE_STORE_FORMAT_VERSION & 0xff;
+	fmt[1] = (LFE_STORE_FORMAT_VERSION >> 8) & 0xff;
+	fmt[2] = (LFE_STORE_FORMAT_VERSION >> 16) & 0xff;
+	fmt[3] = (LFE_STORE_FORMAT_VERSION >> 24) & 0xff;
+	if (rc == 0)
+		rc = meta_put(txn, st, META_FORMAT, fmt, sizeof(fmt));
+	if (rc == 0)
+		rc = meta_put(txn, st, META_SUFFIX, nsuf, (size_t)nl);
+	if (rc == 0)
+		rc = meta_put(txn, st, META_SUFFIX_ORIG, suffix, slen);
+	if (rc == 0)
+		rc = meta_put(txn, st, META_ENTRIES, cnt, sizeof(cnt));
+	if (rc < 0) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
+	rc = map_err(mdb_txn_commit(txn));
+	if (rc < 0)
+		return rc;
+	memcpy(st->suffix, nsuf, (size_t)nl + 1);
+	st->suffix_len = (size_t)nl;
+	memcpy(st->suffix_orig, suffix, slen + 1);
+	st->ready = true;
+	return 0;
+}
+
+const char *lfe_store_suffix(const struct lfe_store *st, size_t *len)
+{
+	if (len)
+		*len = st->suffix_len;
+	return st->suffix;
+}
+
+/* ---- reader ---- */
+
+struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
+{
+	struct lfe_store_reader *r;
+
+	if (!st->ready)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->st = st;
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r->txn) != 0) {
+		free(r);
+		return NULL;
+	}
+	for (int i = 0; i < N_IDX; i++) {
+		if (mdb_cursor_open(r->txn, st->dbi[i], &r->cur[i]) != 0) {
+			lfe_store_reader_free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+void lfe_store_reader_free(struct lfe_store_reader *r)
+{
+	if (!r)
+		return;
+	/* Read-only cursors outlive their txn and must be closed explicitly. */
+	for (int i = 0; i < N_IDX; i++)
+		if (r->cur[i])
+			mdb_cursor_close(r->cur[i]);
+	if (r->txn)
+		mdb_txn_abort(r->txn);
+	free(r);
+}
+
+int lfe_store_reader_renew(struct lfe_store_reader *r)
+{
+	int rc;
+
+	mdb_txn_reset(r->txn);
+	rc = mdb_txn_renew(r->txn);
+	if (rc != 0)
+		return map_err(rc);
+	for (int i = 0; i < N_IDX; i++) {
+		rc = mdb_cursor_renew(r->txn, r->cur[i]);
+		if (rc != 0)
+			return map_err(rc);
+	}
+	return 0;
+}
+
+static int get_in(MDB_txn *txn, struct lfe_store *st, const char *ndn, size_t ndn_len,
+		  struct lfe_entry_view *e)
+{
+	MDB_val k, v;
+	uint32_t n_attrs;
+	size_t body;
+	int rc;
+
+	if (ndn_len == 0 || ndn_len > st->maxkey)
+		return -ENOENT;
+	k = mval(ndn, ndn_len);
+	rc = map_err(mdb_get(txn, st->dbi[DB_ENTRIES], &k, &v));
+	if (rc < 0)
+		return rc;
+	rc = lfe_record_validate(v.mv_data, v.mv_size);
+	if (rc < 0)
+		return rc;
+	lfe_record_header(v.mv_data, v.mv_size, &e->dn, &n_attrs, &body);
+	e->n_attrs = n_attrs;
+	e->rec = v.mv_data;
+	e->rec_len = v.mv_size;
+	return 0;
+}
+
+int lfe_store_get(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+		  struct lfe_entry_view *e)
+{
+	return get_in(r->txn, r->st, ndn, ndn_len, e);
+}
+
+int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
+			struct lfe_ldap_attr *a, struct lfe_bytes *vals, uint32_t cap)
+{
+	struct lfe_bytes list, v;
+	uint32_t n_vals, i = 0;
+	int rc;
+
+	if (*cursor == 0) {
+		struct lfe_bytes dn;
+		uint32_t n;
+
+		rc = lfe_record_header(e->rec, e->rec_len, &dn, &n, cursor);
+		if (rc < 0)
+			return rc;
+	}
+	rc = lfe_record_next_attr(e->rec, e->rec_len, cursor, &a->type, &n_vals, &list);
+	if (rc <= 0)
+		return rc;
+	while (i < cap && (rc = lfe_record_next_val(&list, &v)) == 1)
+		vals[i++] = v;
+	if (rc < 0 || (i < cap && i != n_vals))
+		return -EBADMSG;
+	a->n_vals = n_vals;
+	a->vals = vals;
+	return 1;
+}
+
+/* Find an attribute's packed value list. 1 found, 0 absent, -EBADMSG. */
+static int entry_find(const struct lfe_entry_view *e, const char *type, size_t type_len,
+		      struct lfe_bytes *list, uint32_t *n_vals)
+{
+	struct lfe_bytes dn, t;
+	uint32_t n;
+	size_t off;
+	int rc;
+
+	rc = lfe_record_header(e->rec, e->rec_len, &dn, &n, &off);
+	if (rc < 0)
+		return rc;
+	while ((rc = lfe_record_next_attr(e->rec, e->rec_len, &off, &t, n_vals, list)) == 1)
+		if (t.len == type_len && strncasecmp((const char *)t.p, type, type_len) == 0)
+			return 1;
+	return rc;
+}
+
+uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
+		       struct lfe_bytes *vals, uint32_t cap)
+{
+	struct lfe_bytes list, v;
+	uint32_t n_vals, i = 0;
+
+	if (entry_find(e, type, type_len, &list, &n_vals) != 1)
+		return 0;
+	while (i < cap && lfe_record_next_val(&list, &v) == 1)
+		vals[i++] = v;
+	return n_vals;
+}
+
+int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
+			 const uint8_t *value, size_t len,
+			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
+{
+	unsigned idx = idx_of_type((const uint8_t *)attr, strlen(attr));
+	uint8_t key[512];
+	MDB_val k, d;
+	ssize_t kl;
+	int rc;
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	kl = index_key(idx_fold(idx, (const uint8_t *)attr, strlen(attr)), value, len,
+		       key, r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
+	/* put refuses values whose key is empty or too long: no entry has one. */
+	if (kl <= 0)
+		return 0;
+	k = mval(key, (size_t)kl);
+	rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
+	while (rc == 0) {
+		int stop = fn(ctx, d.mv_data, d.mv_size);
+
+		if (stop)
+			return stop;
+		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_NEXT_DUP);
+	}
+	return rc == MDB_NOTFOUND ? 0 : map_err(rc);
+}
+
+int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+			  const uint8_t *pw, size_t pw_len, unsigned pw_flags)
+{
+	struct lfe_entry_view e;
+	struct lfe_bytes list, v;
+	uint32_t n_vals;
+	bool slow = false;
+	int rc;
+
+	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
+	 * a success here, and it costs what a wrong password costs. */
+	if (pw_len == 0)
+		goto dummy;
+	rc = get_in(r->txn, r->st, ndn, ndn_len, &e);
+	if (rc == -ENOENT || rc == -EBADMSG)
+		goto dummy;
+	if (rc < 0)
+		return rc;
+	if (entry_find(&e, "userPassword", 12, &list, &n_vals) != 1 || n_vals == 0)
+		goto dummy;
+	while (lfe_record_next_val(&list, &v) == 1) {
+		if (lfe_pw_class_of((const char *)v.p, v.len) == LFE_PW_SLOW) {
+			slow = true;
+			continue;
+		}
+		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0)
+			return 0;
+	}
+	return slow ? -EAGAIN : -EACCES;
+dummy:
+	lfe_pw_dummy_verify(r->st->pw_default, pw, pw_len);
+	return -EACCES;
+}
+
+/* ---- writer ---- */
+
+static int wtxn_begin(struct lfe_store *st, MDB_txn **txn)
+{
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	if (st->batch) {
+		if (st->batch_err)
+			return st->batch_err;
+		*txn = st->batch;
+		return 0;
+	}
+	st->delta = 0;
+	return map_err(mdb_txn_begin(st->env, NULL, 0, txn));
+}
+
+static int flush_count(struct lfe_store *st, MDB_txn *txn)
+{
+	uint8_t b[8];
+	MDB_val v;
+	int rc;
+
+	if (st->delta == 0)
+		return 0;
+	rc = meta_get(txn, st, META_ENTRIES, &v);
+	if (rc < 0 || v.mv_size != 8)
+		return rc < 0 ? rc : -EBADMSG;
+	st_u64(b, ld_u64(v.mv_data) + (uint64_t)st->delta);
+	rc = meta_put(txn, st, META_ENTRIES, b, sizeof(b));
+	if (rc == 0)
+		st->delta = 0;
+	return rc;
+}
+
+/* Finish one operation. rc is its result; dirty says whether it modified
+ * the txn before failing. Outside a batch: commit on success, else abort. */
+static int wtxn_end(struct lfe_store *st, MDB_txn *txn, int rc, bool dirty)
+{
+	if (txn == st->batch) {
+		if (rc < 0 && dirty)
+			st->batch_err = rc;
+		return rc;
+	}
+	if (rc == 0)
+		rc = flush_count(st, txn);
+	if (rc < 0) {
+		mdb_txn_abort(txn);
+		st->delta = 0;
+		return rc;
+	}
+	return map_err(mdb_txn_commit(txn));
+}
+
+/* Keep a private copy of a record: LMDB values in a write txn die with the
+ * next modification. */
+static int save_old(struct lfe_store *st, const MDB_val *v)
+{
+	if (v->mv_size > st->scratch_cap) {
+		size_t cap = v->mv_size < 4096 ? 4096 : v->mv_size;
+		uint8_t *p = realloc(st->scratch, cap);
+
+		if (!p)
+			return -ENOMEM;
+		st->scratch = p;
+		st->scratch_cap = cap;
+	}
+	memcpy(st->scratch, v->mv_data, v->mv_size);
+	return 0;
+}
+
+/* Inside a batch: is k above every key of db (so MDB_APPEND applies)? */
+static bool is_new_max(const struct lfe_store *st, unsigned db, const MDB_val *k)
+{
+	size_t ml;
+	int c;
+
+	if (!st->batch || !st->max_ok[db])
+		return false;
+	ml = st->max_len[db];
+	c = memcmp(k->mv_data, st->max_key[db], k->mv_size < ml ? k->mv_size : ml);
+	return c > 0 || (c == 0 && k->mv_size > ml);
+}
+
+static void set_max(struct lfe_store *st, unsigned db, const MDB_val *k)
+{
+	if (k->mv_size > sizeof(st->max_key[db])) {
+		st->max_ok[db] = false;
+		return;
+	}
+	if (k->mv_size)
+		memcpy(st->max_key[db], k->mv_data, k->mv_size);
+	st->max_len[db] = (uint16_t)k->mv_size;
+	st->max_ok[db] = true;
+}
+
+/* Add (add=true) or remove the index entries of one attribute. dn_is_max:
+ * ndn is above every DN in the store, so it goes last in any dup list. */
+static int index_attr(struct lfe_store *st, MDB_txn *txn, unsigned idx,
+		      struct lfe_bytes type, const struct lfe_bytes *vals, uint32_t n,
+		      struct lfe_bytes list, MDB_val *ndn, bool add, bool dn_is_max)
+{
+	bool fold = idx_fold(idx, type.p, type.len);
+	uint8_t key[512];
+	size_t cap = st->maxkey < sizeof(key) ? st->maxkey : sizeof(key);
+	struct lfe_bytes v;
+
+	for (uint32_t i = 0;; i++) {
+		ssize_t kl;
+		MDB_val k;
+		int rc;
+
+		if (vals) {
+			if (i == n)
+				break;
+			v = vals[i];
+		} else if (lfe_record_next_val(&list, &v) != 1) {
+			break;
+		}
+		kl = index_key(fold, v.p, v.len, key, cap);
+		if (kl < 0)
+			return -EINVAL;
+		if (kl == 0)
+			continue;
+		k = mval(key, (size_t)kl);
+		if (add) {
+			unsigned fl = MDB_NODUPDATA;
+
+			if (is_new_max(st, idx, &k))
+				fl |= MDB_APPEND;
+			else if (dn_is_max)
+				fl |= MDB_APPENDDUP;
+			rc = mdb_put(txn, st->dbi[idx], &k, ndn, fl);
+			if (rc == 0 && (fl & MDB_APPEND))
+				set_max(st, idx, &k);
+		} else {
+			rc = mdb_del(txn, st->dbi[idx], &k, ndn);
+		}
+		/* Two values may fold to one key ("Ann", "ann"). */
+		if (rc != 0 && rc != (add ? MDB_KEYEXIST : MDB_NOTFOUND))
+			return map_err(rc);
+	}
+	return 0;
+}
+
+/* Remove the index entries of the record saved in st->scratch. */
+static int unindex_record(struct lfe_store *st, MDB_txn *txn, size_t len, MDB_val *ndn)
+{
+	struct lfe_bytes dn, type, list;
+	uint32_t n_attrs, n_vals;
+	size_t off;
+	int rc;
+
+	rc = lfe_record_header(st->scratch, len, &dn, &n_attrs, &off);
+	while (rc == 0 &&
+	       (rc = lfe_record_next_attr(st->scratch, len, &off, &type, &n_vals, &list)) == 1) {
+		unsigned idx = idx_of_type(type.p, type.len);
+
+		rc = idx == IDX_NONE ? 0 :
+		     index_attr(st, txn, idx, type, NULL, 0, list, ndn, false, false);
+	}
+	return rc;
+}
+
+static ssize_t normalize_dn(const struct lfe_store *st, const uint8_t *dn, size_t len,
+			    char *out, size_t cap)
+{
+	ssize_t nl = lfe_dn_normalize(dn, len, out, cap);
+
+	if (nl <= 0 || (size_t)nl > st->maxkey ||
+	    !lfe_dn_is_under(out, (size_t)nl, st->suffix, st->suffix_len))
+		return -EINVAL;
+	return nl;
+}
+
+static bool type_same(struct lfe_bytes a, struct lfe_bytes b)
+{
+	return a.len == b.len && strncasecmp((const char *)a.p, (const char *)b.p, a.len) == 0;
+}
+
+/* Check an entry before anything is written: types unique, indexed values
+ * short enough to be keys. Fills idx[] (index of each attribute). */
+static int check_attrs(const struct lfe_store *st, const struct lfe_ldap_attr *attrs,
+		       uint32_t n, uint8_t *idx)
+{
+	uint8_t key[512];
+	size_t cap = st->maxkey < sizeof(key) ? st->maxkey : sizeof(key);
+
+	if (n > LFE_STORE_MAX_ATTRS)
+		return -E2BIG;
+	for (uint32_t i = 0; i < n; i++) {
+		if (attrs[i].type.len == 0 || (attrs[i].n_vals && !attrs[i].vals))
+			return -EINVAL;
+		for (uint32_t j = 0; j < i; j++)
+			if (type_same(attrs[i].type, attrs[j].type))
+				return -EINVAL;
+		idx[i] = (uint8_t)idx_of_type(attrs[i].type.p, attrs[i].type.len);
+		if (idx[i] == IDX_NONE)
+			continue;
+		for (uint32_t k = 0; k < attrs[i].n_vals; k++) {
+			const struct lfe_bytes *v = &attrs[i].vals[k];
+
+			if (v->len > cap && index_key(true, v->p, v->len, key, cap) < 0)
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Attribute types given as OIDs are stored under their names, so lookups by
+ * name (userPassword above all) find them. Returns a private copy of attrs
+ * when a type changed, NULL otherwise (*err set on failure). */
+static struct lfe_ldap_attr *canon_types(const struct lfe_ldap_attr *attrs, uint32_t n,
+					 int *err)
+{
+	struct lfe_ldap_attr *out;
+	char *names;
+	bool any = false;
+
+	*err = 0;
+	for (uint32_t i = 0; i < n && !any; i++)
+		any = attrs[i].type.len && attrs[i].type.p[0] >= '0' && attrs[i].type.p[0] <= '9';
+	if (!any)
+		return NULL;
+	out = malloc(n * (sizeof(*out) + LFE_RECORD_MAX_TYPE + 1));
+	if (!out) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	names = (char *)(out + n);
+	for (uint32_t i = 0; i < n; i++) {
+		char *name = names + (size_t)i * (LFE_RECORD_MAX_TYPE + 1);
+		ssize_t cl;
+
+		out[i] = attrs[i];
+		if (!attrs[i].type.len || attrs[i].type.p[0] < '0' || attrs[i].type.p[0] > '9')
+			continue;
+		cl = lfe_attr_canon(attrs[i].type.p, attrs[i].type.len, name,
+				    LFE_RECORD_MAX_TYPE + 1);
+		if (cl <= 0) {
+			free(out);
+			*err = -EINVAL;
+			return NULL;
+		}
+		out[i].type = (struct lfe_bytes){ (const uint8_t *)name, (size_t)cl };
+	}
+	return out;
+}
+
+int lfe_store_put(struct lfe_store *st, struct lfe_bytes dn,
+		  const struct lfe_ldap_attr *attrs, uint32_t n_attrs, bool replace)
+{
+	char ndn[LFE_DN_MAX + 1];
+	uint8_t idx[LFE_STORE_MAX_ATTRS];
+	struct lfe_ldap_attr *canon;
+	MDB_val k, v, old;
+	MDB_txn *txn;
+	ssize_t nl, size;
+	bool had = false, dn_is_max;
+	int rc;
+
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	if (n_attrs && !attrs)
+		return -EINVAL;
+	nl = normalize_dn(st, dn.p, dn.len, ndn, sizeof(ndn));
+	if (nl < 0)
+		return (int)nl;
+	canon = canon_types(attrs, n_attrs, &rc);
+	if (rc < 0)
+		return rc;
+	if (canon)
+		attrs = canon;
+	rc = check_attrs(st, attrs, n_attrs, idx);
+	size = rc < 0 ? rc : lfe_record_size(dn, attrs, n_attrs);
+	if (size < 0) {
+		rc = (int)size;
+		goto out;
+	}
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		goto out;
+	k = mval(ndn, (size_t)nl);
+	v = mval(NULL, (size_t)size);
+	/* The entries DB is not dupsort, so it is max slot N_IDX of max_key. */
+	dn_is_max = is_new_max(st, N_IDX, &k);
+	if (dn_is_max) {
+		rc = mdb_put(txn, st->dbi[DB_ENTRIES], &k, &v, MDB_RESERVE | MDB_APPEND);
+	} else if (!replace) {
+		/* No separate lookup: NOOVERWRITE reports an existing entry. */
+		rc = mdb_put(txn, st->dbi[DB_ENTRIES], &k, &v, MDB_RESERVE | MDB_NOOVERWRITE);
+		if (rc == MDB_KEYEXIST) {
+			rc = wtxn_end(st, txn, -EEXIST, false);
+			goto out;
+		}
+	} else {
+		rc = mdb_get(txn, st->dbi[DB_ENTRIES], &k, &old);
+		if (rc == 0) {
+			had = true;
+			rc = save_old(st, &old);
+		} else {
+			rc = map_err(rc) == -ENOENT ? 0 : map_err(rc);
+		}
+		if (rc < 0) {
+			rc = wtxn_end(st, txn, rc, false);
+			goto out;
+		}
+		rc = mdb_put(txn, st->dbi[DB_ENTRIES], &k, &v, MDB_RESERVE);
+	}
+	rc = map_err(rc);
+	if (rc == 0) {
+		lfe_record_write(v.mv_data, v.mv_size, dn, attrs, n_attrs);
+		if (dn_is_max)
+			set_max(st, N_IDX, &k);
+	}
+	if (rc == 0 && had)
+		rc = unindex_record(st, txn, old.mv_size, &k);
+	for (uint32_t i = 0; rc == 0 && i < n_attrs; i++)
+		if (idx[i] != IDX_NONE)
+			rc = index_attr(st, txn, idx[i], attrs[i].type, attrs[i].vals,
+					attrs[i].n_vals, (struct lfe_bytes){ 0 }, &k, true,
+					dn_is_max);
+	if (rc == 0 && !had)
+		st->delta++;
+	rc = wtxn_end(st, txn, rc, true);
+out:
+	free(canon);
+	return rc;
+}
+
+int lfe_store_del(struct lfe_store *st, const char *dn, size_t len)
+{
+	char ndn[LFE_DN_MAX + 1];
+	MDB_val k, old;
+	MDB_txn *txn;
+	ssize_t nl;
+	int rc;
+
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	nl = normalize_dn(st, (const uint8_t *)dn, len, ndn, sizeof(ndn));
+	if (nl < 0)
+		return (int)nl;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	k = mval(ndn, (size_t)nl);
+	rc = map_err(mdb_get(txn, st->dbi[DB_ENTRIES], &k, &old));
+	if (rc == 0)
+		rc = save_old(st, &old);
+	if (rc < 0)
+		return wtxn_end(st, txn, rc, false);
+	rc = map_err(mdb_del(txn, st->dbi[DB_ENTRIES], &k, NULL));
+	if (rc == 0)
+		rc = unindex_record(st, txn, old.mv_size, &k);
+	if (rc == 0)
+		st->delta--;
+	return wtxn_end(st, txn, rc, true);
+}
+
+int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
+			   const char *hashed, size_t hashed_len)
+{
+	static const char type[] = "userPassword";
+	struct lfe_bytes val = { (const uint8_t *)hashed, hashed_len };
+	struct lfe_ldap_attr repl = {
+		.type = { (const uint8_t *)type, sizeof(type) - 1 }, .n_vals = 1, .vals = &val,
+	};
+	char ndn[LFE_DN_MAX + 1];
+	MDB_val k, old, v;
+	MDB_txn *txn;
+	ssize_t nl, size;
+	int rc;
+
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	if (hashed_len == 0)
+		return -EINVAL;
+	nl = normalize_dn(st, (const uint8_t *)dn, len, ndn, sizeof(ndn));
+	if (nl < 0)
+		return (int)nl;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	k = mval(ndn, (size_t)nl);
+	rc = map_err(mdb_get(txn, st->dbi[DB_ENTRIES], &k, &old));
+	if (rc == 0)
+		rc = save_old(st, &old);
+	size = rc < 0 ? rc : lfe_record_replace_size(st->scratch, old.mv_size, &repl);
+	if (size < 0)
+		return wtxn_end(st, txn, (int)size, false);
+	v = mval(NULL, (size_t)size);
+	rc = map_err(mdb_put(txn, st->dbi[DB_ENTRIES], &k, &v, MDB_RESERVE));
+	if (rc == 0)
+		lfe_record_replace_write(st->scratch, old.mv_size, &repl, v.mv_data, v.mv_size);
+	return wtxn_end(st, txn, rc, true);
+}
+
+int lfe_store_batch_begin(struct lfe_store *st)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (st->batch)
+		return -EBUSY;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	for (unsigned db = 0; db <= N_IDX; db++) {
+		MDB_cursor *c;
+		MDB_val k, d;
+
+		st->max_ok[db] = false;
+		if (mdb_cursor_open(txn, st->dbi[db == N_IDX ? DB_ENTRIES : db], &c) != 0)
+			continue;
+		rc = mdb_cursor_get(c, &k, &d, MDB_LAST);
+		if (rc == 0)
+			set_max(st, db, &k);
+		else if (rc == MDB_NOTFOUND)
+			set_max(st, db, &(MDB_val){ 0, NULL });
+		mdb_cursor_close(c);
+	}
+	/* One fsync at commit instead of LMDB's data+meta syncs. */
+	mdb_env_set_flags(st->env, MDB_NOSYNC, 1);
+	st->batch = txn;
+	st->batch_err = 0;
+	return 0;
+}
+
+int lfe_store_batch_commit(struct lfe_store *st)
+{
+	MDB_txn *txn = st->batch;
+	int rc;
+
+	if (!txn)
+		return -EINVAL;
+	st->batch = NULL;
+	rc = st->batch_err;
+	if (rc == 0)
+		rc = flush_count(st, txn);
+	if (rc < 0) {
+		mdb_txn_abort(txn);
+	} else {
+		rc = map_err(mdb_txn_commit(txn));
+		if (rc == 0)
+			rc = map_err(mdb_env_sync(st->env, 1));
+	}
+	mdb_env_set_flags(st->env, MDB_NOSYNC, 0);
+	st->delta = 0;
+	st->batch_err = 0;
+	return rc;
+}
+
+void lfe_store_batch_abort(struct lfe_store *st)
+{
+	if (!st->batch)
+		return;
+	mdb_txn_abort(st->batch);
+	mdb_env_set_flags(st->env, MDB_NOSYNC, 0);
+	st->batch = NULL;
+	st->batch_err = 0;
+	st->delta = 0;
+}
+
+int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
+{
+	MDB_envinfo ei;
+	MDB_stat es;
+	MDB_txn *txn;
+	MDB_val v;
+	int rc;
+
+	memset(info, 0, sizeof(*info));
+	info->format_version = LFE_STORE_FORMAT_VERSION;
+	mdb_env_info(st->env, &ei);
+	mdb_env_stat(st->env, &es);
+	info->map_bytes_used = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
+	if (!st->ready)
+		return -ENOENT;
+	/* init and load_meta keep both below 1024 bytes. */
+	memcpy(info->suffix, st->suffix, st->suffix_len + 1);
+	memcpy(info->suffix_orig, st->suffix_orig, strlen(st->suffix_orig) + 1);
+	rc = map_err(mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn));
+	if (rc < 0)
+		return rc;
+	rc = meta_get(txn, st, META_ENTRIES, &v);
+	if (rc == 0 && v.mv_size != 8)
+		rc = -EBADMSG;
+	if (rc == 0)
+		info->entries = ld_u64(v.mv_data);
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme)
+{
+	size_t len = strlen(scheme);
+	MDB_txn *txn;
+	int rc;
+
+	if (len < 3 || len >= LFE_STORE_SCHEME_MAX || scheme[0] != '{' || scheme[len - 1] != '}')
+		return -EINVAL;
+	if (st->batch)
+		return -EBUSY;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = meta_put(txn, st, META_PWDEFAULT, scheme, len);
+	rc = wtxn_end(st, txn, rc, true);
+	if (rc == 0)
+		memcpy(st->pw_default, scheme, len + 1);
+	return rc;
+}
+
+int lfe_store_sync_cookie_set(struct lfe_store *st, const uint8_t *cookie, size_t len)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (len > LFE_STORE_COOKIE_MAX)
+		return -EINVAL;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = meta_put(txn, st, META_COOKIE, cookie, len);
+	return wtxn_end(st, txn, rc, true);
+}
+
+ssize_t lfe_store_sync_cookie_get(struct lfe_store *st, uint8_t *out, size_t cap)
+{
+	MDB_txn *txn;
+	MDB_val v;
+	ssize_t rc;
+
+	if (!st->ready)
+		return -ENOENT;
+	rc = map_err(mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn));
+	if (rc < 0)
+		return rc;
+	rc = meta_get(txn, st, META_COOKIE, &v);
+	if (rc == 0 && v.mv_size > cap)
+		rc = -ENOSPC;
+	if (rc == 0) {
+		if (v.mv_size)
+			memcpy(out, v.mv_data, v.mv_size);
+		rc = (ssize_t)v.mv_size;
+	}
+	mdb_txn_abort(txn);
+	return rc;
+}
