@@ -12,7 +12,7 @@ pkgs=(
   # real clients and peers the tests use
   ldap-utils slapd python3 python3-ldap3 argon2 whois
   # namespaces, veth, offload switches
-  iproute2 ethtool procps
+  iproute2 ethtool procps iputils-ping arping tcpdump
   # profiling
   valgrind
 )

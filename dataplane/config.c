@@ -1,0 +1,412 @@
+/* dataplane/config.c — configuration keys, table-driven; see config.h. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "net.h"
+
+enum key_type { K_STR, K_U32, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16 };
+
+struct key_def {
+	const char *section;   /* "port" matches port0..port7 */
+	const char *key;
+	enum key_type type;
+	size_t off;            /* in struct lfe_config, or struct lfe_cfg_port for "port" */
+	size_t size;           /* K_STR: buffer size */
+	uint64_t min, max;
+};
+
+#define CF(f) offsetof(struct lfe_config, f)
+#define PF(f) offsetof(struct lfe_cfg_port, f)
+
+static const struct key_def keys[] = {
+	{ "store", "path", K_STR, CF(store_path), sizeof(((struct lfe_config *)0)->store_path), 1, 0 },
+	{ "store", "default_scheme", K_SCHEME, CF(default_scheme),
+	  sizeof(((struct lfe_config *)0)->default_scheme), 0, 0 },
+	{ "store", "allow_cleartext", K_BOOL, CF(allow_cleartext), 0, 0, 0 },
+	{ "ldap", "port", K_PORTS, 0, 0, 1, 65535 },
+	{ "ldap", "ports", K_PORTS, 0, 0, 1, 65535 },
+	{ "ldap", "max_pdu", K_U32, CF(max_pdu), 0, 1024, 16u << 20 },
+	{ "ldap", "allow_anonymous", K_BOOL, CF(allow_anonymous), 0, 0, 0 },
+	{ "ldap", "idle_timeout_ms", K_U32, CF(idle_timeout_ms), 0, 0, 86400000u },
+	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20 },
+	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
+	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
+	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
+	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
+	{ "port", "mtu", K_U16, PF(mtu), 0, 576, 9000 },
+	{ "workers", "lcores", K_LCORES, 0, 0, 0, LFE_CFG_MAX_LCORES - 1 },
+	{ "workers", "verifier_threads", K_U32, CF(verifier_threads), 0, 1, 64 },
+	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
+	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
+};
+
+/* Password schemes a store may default to (those backend/pwscheme.c hashes). */
+static const char *const schemes[] = {
+	"{SSHA}", "{SSHA256}", "{SSHA512}", "{SHA}", "{SHA256}", "{SHA512}",
+	"{CRYPT}", "{ARGON2}", "{PBKDF2-SHA1}", "{PBKDF2-SHA256}", "{PBKDF2-SHA512}",
+};
+
+static int errf(char err[LFE_CFG_ERR_LEN], int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int errf(char err[LFE_CFG_ERR_LEN], int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, LFE_CFG_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void lfe_config_defaults(struct lfe_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->default_scheme, sizeof(c->default_scheme), "{SSHA512}");
+	c->ldap_ports[0] = 389;
+	c->n_ldap_ports = 1;
+	c->max_pdu = 65536;
+	c->allow_anonymous = true;
+	c->idle_timeout_ms = 300000;
+	c->max_conns_per_core = 4096;
+	c->verifier_threads = 1;
+	c->verify_queue = 1024;
+	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
+		c->port[i].mtu = 1500;
+}
+
+int lfe_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == NULL || *s == '\0')
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10u)
+			return -EINVAL;
+		v = v * 10u + d;
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *b)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0) { *b = true; return 0; }
+		if (strcasecmp(s, no[i]) == 0) { *b = false; return 0; }
+	}
+	return -EINVAL;
+}
+
+static void trim_inplace(char *t)
+{
+	size_t a = 0, l = strlen(t);
+	while (isspace((unsigned char)t[a]))
+		a++;
+	while (l > a && isspace((unsigned char)t[l - 1]))
+		l--;
+	memmove(t, t + a, l - a);
+	t[l - a] = '\0';
+}
+
+/* Split a comma list into numbers (ranges "a-b" when allow_range) within
+ * [min, max], refusing duplicates. */
+static int parse_list(const char *s, bool allow_range, uint64_t min, uint64_t max,
+		      uint32_t *out, uint32_t cap, uint32_t *n, const char **why)
+{
+	char tok[32];
+	uint32_t cnt = 0;
+
+	*why = "expected a comma-separated list of numbers";
+	while (*s) {
+		size_t l = strcspn(s, ",");
+		if (l == 0 || l >= sizeof(tok))
+			return -EINVAL;
+		memcpy(tok, s, l);
+		tok[l] = '\0';
+		s += l;
+		if (*s == ',' && *++s == '\0')
+			return -EINVAL;
+		trim_inplace(tok);
+		char *dash = allow_range ? strchr(tok, '-') : NULL;
+		uint64_t lo, hi;
+		if (dash) {
+			*dash = '\0';
+			if (lfe_config_parse_u64(tok, min, max, &lo) < 0 ||
+			    lfe_config_parse_u64(dash + 1, min, max, &hi) < 0 || hi < lo) {
+				*why = "bad range or value out of range";
+				return -EINVAL;
+			}
+		} else {
+			if (lfe_config_parse_u64(tok, min, max, &lo) < 0) {
+				*why = "value not a number or out of range";
+				return -EINVAL;
+			}
+			hi = lo;
+		}
+		for (uint64_t v = lo; v <= hi; v++) {
+			for (uint32_t i = 0; i < cnt; i++) {
+				if (out[i] == v) {
+					*why = "duplicate value";
+					return -EINVAL;
+				}
+			}
+			if (cnt == cap) {
+				*why = "too many values";
+				return -EINVAL;
+			}
+			out[cnt++] = (uint32_t)v;
+		}
+	}
+	if (cnt == 0)
+		return -EINVAL;
+	*n = cnt;
+	return 0;
+}
+
+/* Writes *out_addr and *plen only when the whole value is valid. */
+static int parse_cidr(const char *s, uint32_t *out_addr, uint8_t *plen, const char **why)
+{
+	char buf[32];
+	uint32_t a, *addr = &a;
+	const char *slash = strchr(s, '/');
+	uint64_t p;
+
+	*why = "expected a.b.c.d/len";
+	if (slash == NULL || (size_t)(slash - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	if (lfe_net_parse_ipv4(buf, addr) < 0)
+		return -EINVAL;
+	if (lfe_config_parse_u64(slash + 1, 1, 32, &p) < 0) {
+		*why = "prefix length must be 1..32";
+		return -EINVAL;
+	}
+	uint32_t mask = p == 32 ? 0xffffffffu : ~(0xffffffffu >> p);
+	if (*addr == 0 || (*addr >> 28) >= 0xe || (*addr >> 24) == 127) {
+		*why = "not a unicast host address";
+		return -EINVAL;
+	}
+	if (p <= 30 && ((*addr & ~mask) == 0 || (*addr & ~mask) == ~mask)) {
+		*why = "network or broadcast address of its subnet";
+		return -EINVAL;
+	}
+	*out_addr = a;
+	*plen = (uint8_t)p;
+	return 0;
+}
+
+static void trim(const char *in, char *out, size_t cap)
+{
+	while (isspace((unsigned char)*in))
+		in++;
+	size_t l = strlen(in);
+	while (l && isspace((unsigned char)in[l - 1]))
+		l--;
+	if (l >= cap)
+		l = cap - 1;   /* callers check lengths against the raw value first */
+	memcpy(out, in, l);
+	out[l] = '\0';
+}
+
+int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
+		   const char *raw, char err[LFE_CFG_ERR_LEN])
+{
+	char v[1024];
+	const char *why = NULL;
+	uint8_t *base = (uint8_t *)c;
+	const char *sec = section;
+	uint64_t u;
+
+	if (section == NULL || key == NULL || raw == NULL)
+		return errf(err, -EINVAL, "missing section, key or value");
+	if (strlen(raw) >= sizeof(v))
+		return errf(err, -EINVAL, "[%.32s] %.32s: value too long", section, key);
+	trim(raw, v, sizeof(v));
+
+	if (strncmp(section, "port", 4) == 0) {
+		if (lfe_config_parse_u64(section + 4, 0, LFE_CFG_MAX_PORTS - 1, &u) < 0)
+			return errf(err, -ENOENT, "[%.32s]: unknown section (ports are port0..port%u)",
+				    section, LFE_CFG_MAX_PORTS - 1);
+		base = (uint8_t *)&c->port[u];
+		c->port[u].present = true;
+		sec = "port";
+	}
+	const struct key_def *k = NULL;
+	bool sec_known = false;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(keys[i].section, sec) != 0)
+			continue;
+		sec_known = true;
+		if (strcmp(keys[i].key, key) == 0) {
+			k = &keys[i];
+			break;
+		}
+	}
+	if (!sec_known)
+		return errf(err, -ENOENT, "[%.32s]: unknown section", section);
+	if (k == NULL)
+		return errf(err, -ENOENT, "[%.32s] %.64s: unknown key", section, key);
+
+	void *f = base + k->off;
+	switch (k->type) {
+	case K_STR:
+		if (strlen(v) < k->min)
+			why = "must not be empty";
+		else if (strlen(v) >= k->size)
+			why = "too long";
+		else
+			memcpy(f, v, strlen(v) + 1);
+		break;
+	case K_U32:
+	case K_U16: {
+		int rc = lfe_config_parse_u64(v, k->min, k->max, &u);
+		if (rc == -ERANGE) {
+			return errf(err, -EINVAL, "[%.32s] %s: %s out of range %llu..%llu", section, key, v,
+				    (unsigned long long)k->min, (unsigned long long)k->max);
+		} else if (rc < 0) {
+			why = "not a decimal number";
+		} else if (k->type == K_U32) {
+			*(uint32_t *)f = (uint32_t)u;
+		} else {
+			*(uint16_t *)f = (uint16_t)u;
+		}
+		break;
+	}
+	case K_BOOL:
+		if (parse_bool(v, (bool *)f) < 0)
+			why = "expected true/false, yes/no, on/off or 1/0";
+		break;
+	case K_PORTS: {
+		uint32_t tmp[LFE_CFG_MAX_LISTEN], n;
+		if (parse_list(v, false, k->min, k->max, tmp, LFE_CFG_MAX_LISTEN, &n, &why) == 0) {
+			for (uint32_t i = 0; i < n; i++)
+				c->ldap_ports[i] = (uint16_t)tmp[i];
+			c->n_ldap_ports = n;
+			why = NULL;
+		} else if (why[0] == 'v') {
+			why = "port not a number or outside 1..65535";
+		}
+		break;
+	}
+	case K_LCORES: {
+		uint32_t tmp[LFE_CFG_MAX_LCORES], n;
+		if (parse_list(v, true, k->min, k->max, tmp, LFE_CFG_MAX_LCORES, &n, &why) == 0) {
+			memcpy(c->lcores, tmp, n * sizeof(tmp[0]));
+			c->n_lcores = n;
+			why = NULL;
+		}
+		break;
+	}
+	case K_SCHEME:
+		why = "unknown password scheme";
+		for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+			if (strcasecmp(v, schemes[i]) == 0) {
+				memcpy(f, schemes[i], strlen(schemes[i]) + 1);
+				why = NULL;
+			}
+		}
+		break;
+	case K_CIDR: {
+		struct lfe_cfg_port *p = (struct lfe_cfg_port *)base;
+		if (parse_cidr(v, &p->addr, &p->prefix_len, &why) == 0)
+			why = NULL;
+		break;
+	}
+	case K_IPV4:
+		if (lfe_net_parse_ipv4(v, (uint32_t *)f) < 0 || *(uint32_t *)f == 0)
+			why = "expected a dotted-quad IPv4 address";
+		break;
+	}
+	if (why)
+		return errf(err, -EINVAL, "[%.32s] %s: \"%.64s\": %s", section, key, v, why);
+	return 0;
+}
+
+int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
+{
+	if (c->store_path[0] == '\0')
+		return errf(err, -EINVAL, "[store] path: required");
+	c->n_ports = 0;
+	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
+		struct lfe_cfg_port *p = &c->port[i];
+		if (!p->present)
+			continue;
+		if (i != c->n_ports)
+			return errf(err, -EINVAL, "[port%u]: ports must be numbered from port0 without gaps", i);
+		c->n_ports++;
+		if (p->dev[0] == '\0')
+			return errf(err, -EINVAL, "[port%u] dev: required", i);
+		if (p->addr == 0)
+			return errf(err, -EINVAL, "[port%u] address: required", i);
+		uint32_t mask = p->prefix_len == 32 ? 0xffffffffu : ~(0xffffffffu >> p->prefix_len);
+		if (p->gateway && ((p->gateway ^ p->addr) & mask))
+			return errf(err, -EINVAL, "[port%u] gateway: not inside the port's subnet", i);
+		if (p->gateway == p->addr)
+			return errf(err, -EINVAL, "[port%u] gateway: equals the port's own address", i);
+		for (uint32_t j = 0; j < i; j++) {
+			if (c->port[j].addr == p->addr)
+				return errf(err, -EINVAL, "[port%u] address: same as [port%u]", i, j);
+			if (strcmp(c->port[j].dev, p->dev) == 0)
+				return errf(err, -EINVAL, "[port%u] dev: same as [port%u]", i, j);
+		}
+	}
+	if (c->n_ports == 0)
+		return errf(err, -EINVAL, "[port0]: at least one port is required");
+	return 0;
+}
+
+int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char err[LFE_CFG_ERR_LEN])
+{
+	char tok[64];
+
+	memset(o, 0, sizeof(*o));
+	o->seed = 1;
+	if (s == NULL || *s == '\0')
+		return errf(err, -EINVAL, "--impair: empty");
+	while (*s) {
+		size_t l = strcspn(s, ",");
+		if (l == 0 || l >= sizeof(tok))
+			return errf(err, -EINVAL, "--impair: empty or overlong item");
+		memcpy(tok, s, l);
+		tok[l] = '\0';
+		s += l;
+		if (*s == ',' && *++s == '\0')
+			return errf(err, -EINVAL, "--impair: trailing comma");
+		char *eq = strchr(tok, '=');
+		if (eq == NULL)
+			return errf(err, -EINVAL, "--impair: \"%s\": expected name=value", tok);
+		*eq = '\0';
+		uint64_t v;
+		uint32_t *dst = NULL;
+		if (strcmp(tok, "drop") == 0)
+			dst = &o->drop_ppm;
+		else if (strcmp(tok, "dup") == 0)
+			dst = &o->dup_ppm;
+		else if (strcmp(tok, "reorder") == 0)
+			dst = &o->reorder_ppm;
+		else if (strcmp(tok, "seed") != 0)
+			return errf(err, -EINVAL, "--impair: unknown item \"%s\" (drop, dup, reorder, seed)", tok);
+		if (lfe_config_parse_u64(eq + 1, 0, dst ? 1000000u : UINT64_MAX, &v) < 0)
+			return errf(err, -EINVAL, "--impair %s: \"%s\": %s", tok, eq + 1,
+				    dst ? "expected parts per million 0..1000000" : "expected a number");
+		if (dst)
+			*dst = (uint32_t)v;
+		else
+			o->seed = v;
+	}
+	o->on = true;
+	return 0;
+}

@@ -1,0 +1,325 @@
+/* dataplane/main.c — the ldapfe daemon: wires config, store, ports,
+ * verifier threads and one worker per lcore, then waits for a signal.
+ *
+ *   ldapfe [EAL args] -- --config FILE [--impair drop=PPM,dup=PPM,reorder=PPM,seed=N]
+ *                        [--stats-interval S]
+ *
+ * The config file is INI read with rte_cfgfile ('#' starts a comment); its
+ * keys are documented in config.h and conf/ldapfe.conf. Ports are vdev
+ * strings hot-plugged at start (or devices EAL already made with --vdev).
+ *
+ * SIGINT/SIGTERM: workers stop accepting, FIN their connections and keep
+ * polling for up to LFE_SHUTDOWN_US so the FINs and last responses leave,
+ * then the final counters are printed and the process exits 0. A second
+ * signal exits at once (status 1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cfgfile.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "ldap/dn.h"
+#include "backend/pwscheme.h"
+#include "worker.h"
+
+/* Signal handlers reach the daemon only through a static; set before the
+ * handlers are installed. */
+static struct lfe_daemon *sig_daemon;
+static volatile sig_atomic_t sig_count;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (++sig_count > 1)
+		_exit(1);
+	if (sig_daemon)
+		atomic_store(&sig_daemon->stop, 1);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ldapfe [EAL args] -- --config FILE "
+		   "[--impair drop=PPM,dup=PPM,reorder=PPM,seed=N] [--stats-interval S]\n");
+}
+
+static int load_config(const char *path, struct lfe_config *c)
+{
+	struct rte_cfgfile_parameters params = { .comment_character = '#' };
+	char err[LFE_CFG_ERR_LEN];
+	int rc = 0;
+
+	lfe_config_defaults(c);
+	struct rte_cfgfile *cf = rte_cfgfile_load_with_params(path, 0, &params);
+	if (cf == NULL) {
+		fprintf(stderr, "ldapfe: %s: cannot read or parse the file\n", path);
+		return -EINVAL;
+	}
+	int ns = rte_cfgfile_num_sections(cf, NULL, 0);
+	for (int i = 0; i < ns && rc == 0; i++) {
+		char sec[CFG_NAME_LEN];
+		struct rte_cfgfile_entry ents[64];
+		int ne = rte_cfgfile_section_entries_by_index(cf, i, sec, ents, 64);
+		if (ne < 0) {
+			fprintf(stderr, "ldapfe: %s: section %d unreadable\n", path, i);
+			rc = -EINVAL;
+			break;
+		}
+		if (ne == 64 && rte_cfgfile_section_num_entries_by_index(cf, sec, (uint32_t)i) > 64) {
+			fprintf(stderr, "ldapfe: %s: [%s]: more than 64 keys\n", path, sec);
+			rc = -EINVAL;
+			break;
+		}
+		for (int j = 0; j < ne; j++) {
+			rc = lfe_config_set(c, sec, ents[j].name, ents[j].value, err);
+			if (rc < 0) {
+				fprintf(stderr, "ldapfe: %s: %s\n", path, err);
+				break;
+			}
+		}
+	}
+	rte_cfgfile_close(cf);
+	if (rc == 0 && (rc = lfe_config_finish(c, err)) < 0)
+		fprintf(stderr, "ldapfe: %s: %s\n", path, err);
+	return rc;
+}
+
+static int pick_lcores(struct lfe_daemon *d)
+{
+	const struct lfe_config *c = &d->cfg;
+
+	d->n_workers = 0;
+	if (c->n_lcores) {
+		for (uint32_t i = 0; i < c->n_lcores; i++) {
+			if (!rte_lcore_is_enabled(c->lcores[i])) {
+				fprintf(stderr, "ldapfe: [workers] lcores: lcore %u is not enabled by EAL (-l/--lcores)\n",
+					c->lcores[i]);
+				return -EINVAL;
+			}
+			if (d->n_workers == LFE_MAX_WORKERS) {
+				fprintf(stderr, "ldapfe: [workers] lcores: more than %u\n", LFE_MAX_WORKERS);
+				return -EINVAL;
+			}
+			d->lcore_ids[d->n_workers++] = c->lcores[i];
+		}
+		return 0;
+	}
+	unsigned l;
+	RTE_LCORE_FOREACH_WORKER(l) {
+		if (d->n_workers < LFE_MAX_WORKERS)
+			d->lcore_ids[d->n_workers++] = l;
+	}
+	if (d->n_workers == 0)
+		d->lcore_ids[d->n_workers++] = rte_get_main_lcore();
+	return 0;
+}
+
+static void *stats_thread(void *arg)
+{
+	struct lfe_daemon *d = arg;
+	uint64_t ticks = 0;
+
+	while (!atomic_load(&d->stop)) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		if (++ticks % (d->stats_interval * 10u) == 0) {
+			char pfx[48];
+			snprintf(pfx, sizeof(pfx), "ldapfe: t=%" PRIu64 "s ", ticks / 10u);
+			lfe_stats_print(d, stdout, pfx);
+		}
+	}
+	return NULL;
+}
+
+static int setup_store(struct lfe_daemon *d)
+{
+	const char *msg = NULL;
+	int err = 0;
+	struct lfe_store_info info;
+
+	d->store = lfe_store_open(d->cfg.store_path, LFE_STORE_RDONLY, 0, &err, &msg);
+	if (d->store == NULL) {
+		fprintf(stderr, "ldapfe: [store] path: %s: %s\n", d->cfg.store_path,
+			msg ? msg : strerror(-err));
+		return -EINVAL;
+	}
+	err = lfe_store_info(d->store, &info);
+	if (err < 0) {
+		fprintf(stderr, "ldapfe: [store] path: %s: %s\n", d->cfg.store_path, strerror(-err));
+		return err;
+	}
+	if (d->cfg.suffix[0]) {
+		ssize_t n = lfe_dn_normalize((const uint8_t *)d->cfg.suffix, strlen(d->cfg.suffix),
+					     d->suffix, sizeof(d->suffix));
+		if (n < 0) {
+			fprintf(stderr, "ldapfe: [ldap] suffix: \"%s\": not a valid DN\n", d->cfg.suffix);
+			return -EINVAL;
+		}
+		snprintf(d->naming, sizeof(d->naming), "%s", d->cfg.suffix);
+	} else {
+		snprintf(d->suffix, sizeof(d->suffix), "%s", info.suffix);
+		snprintf(d->naming, sizeof(d->naming), "%s", info.suffix_orig[0] ? info.suffix_orig : info.suffix);
+	}
+	d->pw_flags = d->cfg.allow_cleartext ? LFE_PW_ALLOW_CLEARTEXT : 0;
+	printf("ldapfe: store %s: %" PRIu64 " entries, suffix \"%s\"\n", d->cfg.store_path,
+	       info.entries, d->naming);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct lfe_daemon daemon_state;
+	struct lfe_daemon *d = &daemon_state;
+	const char *config = NULL, *impair = NULL;
+	char err[256];
+	int rc, status = 1;
+	bool fast_exit = false;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "ldapfe: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= rc;
+	argv += rc;
+
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "impair", required_argument, NULL, 'i' },
+		{ "stats-interval", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o;
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "c:i:s:h", opts, NULL)) != -1) {
+		uint64_t v;
+		switch (o) {
+		case 'c': config = optarg; break;
+		case 'i': impair = optarg; break;
+		case 's':
+			if (lfe_config_parse_u64(optarg, 1, 86400, &v) < 0) {
+				fprintf(stderr, "ldapfe: --stats-interval: \"%s\": seconds 1..86400\n", optarg);
+				goto out_eal;
+			}
+			d->stats_interval = (unsigned)v;
+			break;
+		case 'h': usage(stdout); status = 0; goto out_eal;
+		default: usage(stderr); goto out_eal;
+		}
+	}
+	if (config == NULL || optind != argc) {
+		usage(stderr);
+		goto out_eal;
+	}
+	if (load_config(config, &d->cfg) < 0)
+		goto out_eal;
+	if (impair && lfe_config_parse_impair(impair, &d->impair, err) < 0) {
+		fprintf(stderr, "ldapfe: %s\n", err);
+		goto out_eal;
+	}
+	d->tsc_hz = rte_get_tsc_hz();
+	if (pick_lcores(d) < 0 || setup_store(d) < 0)
+		goto out_store;
+	if (lfe_ports_setup(d, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ldapfe: %s\n", err);
+		goto out_ports;
+	}
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		d->w[i] = lfe_worker_new(d, i, d->lcore_ids[i], err, sizeof(err));
+		if (d->w[i] == NULL) {
+			fprintf(stderr, "ldapfe: %s\n", err);
+			goto out_workers;
+		}
+		if (rte_lcore_to_socket_id(d->lcore_ids[i]) != (unsigned)d->port[0].socket &&
+		    d->port[0].socket >= 0)
+			printf("ldapfe: note: lcore %u is on socket %u, port0 on socket %d\n", d->lcore_ids[i],
+			       rte_lcore_to_socket_id(d->lcore_ids[i]), d->port[0].socket);
+	}
+	d->verifier = lfe_verifier_new(d, err, sizeof(err));
+	if (d->verifier == NULL) {
+		fprintf(stderr, "ldapfe: %s\n", err);
+		goto out_workers;
+	}
+	rc = lfe_telemetry_init(d);
+	if (rc < 0)
+		printf("ldapfe: telemetry command not registered: %s\n", strerror(-rc));
+
+	sig_daemon = d;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	pthread_t st;
+	bool st_on = false;
+	if (d->stats_interval)
+		st_on = pthread_create(&st, NULL, stats_thread, d) == 0;
+
+	printf("ldapfe: %u worker(s) on lcore(s)", d->n_workers);
+	for (uint32_t i = 0; i < d->n_workers; i++)
+		printf(" %u", d->lcore_ids[i]);
+	printf(", LDAP port(s)");
+	for (uint32_t i = 0; i < d->cfg.n_ldap_ports; i++)
+		printf(" %u", d->cfg.ldap_ports[i]);
+	if (d->impair.on)
+		printf(", impairment drop=%u dup=%u reorder=%u ppm seed=%" PRIu64, d->impair.drop_ppm,
+		       d->impair.dup_ppm, d->impair.reorder_ppm, d->impair.seed);
+	printf("\nldapfe: ready\n");
+
+	struct lfe_worker *on_main = NULL;
+	for (uint32_t i = 0; i < d->n_workers; i++) {
+		if (d->lcore_ids[i] == rte_get_main_lcore()) {
+			on_main = d->w[i];
+			continue;
+		}
+		rc = rte_eal_remote_launch(lfe_worker_main, d->w[i], d->lcore_ids[i]);
+		if (rc < 0) {
+			fprintf(stderr, "ldapfe: cannot launch lcore %u: %s\n", d->lcore_ids[i], strerror(-rc));
+			atomic_store(&d->stop, 1);
+			break;
+		}
+	}
+	if (on_main)
+		lfe_worker_main(on_main);
+	else
+		while (!atomic_load(&d->stop))
+			rte_delay_us_sleep(20000);
+	rte_eal_mp_wait_lcore();
+	atomic_store(&d->stop, 1);
+	if (st_on)
+		pthread_join(st, NULL);
+	printf("ldapfe: stopping; final counters:\n");
+	lfe_stats_print(d, stdout, "ldapfe: ");
+	status = 0;
+	fast_exit = true;
+
+out_workers:
+	lfe_verifier_free(d->verifier);
+	d->verifier = NULL;
+out_ports:
+	lfe_ports_close(d);
+	for (uint32_t i = 0; i < d->n_workers; i++)
+		lfe_worker_free(d->w[i], !fast_exit);
+	for (unsigned s = 0; s < RTE_MAX_NUMA_NODES && !fast_exit; s++)
+		rte_mempool_free(d->mbuf_pool[s]);
+out_store:
+	lfe_store_close(d->store);
+out_eal:
+	rte_eal_cleanup();
+	return status;
+}

@@ -1,0 +1,448 @@
+/* dataplane/net.c — header parsing and building; see net.h. */
+#include "net.h"
+
+#include <errno.h>
+#include <string.h>
+
+const char *const lfe_net_drop_names[LFE_DROP_MAX] = {
+	[LFE_DROP_NONE] = "none",
+	[LFE_DROP_SHORT] = "short",
+	[LFE_DROP_ETHERTYPE] = "ethertype",
+	[LFE_DROP_ARP] = "arp",
+	[LFE_DROP_IP_VERSION] = "ip_version",
+	[LFE_DROP_IP_LEN] = "ip_len",
+	[LFE_DROP_IP_CSUM] = "ip_csum",
+	[LFE_DROP_IP_FRAG] = "ip_frag",
+	[LFE_DROP_IP_OPTIONS] = "ip_options",
+	[LFE_DROP_IP_ADDR] = "ip_addr",
+	[LFE_DROP_PROTO] = "proto",
+	[LFE_DROP_ICMP] = "icmp",
+	[LFE_DROP_ICMP_CSUM] = "icmp_csum",
+	[LFE_DROP_TCP_HDR] = "tcp_hdr",
+	[LFE_DROP_TCP_CSUM] = "tcp_csum",
+	[LFE_DROP_NOT_OURS] = "not_ours",
+	[LFE_DROP_NO_ARP] = "no_arp",
+	[LFE_DROP_NO_MBUF] = "no_mbuf",
+	[LFE_DROP_TX_FULL] = "tx_full",
+	[LFE_DROP_STEER_FULL] = "steer_full",
+	[LFE_DROP_MULTISEG] = "multiseg",
+};
+
+/* Frames are byte buffers with no alignment promise: read and write
+ * multi-byte fields byte by byte. */
+static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void wr32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* Chunks after the first must start at an even offset of the summed data. */
+uint32_t lfe_csum_add(uint32_t sum, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t s = sum;
+	size_t i = 0;
+
+	for (; i + 1 < len; i += 2)
+		s += rd16(p + i);
+	if (i < len)
+		s += (uint32_t)p[i] << 8;
+	while (s >> 32)
+		s = (s & 0xffffffffu) + (s >> 32);
+	return (uint32_t)s;
+}
+
+uint16_t lfe_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint32_t pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto, size_t len)
+{
+	uint64_t s = (saddr >> 16) + (saddr & 0xffffu) + (daddr >> 16) + (daddr & 0xffffu)
+		     + proto + (uint32_t)len;
+	while (s >> 32)
+		s = (s & 0xffffffffu) + (s >> 32);
+	return (uint32_t)s;
+}
+
+uint16_t lfe_tcp_csum(uint32_t saddr, uint32_t daddr, const void *tcp, size_t len)
+{
+	return lfe_csum_fold(lfe_csum_add(pseudo_sum(saddr, daddr, LFE_IPPROTO_TCP, len), tcp, len));
+}
+
+static int fail(struct lfe_net_pkt *pkt, enum lfe_net_drop why, int err)
+{
+	pkt->drop = why;
+	return err;
+}
+
+static int parse_arp(const uint8_t *f, size_t len, struct lfe_net_pkt *pkt)
+{
+	const uint8_t *a = f + LFE_ETH_HLEN;
+
+	if (len - LFE_ETH_HLEN < LFE_ARP_LEN)
+		return fail(pkt, LFE_DROP_SHORT, -EBADMSG);
+	if (rd16(a) != 1 || rd16(a + 2) != LFE_ETHERTYPE_IPV4 || a[4] != 6 || a[5] != 4)
+		return fail(pkt, LFE_DROP_ARP, -EPROTONOSUPPORT);
+	pkt->arp.op = rd16(a + 6);
+	if (pkt->arp.op != 1 && pkt->arp.op != 2)
+		return fail(pkt, LFE_DROP_ARP, -EPROTONOSUPPORT);
+	memcpy(pkt->arp.sha, a + 8, LFE_ETH_ALEN);
+	pkt->arp.spa = rd32(a + 14);
+	memcpy(pkt->arp.tha, a + 18, LFE_ETH_ALEN);
+	pkt->arp.tpa = rd32(a + 24);
+	return LFE_NET_ARP;
+}
+
+static int parse_tcp_opts(const uint8_t *o, size_t n, struct lfe_tcp_seg *seg)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t kind = o[i];
+		if (kind == 0)
+			break;
+		if (kind == 1) {
+			i++;
+			continue;
+		}
+		if (n - i < 2)
+			return -EBADMSG;
+		uint8_t l = o[i + 1];
+		if (l < 2 || l > n - i)
+			return -EBADMSG;
+		if (kind == 2) {
+			if (l != 4)
+				return -EBADMSG;
+			seg->mss = rd16(o + i + 2);
+		} else if (kind == 3) {
+			if (l != 3)
+				return -EBADMSG;
+			/* RFC 7323 §2.3: shifts above 14 are used as 14. */
+			seg->wscale = (int8_t)(o[i + 2] > 14 ? 14 : o[i + 2]);
+		}
+		i += l;
+	}
+	return 0;
+}
+
+static int parse_tcp(const uint8_t *f, struct lfe_net_pkt *pkt)
+{
+	const uint8_t *t = f + pkt->l4_off;
+	size_t n = pkt->l4_len;
+	struct lfe_tcp_seg *seg = &pkt->seg;
+
+	if (n < LFE_TCP_HLEN)
+		return fail(pkt, LFE_DROP_SHORT, -EBADMSG);
+	size_t doff = (size_t)(t[12] >> 4) * 4u;
+	if (doff < LFE_TCP_HLEN || doff > n)
+		return fail(pkt, LFE_DROP_TCP_HDR, -EBADMSG);
+	if (lfe_tcp_csum(pkt->saddr, pkt->daddr, t, n) != 0)
+		return fail(pkt, LFE_DROP_TCP_CSUM, -EINVAL);
+	memset(seg, 0, sizeof(*seg));
+	seg->wscale = -1;
+	seg->raddr = pkt->saddr;
+	seg->laddr = pkt->daddr;
+	seg->rport = rd16(t);
+	seg->lport = rd16(t + 2);
+	seg->seq = rd32(t + 4);
+	seg->ack = rd32(t + 8);
+	seg->flags = t[13] & 0x3f;
+	seg->win = rd16(t + 14);
+	if (parse_tcp_opts(t + LFE_TCP_HLEN, doff - LFE_TCP_HLEN, seg) < 0)
+		return fail(pkt, LFE_DROP_TCP_HDR, -EBADMSG);
+	if (seg->rport == 0 || seg->lport == 0)
+		return fail(pkt, LFE_DROP_TCP_HDR, -EBADMSG);
+	seg->payload = t + doff;
+	seg->len = (uint16_t)(n - doff);
+	return LFE_NET_TCP;
+}
+
+static int parse_ipv4(const uint8_t *f, size_t len, struct lfe_net_pkt *pkt)
+{
+	const uint8_t *ip = f + LFE_ETH_HLEN;
+	size_t avail = len - LFE_ETH_HLEN;
+
+	if (avail < LFE_IPV4_HLEN)
+		return fail(pkt, LFE_DROP_SHORT, -EBADMSG);
+	size_t ihl = (size_t)(ip[0] & 0x0f) * 4u;
+	if ((ip[0] >> 4) != 4 || ihl < LFE_IPV4_HLEN)
+		return fail(pkt, LFE_DROP_IP_VERSION, -EBADMSG);
+	size_t tot = rd16(ip + 2);
+	/* The frame may carry Ethernet padding beyond the datagram, never less. */
+	if (ihl > avail || tot < ihl || tot > avail)
+		return fail(pkt, LFE_DROP_IP_LEN, -EBADMSG);
+	if (lfe_csum_fold(lfe_csum_add(0, ip, ihl)) != 0)
+		return fail(pkt, LFE_DROP_IP_CSUM, -EINVAL);
+	if (ihl != LFE_IPV4_HLEN)
+		return fail(pkt, LFE_DROP_IP_OPTIONS, -EPROTONOSUPPORT);
+	if (rd16(ip + 6) & 0x3fffu)
+		return fail(pkt, LFE_DROP_IP_FRAG, -EPROTONOSUPPORT);
+	pkt->ip_id = rd16(ip + 4);
+	pkt->ttl = ip[8];
+	pkt->proto = ip[9];
+	pkt->saddr = rd32(ip + 12);
+	pkt->daddr = rd32(ip + 16);
+	if (pkt->saddr == 0 || pkt->saddr == 0xffffffffu || (pkt->saddr >> 28) == 0xe)
+		return fail(pkt, LFE_DROP_IP_ADDR, -EBADMSG);
+	pkt->l3_off = LFE_ETH_HLEN;
+	pkt->l4_off = LFE_ETH_HLEN + ihl;
+	pkt->l4_len = tot - ihl;
+
+	if (pkt->proto == LFE_IPPROTO_TCP)
+		return parse_tcp(f, pkt);
+	if (pkt->proto != LFE_IPPROTO_ICMP)
+		return fail(pkt, LFE_DROP_PROTO, -EPROTONOSUPPORT);
+	const uint8_t *ic = f + pkt->l4_off;
+	if (pkt->l4_len < 8)
+		return fail(pkt, LFE_DROP_ICMP, -EBADMSG);
+	if (lfe_csum_fold(lfe_csum_add(0, ic, pkt->l4_len)) != 0)
+		return fail(pkt, LFE_DROP_ICMP_CSUM, -EINVAL);
+	if (ic[0] != 8 || ic[1] != 0)
+		return fail(pkt, LFE_DROP_ICMP, -EPROTONOSUPPORT);
+	return LFE_NET_ICMP_ECHO;
+}
+
+int lfe_net_parse(const uint8_t *frame, size_t len, struct lfe_net_pkt *pkt)
+{
+	pkt->drop = LFE_DROP_NONE;
+	if (frame == NULL || len < LFE_ETH_HLEN)
+		return fail(pkt, LFE_DROP_SHORT, -EBADMSG);
+	pkt->eth_dst = frame;
+	pkt->eth_src = frame + LFE_ETH_ALEN;
+	pkt->ethertype = rd16(frame + 12);
+	if (pkt->ethertype == LFE_ETHERTYPE_ARP)
+		return parse_arp(frame, len, pkt);
+	if (pkt->ethertype == LFE_ETHERTYPE_IPV4)
+		return parse_ipv4(frame, len, pkt);
+	return fail(pkt, LFE_DROP_ETHERTYPE, -EPROTONOSUPPORT);
+}
+
+static void put_eth(uint8_t *out, const uint8_t dst[LFE_ETH_ALEN], const uint8_t src[LFE_ETH_ALEN],
+		    uint16_t type)
+{
+	memcpy(out, dst, LFE_ETH_ALEN);
+	memcpy(out + LFE_ETH_ALEN, src, LFE_ETH_ALEN);
+	wr16(out + 12, type);
+}
+
+ssize_t lfe_net_build_arp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_arp_pkt *arp)
+{
+	if (cap < LFE_ETH_MIN_FRAME)
+		return -ENOSPC;
+	memset(out, 0, LFE_ETH_MIN_FRAME);
+	put_eth(out, eth_dst, eth_src, LFE_ETHERTYPE_ARP);
+	uint8_t *a = out + LFE_ETH_HLEN;
+	wr16(a, 1);
+	wr16(a + 2, LFE_ETHERTYPE_IPV4);
+	a[4] = 6;
+	a[5] = 4;
+	wr16(a + 6, arp->op);
+	memcpy(a + 8, arp->sha, LFE_ETH_ALEN);
+	wr32(a + 14, arp->spa);
+	memcpy(a + 18, arp->tha, LFE_ETH_ALEN);
+	wr32(a + 24, arp->tpa);
+	return LFE_ETH_MIN_FRAME;
+}
+
+static void put_ipv4(uint8_t *ip, uint16_t tot, uint16_t id, uint8_t proto,
+		     uint32_t saddr, uint32_t daddr)
+{
+	ip[0] = 0x45;
+	ip[1] = 0;
+	wr16(ip + 2, tot);
+	wr16(ip + 4, id);
+	wr16(ip + 6, 0x4000);   /* DF: we never fragment */
+	ip[8] = 64;
+	ip[9] = proto;
+	wr16(ip + 10, 0);
+	wr32(ip + 12, saddr);
+	wr32(ip + 16, daddr);
+	wr16(ip + 10, lfe_csum_fold(lfe_csum_add(0, ip, LFE_IPV4_HLEN)));
+}
+
+size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
+			       const uint8_t our_mac[LFE_ETH_ALEN])
+{
+	uint8_t peer[LFE_ETH_ALEN];
+	uint8_t *ic = frame + pkt->l4_off;
+
+	memcpy(peer, frame + LFE_ETH_ALEN, LFE_ETH_ALEN);
+	put_eth(frame, peer, our_mac, LFE_ETHERTYPE_IPV4);
+	put_ipv4(frame + LFE_ETH_HLEN, (uint16_t)(LFE_IPV4_HLEN + pkt->l4_len), pkt->ip_id,
+		 LFE_IPPROTO_ICMP, pkt->daddr, pkt->saddr);
+	ic[0] = 0;
+	ic[1] = 0;
+	wr16(ic + 2, 0);
+	wr16(ic + 2, lfe_csum_fold(lfe_csum_add(0, ic, pkt->l4_len)));
+	return pkt->l4_off + pkt->l4_len;
+}
+
+ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
+			  uint16_t ip_id)
+{
+	size_t optlen = (seg->mss ? 4u : 0u) + (seg->wscale >= 0 ? 4u : 0u);
+	size_t tcplen = LFE_TCP_HLEN + optlen + seg->len;
+	size_t tot = LFE_IPV4_HLEN + tcplen;
+	size_t flen = LFE_ETH_HLEN + tot;
+
+	if (tot > 0xffffu || cap < flen || cap < LFE_ETH_MIN_FRAME)
+		return -ENOSPC;
+	put_eth(out, eth_dst, eth_src, LFE_ETHERTYPE_IPV4);
+	put_ipv4(out + LFE_ETH_HLEN, (uint16_t)tot, ip_id, LFE_IPPROTO_TCP, seg->laddr, seg->raddr);
+	uint8_t *t = out + LFE_ETH_HLEN + LFE_IPV4_HLEN;
+	wr16(t, seg->lport);
+	wr16(t + 2, seg->rport);
+	wr32(t + 4, seg->seq);
+	wr32(t + 8, seg->ack);
+	t[12] = (uint8_t)(((LFE_TCP_HLEN + optlen) / 4u) << 4);
+	t[13] = seg->flags & 0x3f;
+	wr16(t + 14, seg->win);
+	wr16(t + 16, 0);
+	wr16(t + 18, 0);
+	uint8_t *o = t + LFE_TCP_HLEN;
+	if (seg->mss) {
+		o[0] = 2; o[1] = 4;
+		wr16(o + 2, seg->mss);
+		o += 4;
+	}
+	if (seg->wscale >= 0) {
+		o[0] = 1; o[1] = 3; o[2] = 3;
+		o[3] = (uint8_t)seg->wscale;
+		o += 4;
+	}
+	if (seg->len)
+		memcpy(o, seg->payload, seg->len);
+	wr16(t + 16, lfe_tcp_csum(seg->laddr, seg->raddr, t, tcplen));
+	/* Pad runts so the frame is a legal Ethernet frame; the IP total
+	 * length tells the receiver where the datagram ends. */
+	if (flen < LFE_ETH_MIN_FRAME) {
+		memset(out + flen, 0, LFE_ETH_MIN_FRAME - flen);
+		flen = LFE_ETH_MIN_FRAME;
+	}
+	return (ssize_t)flen;
+}
+
+static inline uint32_t mix32(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+uint32_t lfe_net_flow_hash(uint32_t a1, uint16_t p1, uint32_t a2, uint16_t p2)
+{
+	/* Order the endpoints so (a1,p1,a2,p2) and (a2,p2,a1,p1) hash alike. */
+	uint64_t e1 = (uint64_t)a1 << 16 | p1, e2 = (uint64_t)a2 << 16 | p2;
+	uint64_t lo = e1 < e2 ? e1 : e2, hi = e1 < e2 ? e2 : e1;
+	uint32_t h = mix32((uint32_t)lo ^ 0x9e3779b9u);
+	h = mix32(h ^ (uint32_t)(lo >> 32) ^ (uint32_t)hi);
+	return mix32(h ^ (uint32_t)(hi >> 32));
+}
+
+int lfe_net_parse_ipv4(const char *s, uint32_t *addr)
+{
+	uint32_t a = 0;
+
+	if (s == NULL)
+		return -EINVAL;
+	for (int i = 0; i < 4; i++) {
+		unsigned v = 0, digits = 0;
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10u + (unsigned)(*s - '0');
+			if (++digits > 3 || v > 255)
+				return -EINVAL;
+			s++;
+		}
+		if (digits == 0 || (digits > 1 && s[-(int)digits] == '0'))
+			return -EINVAL;
+		a = a << 8 | v;
+		if (i < 3 && *s++ != '.')
+			return -EINVAL;
+	}
+	if (*s != '\0')
+		return -EINVAL;
+	*addr = a;
+	return 0;
+}
+
+void lfe_net_fmt_ipv4(uint32_t a, char out[16])
+{
+	char *p = out;
+	for (int i = 3; i >= 0; i--) {
+		unsigned v = (a >> (i * 8)) & 0xffu;
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
+		if (i)
+			*p++ = '.';
+	}
+	*p = '\0';
+}
+
+void lfe_arp_cache_init(struct lfe_arp_cache *c, uint64_t max_age_us)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_age_us = max_age_us;
+}
+
+static inline uint32_t arp_set(uint32_t ip)
+{
+	return mix32(ip) & (LFE_ARP_CACHE_SETS - 1u);
+}
+
+void lfe_arp_cache_put(struct lfe_arp_cache *c, uint32_t ip, const uint8_t mac[LFE_ETH_ALEN],
+		       uint64_t now_us)
+{
+	static const uint8_t zero[LFE_ETH_ALEN];
+
+	if (ip == 0 || (mac[0] & 1u) || memcmp(mac, zero, LFE_ETH_ALEN) == 0)
+		return;
+	struct lfe_arp_entry *set = c->e[arp_set(ip)], *victim = &set[0];
+	for (uint32_t w = 0; w < LFE_ARP_CACHE_WAYS; w++) {
+		if (set[w].ip == ip) {
+			victim = &set[w];
+			break;
+		}
+		if (set[w].ip == 0 || set[w].seen_us < victim->seen_us)
+			victim = &set[w];
+		if (set[w].ip == 0)
+			break;
+	}
+	victim->ip = ip;
+	memcpy(victim->mac, mac, LFE_ETH_ALEN);
+	victim->seen_us = now_us;
+}
+
+const uint8_t *lfe_arp_cache_get(const struct lfe_arp_cache *c, uint32_t ip, uint64_t now_us)
+{
+	const struct lfe_arp_entry *set = c->e[arp_set(ip)];
+
+	if (ip == 0)
+		return NULL;
+	for (uint32_t w = 0; w < LFE_ARP_CACHE_WAYS; w++) {
+		if (set[w].ip != ip)
+			continue;
+		if (c->max_age_us && now_us - set[w].seen_us > c->max_age_us)
+			return NULL;
+		return set[w].mac;
+	}
+	return NULL;
+}
+
+_Static_assert((LFE_ARP_CACHE_SETS & (LFE_ARP_CACHE_SETS - 1u)) == 0, "sets must be a power of 2");

@@ -1,0 +1,165 @@
+/* dataplane/net.h — Ethernet, ARP, IPv4, ICMP and TCP headers: parse, build,
+ * checksum. Pure C, no DPDK: the worker hands it frame bytes, tests and the
+ * fuzzer hand it arbitrary buffers.
+ *
+ * Addresses and ports in the parsed structs are in host byte order (what
+ * dataplane/tcp.h expects); MAC addresses are 6 raw bytes.
+ *
+ * Parsing never trusts a length field: every header length is checked
+ * against what the frame holds. A frame we do not handle gets a negative
+ * errno and pkt->drop names the reason so the worker can count it.
+ * Nothing here allocates or keeps state, except the ARP cache which the
+ * caller owns (one per lcore).
+ */
+#ifndef LFE_DATAPLANE_NET_H
+#define LFE_DATAPLANE_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tcp.h"
+
+#define LFE_ETH_ALEN     6u
+#define LFE_ETH_HLEN     14u
+#define LFE_IPV4_HLEN    20u
+#define LFE_TCP_HLEN     20u
+#define LFE_ARP_LEN      28u     /* Ethernet/IPv4 ARP payload */
+#define LFE_ETH_MIN_FRAME 60u    /* without FCS: short frames are padded */
+#define LFE_ETHERTYPE_IPV4 0x0800u
+#define LFE_ETHERTYPE_ARP  0x0806u
+#define LFE_IPPROTO_ICMP 1u
+#define LFE_IPPROTO_TCP  6u
+/* Headers we emit: Ethernet + IPv4 + TCP with MSS and window-scale options. */
+#define LFE_NET_TCP_HDR_MAX (LFE_ETH_HLEN + LFE_IPV4_HLEN + LFE_TCP_HLEN + 8u)
+
+/* What a frame is, when it is something we handle. */
+enum lfe_net_kind {
+	LFE_NET_ARP = 1,
+	LFE_NET_ICMP_ECHO = 2,   /* ICMP echo request */
+	LFE_NET_TCP = 3,
+};
+
+/* Why a frame was dropped (index into the per-lcore drop counters). */
+enum lfe_net_drop {
+	LFE_DROP_NONE = 0,
+	LFE_DROP_SHORT,          /* truncated header */
+	LFE_DROP_ETHERTYPE,      /* not IPv4 or ARP (incl. VLAN tags, IPv6) */
+	LFE_DROP_ARP,            /* ARP we do not handle (not Ethernet/IPv4) */
+	LFE_DROP_IP_VERSION,     /* not version 4 or IHL < 5 */
+	LFE_DROP_IP_LEN,         /* total length inconsistent with the frame */
+	LFE_DROP_IP_CSUM,
+	LFE_DROP_IP_FRAG,        /* fragments (MF set or offset != 0) */
+	LFE_DROP_IP_OPTIONS,     /* IPv4 options: we do not handle any */
+	LFE_DROP_IP_ADDR,        /* broadcast/multicast/zero source */
+	LFE_DROP_PROTO,          /* not ICMP or TCP */
+	LFE_DROP_ICMP,           /* ICMP other than echo request, or malformed */
+	LFE_DROP_ICMP_CSUM,
+	LFE_DROP_TCP_HDR,        /* data offset or options malformed */
+	LFE_DROP_TCP_CSUM,
+	LFE_DROP_NOT_OURS,       /* addressed to another host */
+	LFE_DROP_NO_ARP,         /* tx: no MAC known for the next hop */
+	LFE_DROP_NO_MBUF,        /* tx: mbuf pool empty */
+	LFE_DROP_TX_FULL,        /* tx: the queue did not take it */
+	LFE_DROP_STEER_FULL,     /* software steering ring full */
+	LFE_DROP_MULTISEG,       /* rx frame in several mbuf segments */
+	LFE_DROP_MAX
+};
+
+/* Names of enum lfe_net_drop values, for telemetry and logs. */
+extern const char *const lfe_net_drop_names[LFE_DROP_MAX];
+
+struct lfe_arp_pkt {
+	uint16_t op;                     /* 1 request, 2 reply */
+	uint8_t sha[LFE_ETH_ALEN];
+	uint32_t spa;
+	uint8_t tha[LFE_ETH_ALEN];
+	uint32_t tpa;
+};
+
+struct lfe_net_pkt {
+	enum lfe_net_drop drop;          /* set when parse fails */
+	const uint8_t *eth_dst, *eth_src;
+	uint16_t ethertype;
+	/* IPv4 */
+	uint32_t saddr, daddr;
+	uint8_t ttl, proto;
+	uint16_t ip_id;
+	size_t l3_off, l4_off, l4_len;   /* offsets into the frame; l4_len from IP total length */
+	struct lfe_arp_pkt arp;          /* LFE_NET_ARP */
+	struct lfe_tcp_seg seg;          /* LFE_NET_TCP (laddr = daddr, raddr = saddr) */
+};
+
+/* Parse a frame. Returns an enum lfe_net_kind, or a negative errno with
+ * pkt->drop set: -EBADMSG (malformed), -EPROTONOSUPPORT (valid but not
+ * handled), -EINVAL (checksum). Verifies the IPv4 header checksum, the ICMP
+ * checksum and the TCP checksum (pseudo-header included). */
+int lfe_net_parse(const uint8_t *frame, size_t len, struct lfe_net_pkt *pkt);
+
+/* Internet checksum helpers (RFC 1071). Sums are 32-bit accumulators in
+ * network order words; fold gives the final complemented 16-bit value in
+ * host order (store it with htons). */
+uint32_t lfe_csum_add(uint32_t sum, const void *data, size_t len);
+uint16_t lfe_csum_fold(uint32_t sum);
+/* Checksum of a TCP segment (hdr + payload, len bytes, checksum field as it
+ * is) over the IPv4 pseudo-header; addresses in host order. 0 when valid. */
+uint16_t lfe_tcp_csum(uint32_t saddr, uint32_t daddr, const void *tcp, size_t len);
+
+/* Build an ARP frame (Ethernet + ARP, padded to 60 bytes). eth_dst is the
+ * frame destination (broadcast for requests and gratuitous ARP). Returns
+ * the frame length or -ENOSPC. */
+ssize_t lfe_net_build_arp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_arp_pkt *arp);
+
+/* Turn a parsed ICMP echo request in place into the echo reply from us
+ * (our_mac) back to the sender: swaps addresses, TTL 64, fixes both
+ * checksums. Returns the reply frame length (the IP datagram may be shorter
+ * than the received frame, e.g. padding). */
+size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
+			       const uint8_t our_mac[LFE_ETH_ALEN]);
+
+/* Build Ethernet + IPv4 + TCP (options from seg->mss / seg->wscale) + payload
+ * with both checksums. seg->laddr/lport is the source. Returns the frame
+ * length or -ENOSPC. */
+ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
+			  uint16_t ip_id);
+
+/* Symmetric hash of a TCP flow: both directions give the same value, so a
+ * software steerer and an RSS-less port agree on which core owns a flow. */
+uint32_t lfe_net_flow_hash(uint32_t a1, uint16_t p1, uint32_t a2, uint16_t p2);
+
+/* Parse "a.b.c.d" (strict: four decimal octets, no leading junk) to host
+ * order. 0 or -EINVAL. */
+int lfe_net_parse_ipv4(const char *s, uint32_t *addr);
+/* Format host-order addr into out (at least 16 bytes). */
+void lfe_net_fmt_ipv4(uint32_t addr, char out[16]);
+
+/* ---- ARP cache (per lcore, fixed size, no allocation) ---- */
+
+#define LFE_ARP_CACHE_SETS 64u
+#define LFE_ARP_CACHE_WAYS 4u
+
+struct lfe_arp_entry {
+	uint32_t ip;                 /* 0 = empty */
+	uint8_t mac[LFE_ETH_ALEN];
+	uint64_t seen_us;
+};
+
+/* Set-associative: a peer's entry lives in set hash(ip); inserting into a
+ * full set replaces the least recently seen way. Entries older than
+ * max_age_us are treated as absent. */
+struct lfe_arp_cache {
+	uint64_t max_age_us;
+	struct lfe_arp_entry e[LFE_ARP_CACHE_SETS][LFE_ARP_CACHE_WAYS];
+};
+
+void lfe_arp_cache_init(struct lfe_arp_cache *c, uint64_t max_age_us);
+/* Learn or refresh ip → mac. Ignores 0 and broadcast/multicast MACs. */
+void lfe_arp_cache_put(struct lfe_arp_cache *c, uint32_t ip, const uint8_t mac[LFE_ETH_ALEN],
+		       uint64_t now_us);
+/* The MAC for ip, or NULL. */
+const uint8_t *lfe_arp_cache_get(const struct lfe_arp_cache *c, uint32_t ip, uint64_t now_us);
+
+#endif

@@ -1,0 +1,660 @@
+/* dataplane/worker.c — one poll-mode worker per lcore, run to completion.
+ *
+ * Each iteration: renew the store read transaction if it is older than
+ * LFE_RENEW_US; rx burst from this worker's queue on every port → parse
+ * (net.c) → ARP / ICMP echo answered in place / TCP segments into the
+ * per-core stack → LDAP sessions (glue.c) write responses into the
+ * connections' send buffers; verifier completions delivered; TCP timers;
+ * lfe_tcp_flush so replies of the whole burst leave together; tx bursts.
+ * No locks, no syscalls and no heap on this path: frames come from the
+ * mbuf pool of the worker's socket, sessions from a preallocated pool, PDU
+ * reassembly buffers from a per-core rte_mempool.
+ *
+ * Flow affinity — one TCP connection must stay on one core:
+ *  - af_packet with qpairs=N: the kernel's PACKET_FANOUT spreads flows over
+ *    the N sockets by flow hash, so a flow always arrives on the same queue,
+ *    and worker i owns queue i on every port.
+ *  - ports with RSS: port.c enables RSS on the IPv4 TCP 4-tuple with a
+ *    symmetric key (0x6d5a repeated), so both directions hash alike.
+ *  - a port with fewer queues than workers: software steering. Only worker 0
+ *    polls queue 0; it hashes each TCP frame's 4-tuple with the symmetric
+ *    lfe_net_flow_hash and passes frames owned by worker k to k's steer ring
+ *    (ARP, ICMP and anything else stays on worker 0). Workers other than 0
+ *    cannot touch the port's only tx queue, so their frames go to the port's
+ *    MP/SC tx ring, which worker 0 drains into the tx queue.
+ *
+ * Busy accounting: an iteration that received, delivered or sent anything
+ * counts its cycles (rdtsc) as busy; total counts every cycle between
+ * iteration starts, so busy/total is the core's real load.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_random.h>
+
+#include "worker.h"
+
+const char *const lfe_wstats_names[LFE_WSTATS_N] = {
+	"rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes",
+	"conns_active", "conns_opened", "conns_refused",
+	"binds_ok", "binds_failed", "binds_offloaded", "binds_busy",
+	"searches", "search_unindexed",
+	"arp_replies", "arp_requests", "icmp_replies",
+	"steered_out", "steered_in",
+	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
+	"busy_cycles", "total_cycles",
+	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
+	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
+	"drop_ip_csum", "drop_ip_frag", "drop_ip_options", "drop_ip_addr", "drop_proto",
+	"drop_icmp", "drop_icmp_csum", "drop_tcp_hdr", "drop_tcp_csum", "drop_not_ours",
+	"drop_no_arp", "drop_no_mbuf", "drop_tx_full", "drop_steer_full", "drop_multiseg",
+};
+_Static_assert(offsetof(struct lfe_wstats, drops) / sizeof(uint64_t) + LFE_DROP_MAX == LFE_WSTATS_N,
+	       "drops are the last counters");
+_Static_assert(LFE_DROP_MAX == 21, "lfe_wstats_names lists every drop reason");
+
+static inline uint64_t tsc_to_us(const struct lfe_worker *w, uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)tsc * w->us_mult) >> 32);
+}
+
+static inline uint16_t my_queue(const struct lfe_port *p, const struct lfe_worker *w)
+{
+	return p->steer ? 0 : (uint16_t)w->idx;
+}
+
+static inline bool in_subnet(const struct lfe_port *p, uint32_t a)
+{
+	return ((a ^ p->addr) & p->mask) == 0;
+}
+
+static void flush_port(struct lfe_worker *w, uint32_t pi)
+{
+	struct lfe_port *p = &w->d->port[pi];
+	struct rte_mbuf **pk = w->tx[pi].m;
+	uint32_t n = w->tx[pi].n;
+	void *imp_out[2 * LFE_TXBUF + LFE_IMPAIR_MAX_HOLD];
+
+	w->tx[pi].n = 0;
+	if (w->imp_tx[pi]) {
+		n = lfe_impair_apply(w->imp_tx[pi], (void *const *)pk, n, imp_out,
+				     (uint32_t)(sizeof(imp_out) / sizeof(imp_out[0])), w->now_us);
+		pk = (struct rte_mbuf **)imp_out;
+	}
+	uint32_t done = 0;
+	while (done < n) {
+		uint16_t chunk = (uint16_t)RTE_MIN(n - done, LFE_TXBUF);
+		uint16_t sent;
+		if (p->steer && w->idx != 0) {
+			sent = (uint16_t)rte_ring_mp_enqueue_burst(p->tx_ring, (void **)(pk + done), chunk, NULL);
+			w->st.steered_out += sent;
+		} else {
+			sent = rte_eth_tx_burst(p->port_id, my_queue(p, w), pk + done, chunk);
+		}
+		for (uint16_t i = 0; i < sent; i++)
+			w->st.tx_bytes += pk[done + i]->pkt_len;
+		w->st.tx_pkts += sent;
+		if (sent < chunk) {
+			w->st.drops[LFE_DROP_TX_FULL] += chunk - sent;
+			rte_pktmbuf_free_bulk(pk + done + sent, chunk - sent);
+		}
+		done += chunk;
+	}
+}
+
+static inline void tx_push(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
+{
+	if (w->tx[pi].n == LFE_TXBUF)
+		flush_port(w, pi);
+	w->tx[pi].m[w->tx[pi].n++] = m;
+}
+
+static void send_arp(struct lfe_worker *w, uint32_t pi, uint16_t op, const uint8_t eth_dst[6],
+		     const uint8_t tha[6], uint32_t tpa)
+{
+	struct lfe_port *p = &w->d->port[pi];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
+	struct lfe_arp_pkt a = { .op = op, .spa = p->addr, .tpa = tpa };
+
+	if (m == NULL) {
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return;
+	}
+	memcpy(a.sha, p->mac, LFE_ETH_ALEN);
+	memcpy(a.tha, tha, LFE_ETH_ALEN);
+	ssize_t n = lfe_net_build_arp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), eth_dst,
+				      p->mac, &a);
+	if (n < 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	tx_push(w, pi, m);
+}
+
+static const uint8_t bcast[LFE_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t zero_mac[LFE_ETH_ALEN];
+
+static int port_of_addr(const struct lfe_daemon *d, uint32_t laddr)
+{
+	for (uint32_t i = 0; i < d->n_ports; i++)
+		if (d->port[i].addr == laddr)
+			return (int)i;
+	return -1;
+}
+
+int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg);
+int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
+{
+	struct lfe_worker *w = ctx;
+	int pi = port_of_addr(w->d, seg->laddr);
+
+	if (pi < 0) {
+		w->st.drops[LFE_DROP_NOT_OURS]++;
+		return -ENOBUFS;
+	}
+	const struct lfe_port *p = &w->d->port[pi];
+	uint32_t nh = in_subnet(p, seg->raddr) ? seg->raddr : p->gateway;
+	const uint8_t *mac = lfe_arp_cache_get(&w->arp, nh, w->now_us);
+	if (mac == NULL) {
+		/* Ask, at most every 100 ms; TCP retransmits once the answer is in. */
+		if (nh && w->now_us - w->last_arp_req_us > 100000) {
+			w->last_arp_req_us = w->now_us;
+			w->st.arp_requests++;
+			send_arp(w, (uint32_t)pi, 1, bcast, zero_mac, nh);
+		}
+		w->st.drops[LFE_DROP_NO_ARP]++;
+		return -ENOBUFS;
+	}
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
+	if (m == NULL) {
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return -ENOBUFS;
+	}
+	ssize_t n = lfe_net_build_tcp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac,
+				      p->mac, seg, w->ip_id++);
+	if (n < 0) {
+		rte_pktmbuf_free(m);
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return -ENOBUFS;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	tx_push(w, (uint32_t)pi, m);
+	return 0;
+}
+
+static void learn(struct lfe_worker *w, const struct lfe_port *p, uint32_t saddr, const uint8_t *mac)
+{
+	if (in_subnet(p, saddr))
+		lfe_arp_cache_put(&w->arp, saddr, mac, w->now_us);
+	else if (p->gateway)
+		lfe_arp_cache_put(&w->arp, p->gateway, mac, w->now_us);
+}
+
+/* Handle one frame; returns true when the mbuf was consumed (sent back). */
+static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
+{
+	struct lfe_port *p = &w->d->port[pi];
+	struct lfe_net_pkt pkt;
+
+	w->st.rx_pkts++;
+	w->st.rx_bytes += m->pkt_len;
+	if (m->nb_segs != 1) {
+		w->st.drops[LFE_DROP_MULTISEG]++;
+		return false;
+	}
+	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+	int kind = lfe_net_parse(data, m->data_len, &pkt);
+	if (kind < 0) {
+		w->st.drops[pkt.drop]++;
+		return false;
+	}
+	if (kind == LFE_NET_ARP) {
+		if (pkt.arp.spa != p->addr && in_subnet(p, pkt.arp.spa))
+			lfe_arp_cache_put(&w->arp, pkt.arp.spa, pkt.arp.sha, w->now_us);
+		if (pkt.arp.op != 1 || pkt.arp.tpa != p->addr)
+			return false;
+		struct lfe_arp_pkt r = { .op = 2, .spa = p->addr, .tpa = pkt.arp.spa };
+		memcpy(r.sha, p->mac, LFE_ETH_ALEN);
+		memcpy(r.tha, pkt.arp.sha, LFE_ETH_ALEN);
+		ssize_t n = lfe_net_build_arp(data, (size_t)m->buf_len - m->data_off, r.tha, p->mac, &r);
+		if (n < 0)
+			return false;
+		m->data_len = (uint16_t)n;
+		m->pkt_len = (uint32_t)n;
+		w->st.arp_replies++;
+		tx_push(w, pi, m);
+		return true;
+	}
+	if (pkt.daddr != p->addr) {
+		w->st.drops[LFE_DROP_NOT_OURS]++;
+		return false;
+	}
+	learn(w, p, pkt.saddr, pkt.eth_src);
+	if (kind == LFE_NET_ICMP_ECHO) {
+		size_t n = lfe_net_icmp_echo_reply(data, &pkt, p->mac);
+		m->data_len = (uint16_t)n;
+		m->pkt_len = (uint32_t)n;
+		w->st.icmp_replies++;
+		tx_push(w, pi, m);
+		return true;
+	}
+	lfe_tcp_input(w->tcp, &pkt.seg, w->now_us);
+	return false;
+}
+
+static unsigned process_frames(struct lfe_worker *w, uint32_t pi, struct rte_mbuf **pk, uint32_t n)
+{
+	void *imp_out[2 * LFE_BURST + LFE_IMPAIR_MAX_HOLD];
+	struct rte_mbuf *dead[2 * LFE_BURST + LFE_IMPAIR_MAX_HOLD];
+	uint32_t nd = 0;
+
+	if (w->imp_rx[pi]) {
+		n = lfe_impair_apply(w->imp_rx[pi], (void *const *)pk, n, imp_out,
+				     (uint32_t)(sizeof(imp_out) / sizeof(imp_out[0])), w->now_us);
+		pk = (struct rte_mbuf **)imp_out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pk[i + 1], void *));
+		if (!handle_frame(w, pi, pk[i]))
+			dead[nd++] = pk[i];
+	}
+	if (nd)
+		rte_pktmbuf_free_bulk(dead, nd);
+	return n;
+}
+
+/* Owner of a frame under software steering: TCP by 4-tuple, else worker 0. */
+static unsigned steer_owner(const struct lfe_worker *w, const struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = m->data_len;
+
+	if (len < LFE_ETH_HLEN + LFE_IPV4_HLEN || f[12] != 0x08 || f[13] != 0x00)
+		return 0;
+	const uint8_t *ip = f + LFE_ETH_HLEN;
+	uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4u;
+	if (ip[9] != LFE_IPPROTO_TCP || ihl < LFE_IPV4_HLEN || len < LFE_ETH_HLEN + ihl + 4u)
+		return 0;
+	const uint8_t *t = ip + ihl;
+	uint32_t sa = (uint32_t)ip[12] << 24 | (uint32_t)ip[13] << 16 | (uint32_t)ip[14] << 8 | ip[15];
+	uint32_t da = (uint32_t)ip[16] << 24 | (uint32_t)ip[17] << 16 | (uint32_t)ip[18] << 8 | ip[19];
+	uint16_t sp = (uint16_t)(t[0] << 8 | t[1]), dp = (uint16_t)(t[2] << 8 | t[3]);
+	return lfe_net_flow_hash(sa, sp, da, dp) % w->d->n_workers;
+}
+
+static unsigned rx_port(struct lfe_worker *w, uint32_t pi)
+{
+	struct lfe_port *p = &w->d->port[pi];
+	struct rte_mbuf *pk[LFE_BURST];
+
+	if (p->steer && w->idx != 0)
+		return 0;
+	uint16_t n = rte_eth_rx_burst(p->port_id, my_queue(p, w), pk, LFE_BURST);
+	if (n == 0 && w->imp_rx[pi] == NULL)
+		return 0;
+	if (p->steer) {
+		uint16_t keep = 0;
+		for (uint16_t i = 0; i < n; i++) {
+			unsigned o = steer_owner(w, pk[i]);
+			if (o == 0) {
+				pk[keep++] = pk[i];
+			} else if (rte_ring_mp_enqueue(w->d->w[o]->steer_ring, pk[i]) == 0) {
+				w->st.steered_out++;
+			} else {
+				w->st.drops[LFE_DROP_STEER_FULL]++;
+				rte_pktmbuf_free(pk[i]);
+			}
+		}
+		n = keep;
+	}
+	process_frames(w, pi, pk, n);
+	return n;
+}
+
+static unsigned steer_in(struct lfe_worker *w)
+{
+	struct rte_mbuf *pk[LFE_BURST];
+	unsigned n = rte_ring_sc_dequeue_burst(w->steer_ring, (void **)pk, LFE_BURST, NULL);
+
+	/* Frames of one burst may come from different ports: group by port. */
+	for (unsigned i = 0; i < n;) {
+		unsigned j = i + 1;
+		while (j < n && pk[j]->port == pk[i]->port)
+			j++;
+		int pi = -1;
+		for (uint32_t k = 0; k < w->d->n_ports; k++)
+			if (w->d->port[k].port_id == pk[i]->port)
+				pi = (int)k;
+		if (pi < 0)
+			rte_pktmbuf_free_bulk(pk + i, j - i);
+		else
+			process_frames(w, (uint32_t)pi, pk + i, j - i);
+		i = j;
+	}
+	w->st.steered_in += n;
+	return n;
+}
+
+/* Worker 0 of a steered port sends what the other workers queued. */
+static unsigned drain_tx_ring(struct lfe_worker *w, uint32_t pi)
+{
+	struct lfe_port *p = &w->d->port[pi];
+	struct rte_mbuf *pk[LFE_TXBUF];
+	unsigned n = rte_ring_sc_dequeue_burst(p->tx_ring, (void **)pk, LFE_TXBUF, NULL);
+
+	if (n == 0)
+		return 0;
+	uint16_t sent = rte_eth_tx_burst(p->port_id, 0, pk, (uint16_t)n);
+	if (sent < n) {
+		w->st.drops[LFE_DROP_TX_FULL] += n - sent;
+		rte_pktmbuf_free_bulk(pk + sent, n - sent);
+	}
+	return n;
+}
+
+static void publish(struct lfe_worker *w)
+{
+	const struct lfe_tcp_stats *ts = lfe_tcp_stats(w->tcp);
+	const uint64_t *src = (const uint64_t *)&w->st;
+	uint64_t *dst = (uint64_t *)&w->pub;
+
+	w->st.tcp_retransmits = ts->retransmits;
+	w->st.tcp_resets = ts->conns_reset;
+	w->st.tcp_syncookies = ts->syncookies_sent;
+	for (size_t i = 0; i < LFE_WSTATS_N; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+}
+
+void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out)
+{
+	const uint64_t *src = (const uint64_t *)&w->pub;
+	uint64_t *dst = (uint64_t *)out;
+	for (size_t i = 0; i < LFE_WSTATS_N; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void lfe_stats_sum(const struct lfe_daemon *d, struct lfe_wstats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (uint32_t k = 0; k < d->n_workers; k++) {
+		struct lfe_wstats s;
+		lfe_stats_read(d->w[k], &s);
+		for (size_t i = 0; i < LFE_WSTATS_N; i++)
+			((uint64_t *)sum)[i] += ((uint64_t *)&s)[i];
+	}
+}
+
+int lfe_worker_main(void *arg)
+{
+	struct lfe_worker *w = arg;
+	struct lfe_daemon *d = w->d;
+	bool stopping = false;
+	uint64_t deadline = 0, prev_tsc = rte_rdtsc(), idle = 0;
+
+	w->now_us = tsc_to_us(w, prev_tsc);
+	w->last_renew_us = w->now_us;
+	/* Gratuitous ARP so peers (and switches) learn our MAC at once. */
+	for (uint32_t pi = 0; pi < d->n_ports; pi++) {
+		if (w->idx == 0) {
+			send_arp(w, pi, 1, bcast, zero_mac, d->port[pi].addr);
+			send_arp(w, pi, 2, bcast, d->port[pi].mac, d->port[pi].addr);
+		}
+	}
+	for (;;) {
+		uint64_t t0 = rte_rdtsc();
+		unsigned work = 0;
+
+		w->now_us = tsc_to_us(w, t0);
+		if (w->now_us - w->last_renew_us >= LFE_RENEW_US) {
+			lfe_store_reader_renew(w->rd);
+			w->last_renew_us = w->now_us;
+		}
+		for (uint32_t pi = 0; pi < d->n_ports; pi++)
+			work += rx_port(w, pi);
+		if (w->steer_ring)
+			work += steer_in(w);
+		work += lfe_verifier_poll(d->verifier, w);
+		lfe_tcp_timers(w->tcp, w->now_us);
+		lfe_tcp_flush(w->tcp, w->now_us);
+		for (uint32_t pi = 0; pi < d->n_ports; pi++) {
+			work += w->tx[pi].n;
+			flush_port(w, pi);
+			if (d->port[pi].steer && w->idx == 0)
+				work += drain_tx_ring(w, pi);
+		}
+		uint64_t t1 = rte_rdtsc();
+		w->st.total_cycles += t1 - prev_tsc;
+		if (work)
+			w->st.busy_cycles += t1 - t0;
+		prev_tsc = t1;
+		if (w->now_us - w->last_publish_us >= LFE_PUBLISH_US) {
+			w->last_publish_us = w->now_us;
+			publish(w);
+		}
+		if (!stopping && atomic_load_explicit(&d->stop, memory_order_relaxed)) {
+			stopping = true;
+			deadline = w->now_us + LFE_SHUTDOWN_US;
+			lfe_tcp_shutdown(w->tcp, w->now_us);
+		}
+		if (stopping && (w->st.conns_active == 0 || w->now_us >= deadline))
+			break;
+		if (work) {
+			idle = 0;
+		} else if (d->cfg.idle_sleep_us && ++idle > 256) {
+			/* Opt-in: shared CPUs (tests, demos) trade latency for the
+			 * core; a dedicated deployment leaves idle_sleep_us at 0. */
+			rte_delay_us_sleep(d->cfg.idle_sleep_us);
+		}
+	}
+	lfe_tcp_flush(w->tcp, w->now_us);
+	for (uint32_t pi = 0; pi < d->n_ports; pi++)
+		flush_port(w, pi);
+	publish(w);
+	atomic_fetch_add(&d->workers_done, 1);
+	return 0;
+}
+
+/* ---- construction (not on the fast path) ---- */
+
+static void *pdu_get(void *ctx, size_t size)
+{
+	struct lfe_worker *w = ctx;
+	void *p;
+	if (size > w->pdu_pool->elt_size || rte_mempool_get(w->pdu_pool, &p) != 0)
+		return NULL;
+	return p;
+}
+
+static void pdu_put(void *ctx, void *buf)
+{
+	struct lfe_worker *w = ctx;
+	if (buf)
+		rte_mempool_put(w->pdu_pool, buf);
+}
+
+static void *imp_clone(void *ctx, void *item)
+{
+	struct lfe_worker *w = ctx;
+	return rte_pktmbuf_copy(item, w->mbufs, 0, UINT32_MAX);
+}
+
+static void imp_free(void *ctx, void *item)
+{
+	(void)ctx;
+	rte_pktmbuf_free(item);
+}
+
+struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned lcore, char *err,
+				  size_t errlen)
+{
+	char name[RTE_MEMZONE_NAMESIZE];
+	int socket = (int)rte_lcore_to_socket_id(lcore);
+	struct lfe_worker *w = rte_zmalloc_socket("lfe_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, socket);
+	int rc;
+
+	if (w == NULL) {
+		snprintf(err, errlen, "worker %u: out of memory", idx);
+		return NULL;
+	}
+	w->d = d;
+	w->idx = idx;
+	w->lcore = lcore;
+	w->socket = socket;
+	w->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / d->tsc_hz);
+	w->mbufs = d->mbuf_pool[socket < 0 ? 0 : socket];
+	if (w->mbufs == NULL) {
+		/* No port on this socket: use any pool (cross-socket, logged by main). */
+		for (unsigned s = 0; s < RTE_MAX_NUMA_NODES && w->mbufs == NULL; s++)
+			w->mbufs = d->mbuf_pool[s];
+	}
+	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
+	w->ip_id = (uint16_t)rte_rand();
+
+	w->rd = lfe_store_reader_new(d->store);
+	if (w->rd == NULL) {
+		snprintf(err, errlen, "worker %u: cannot open a store reader", idx);
+		goto fail;
+	}
+
+	const struct lfe_config *c = &d->cfg;
+	uint32_t npdu = RTE_MIN(c->max_conns_per_core, 255u);
+	snprintf(name, sizeof(name), "lfe_pdu_%u", idx);
+	w->pdu_pool = rte_mempool_create(name, npdu, c->max_pdu, 0, 0, NULL, NULL, NULL, NULL, socket,
+					 RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
+	if (w->pdu_pool == NULL) {
+		snprintf(err, errlen, "worker %u: PDU pool (%u x %u bytes): %s", idx, npdu, c->max_pdu,
+			 rte_strerror(rte_errno));
+		goto fail;
+	}
+	w->n_slots = c->max_conns_per_core;
+	w->slot_size = RTE_ALIGN_CEIL(LFE_SLOT_HDR + lfe_session_size(), RTE_CACHE_LINE_SIZE);
+	w->slot_mem = rte_zmalloc_socket("lfe_slots", w->slot_size * w->n_slots, RTE_CACHE_LINE_SIZE, socket);
+	w->slot_free = rte_malloc_socket("lfe_slot_free", sizeof(uint32_t) * w->n_slots, 0, socket);
+	if (w->slot_mem == NULL || w->slot_free == NULL) {
+		snprintf(err, errlen, "worker %u: session pool (%u x %zu bytes): out of memory", idx,
+			 w->n_slots, w->slot_size);
+		goto fail;
+	}
+	for (uint32_t i = 0; i < w->n_slots; i++)
+		w->slot_free[i] = w->n_slots - 1 - i;
+	w->n_free = w->n_slots;
+
+	w->scfg.max_pdu = c->max_pdu;
+	w->scfg.allow_anonymous = c->allow_anonymous;
+	w->scfg.be = &lfe_glue_backend_ops;
+	w->scfg.be_ctx = w;
+	w->scfg.alloc.get = pdu_get;
+	w->scfg.alloc.put = pdu_put;
+	w->scfg.alloc.ctx = w;
+	w->scfg.naming_context = d->naming[0] ? d->naming : NULL;
+	w->scfg.vendor_name = "ldapfe";
+	w->scfg.vendor_version = "0.1.0";
+
+	snprintf(name, sizeof(name), "lfe_done_%u", idx);
+	w->done_ring = rte_ring_create(name, rte_align32pow2(c->verify_queue * 2u), socket, RING_F_SC_DEQ);
+	if (w->done_ring == NULL) {
+		snprintf(err, errlen, "worker %u: completion ring: %s", idx, rte_strerror(rte_errno));
+		goto fail;
+	}
+	bool steer = false;
+	for (uint32_t pi = 0; pi < d->n_ports; pi++)
+		steer |= d->port[pi].steer;
+	if (steer && idx != 0) {
+		snprintf(name, sizeof(name), "lfe_steer_%u", idx);
+		w->steer_ring = rte_ring_create(name, 4096, socket, RING_F_SC_DEQ);
+		if (w->steer_ring == NULL) {
+			snprintf(err, errlen, "worker %u: steering ring: %s", idx, rte_strerror(rte_errno));
+			goto fail;
+		}
+	}
+
+	struct lfe_tcp_cfg tc;
+	lfe_tcp_cfg_default(&tc);
+	tc.max_conns = c->max_conns_per_core;
+	tc.max_half_open = RTE_MAX(c->max_conns_per_core / 4u, 16u);
+	uint16_t mtu = 9000;
+	for (uint32_t pi = 0; pi < d->n_ports; pi++)
+		mtu = RTE_MIN(mtu, d->port[pi].mtu);
+	tc.mss = (uint16_t)(mtu - LFE_IPV4_HLEN - LFE_TCP_HLEN);
+	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;
+	tc.secret = rte_rand();
+	tc.n_listen = c->n_ldap_ports;
+	for (uint32_t i = 0; i < c->n_ldap_ports; i++) {
+		tc.listen[i].addr = 0;   /* frames not for our addresses never reach the stack */
+		tc.listen[i].port = c->ldap_ports[i];
+	}
+	w->tcp = lfe_tcp_new(&tc, &lfe_glue_tcp_ops, w, &rc);
+	if (w->tcp == NULL) {
+		snprintf(err, errlen, "worker %u: TCP stack: %s", idx, strerror(-rc));
+		goto fail;
+	}
+
+	if (d->impair.on) {
+		struct lfe_impair_ops io = { .clone = imp_clone, .free = imp_free, .ctx = w };
+		for (uint32_t pi = 0; pi < d->n_ports; pi++) {
+			struct lfe_impair_cfg ic = {
+				.seed = d->impair.seed * 1000003u + idx * 16u + pi * 2u,
+				.drop_ppm = d->impair.drop_ppm, .dup_ppm = d->impair.dup_ppm,
+				.reorder_ppm = d->impair.reorder_ppm, .max_hold = 16, .hold_us = 2000,
+			};
+			w->imp_rx[pi] = lfe_impair_new(&ic, &io);
+			ic.seed++;
+			w->imp_tx[pi] = lfe_impair_new(&ic, &io);
+			if (w->imp_rx[pi] == NULL || w->imp_tx[pi] == NULL) {
+				snprintf(err, errlen, "worker %u: impairment stage refused its settings", idx);
+				goto fail;
+			}
+		}
+	}
+	publish(w);
+	return w;
+fail:
+	lfe_worker_free(w, true);
+	return NULL;
+}
+
+void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
+{
+	if (w == NULL)
+		return;
+	for (uint32_t pi = 0; pi < LFE_CFG_MAX_PORTS; pi++) {
+		if (w->tx[pi].n)
+			rte_pktmbuf_free_bulk(w->tx[pi].m, w->tx[pi].n);
+		lfe_impair_free(w->imp_rx[pi]);
+		lfe_impair_free(w->imp_tx[pi]);
+	}
+	/* lfe_tcp_free makes no callbacks: finish the sessions ourselves so
+	 * reassembly buffers go back and secrets are wiped. */
+	if (w->slot_mem) {
+		for (uint32_t i = 0; i < w->n_slots; i++) {
+			struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
+			if (sl->s)   /* on_close clears it, so set means still open */
+				lfe_session_fini(sl->s);
+		}
+	}
+	lfe_tcp_free(w->tcp);
+	lfe_store_reader_free(w->rd);
+	if (!dpdk_mem)
+		return;
+	if (w->steer_ring) {
+		struct rte_mbuf *m;
+		while (rte_ring_dequeue(w->steer_ring, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(w->steer_ring);
+	}
+	rte_ring_free(w->done_ring);
+	rte_free(w->slot_mem);
+	rte_free(w->slot_free);
+	rte_mempool_free(w->pdu_pool);
+	rte_free(w);
+}

@@ -1,0 +1,181 @@
+/* dataplane/worker.h — the ldapfe daemon's internal structures: the
+ * daemon (read-only once workers run), ports, one worker per lcore, the
+ * verifier pool, telemetry. Private to the daemon (main.c, port.c,
+ * worker.c, glue.c, verifier.c, telemetry.c).
+ *
+ * Thread rules: struct lfe_worker is touched only by its own lcore, except
+ * `pub` (a periodic copy of its counters, relaxed atomics) which telemetry
+ * and the stats printer read, and the rings, which are DPDK MP/MC-safe.
+ */
+#ifndef LFE_DATAPLANE_WORKER_H
+#define LFE_DATAPLANE_WORKER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "backend/store.h"
+#include "config.h"
+#include "impair.h"
+#include "ldap/session.h"
+#include "net.h"
+#include "tcp.h"
+
+#define LFE_BURST        32u
+#define LFE_MAX_WORKERS  64u
+#define LFE_TXBUF        64u     /* frames gathered per port before a tx burst */
+#define LFE_RENEW_US     2000u   /* store read txn renewed at least this often */
+#define LFE_PUBLISH_US   1000u   /* counters copied to `pub` this often */
+#define LFE_SHUTDOWN_US  450000u /* graceful close budget after SIGINT/SIGTERM */
+
+_Static_assert(LFE_TXBUF >= 2 * LFE_BURST, "a tx buffer holds a burst and its duplicates");
+
+struct lfe_port {
+	uint16_t port_id;
+	uint8_t mac[LFE_ETH_ALEN];
+	uint32_t addr, mask, gateway;
+	uint16_t mtu;
+	uint16_t n_queues;      /* queue pairs configured */
+	bool steer;             /* one queue, several workers: software steering */
+	bool rss;
+	int socket;
+	char name[64];
+	/* Steering: frames sent by workers other than 0 go to worker 0 here. */
+	struct rte_ring *tx_ring;
+};
+
+/* Counters, all uint64_t so they can be published as an array. */
+struct lfe_wstats {
+	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
+	uint64_t conns_active, conns_opened, conns_refused;
+	uint64_t binds_ok, binds_failed, binds_offloaded, binds_busy;
+	uint64_t searches, search_unindexed;
+	uint64_t arp_replies, arp_requests, icmp_replies;
+	uint64_t steered_out, steered_in;
+	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
+	uint64_t busy_cycles, total_cycles;
+	uint64_t drops[LFE_DROP_MAX];
+};
+#define LFE_WSTATS_N (sizeof(struct lfe_wstats) / sizeof(uint64_t))
+
+struct lfe_daemon;
+
+/* A session slot in the per-core pool: this header, then the session at
+ * LFE_SLOT_HDR so it is aligned for any object. */
+#define LFE_SLOT_HDR 64u
+struct lfe_slot {
+	struct lfe_session *s;
+	struct lfe_tcp_conn *c;
+	bool blocked;           /* output space ran out: kick on writable */
+};
+
+struct lfe_worker {
+	struct lfe_daemon *d;
+	unsigned idx, lcore;
+	int socket;
+	struct lfe_tcp *tcp;
+	struct lfe_store_reader *rd;
+	struct lfe_session_cfg scfg;
+	struct rte_mempool *mbufs;      /* of this worker's socket */
+	struct rte_mempool *pdu_pool;   /* PDU reassembly buffers, max_pdu each */
+	struct rte_ring *done_ring;     /* verifier → this worker */
+	struct rte_ring *steer_ring;    /* steering rx core → this worker */
+
+	uint8_t *slot_mem;
+	size_t slot_size;
+	uint32_t *slot_free;
+	uint32_t n_free, n_slots;
+
+	struct lfe_arp_cache arp;
+	uint64_t last_arp_req_us;
+	uint16_t ip_id;
+
+	struct {
+		struct rte_mbuf *m[LFE_TXBUF];
+		uint16_t n;
+	} tx[LFE_CFG_MAX_PORTS];
+	struct lfe_impair *imp_rx[LFE_CFG_MAX_PORTS], *imp_tx[LFE_CFG_MAX_PORTS];
+
+	struct lfe_tcp_conn *cur;       /* connection whose session is running */
+	uint64_t now_us, last_renew_us, last_publish_us;
+	uint64_t us_mult;               /* tsc → µs: (tsc * us_mult) >> 32 */
+
+	/* Scratch for search results (values point into the LMDB map). */
+	struct lfe_ldap_attr sattrs[64];
+	struct lfe_bytes svals[512];
+	/* Responses that do not fit the send ring's contiguous tail (glue.c). */
+	uint8_t spill[2048];
+
+	struct lfe_wstats st;
+	struct lfe_wstats pub;          /* read by other threads */
+} __rte_cache_aligned;
+
+struct lfe_daemon {
+	struct lfe_config cfg;
+	struct lfe_impair_opts impair;
+	struct lfe_store *store;
+	char suffix[1024];              /* normalized, for scope checks */
+	char naming[1024];              /* as shown in the root DSE */
+	unsigned pw_flags;
+	uint32_t n_ports;
+	struct lfe_port port[LFE_CFG_MAX_PORTS];
+	struct rte_mempool *mbuf_pool[RTE_MAX_NUMA_NODES];
+	uint32_t n_workers;
+	unsigned lcore_ids[LFE_MAX_WORKERS];   /* worker i runs on lcore_ids[i] */
+	struct lfe_worker *w[LFE_MAX_WORKERS];
+	struct lfe_verifier *verifier;
+	uint64_t tsc_hz;
+	unsigned stats_interval;
+	volatile atomic_int stop;       /* 1: graceful shutdown requested */
+	atomic_int workers_done;
+};
+
+/* ---- port.c ---- */
+/* After n_workers/lcore_ids are known, before the workers are made (they
+ * take the mbuf pools and queue layout decided here). */
+int lfe_ports_setup(struct lfe_daemon *d, char *err, size_t errlen);
+void lfe_ports_close(struct lfe_daemon *d);
+
+/* ---- worker.c ---- */
+struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned lcore,
+				  char *err, size_t errlen);
+/* Finish open sessions (wiping secrets), free the TCP stack and the store
+ * reader; with dpdk_mem also the worker's rings, pools and memory. At exit
+ * dpdk_mem is false: freeing a large rte_mempool takes hundreds of ms and
+ * rte_eal_cleanup() releases all of it anyway. NULL is a no-op. */
+void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem);
+int lfe_worker_main(void *arg);   /* rte_eal_remote_launch entry */
+/* Sum the published counters of every worker (and the per-lcore copies). */
+void lfe_stats_sum(const struct lfe_daemon *d, struct lfe_wstats *sum);
+void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out);
+extern const char *const lfe_wstats_names[LFE_WSTATS_N];
+
+/* ---- glue.c: tcp ⇄ session ⇄ store ---- */
+extern const struct lfe_tcp_ops lfe_glue_tcp_ops;
+extern const struct lfe_backend_ops lfe_glue_backend_ops;
+/* A verdict came back from a verifier thread. */
+void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
+			enum lfe_be_verdict v);
+
+/* ---- verifier.c: slow password schemes off the poll cores ---- */
+struct lfe_verifier;
+struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t errlen);
+/* Stop and join the threads, wiping what is queued. NULL is a no-op. */
+void lfe_verifier_free(struct lfe_verifier *v);
+/* Queue a verification for worker w. Returns 0, or -ENOBUFS when the queue is
+ * full (the caller answers busy) or -E2BIG for a password too long to queue. */
+int lfe_verifier_submit(struct lfe_verifier *v, struct lfe_worker *w, struct lfe_tcp_handle h,
+			uint64_t token, const char *ndn, size_t ndn_len,
+			const uint8_t *pw, size_t pw_len);
+/* Deliver completions queued for w (called from w's loop). Returns how many. */
+unsigned lfe_verifier_poll(struct lfe_verifier *v, struct lfe_worker *w);
+
+/* ---- telemetry.c ---- */
+int lfe_telemetry_init(struct lfe_daemon *d);
+void lfe_stats_print(const struct lfe_daemon *d, FILE *f, const char *prefix);
+
+#endif

@@ -1,0 +1,230 @@
+/* tests/dataplane/test_config.c — dataplane/config.c: every key accepted
+ * with its value checked, every bad value refused with a message naming the
+ * section and key, and the cross-checks of lfe_config_finish(). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dataplane/config.h"
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+struct setcase {
+	const char *sec, *key, *val;
+	int rc;
+	const char *msg;     /* substring the error must contain (rc != 0) */
+};
+
+static void test_set_table(void)
+{
+	static const struct setcase cases[] = {
+		{ "store", "path", "/var/lib/ldapfe", 0, NULL },
+		{ "store", "path", "", -EINVAL, "[store] path" },
+		{ "store", "path", "   ", -EINVAL, "must not be empty" },
+		{ "store", "default_scheme", "{ssha256}", 0, NULL },
+		{ "store", "default_scheme", "{MD5}", -EINVAL, "unknown password scheme" },
+		{ "store", "allow_cleartext", "yes", 0, NULL },
+		{ "store", "allow_cleartext", "maybe", -EINVAL, "[store] allow_cleartext" },
+		{ "store", "colour", "blue", -ENOENT, "unknown key" },
+		{ "ldap", "port", "389", 0, NULL },
+		{ "ldap", "ports", "389,1389, 3389", 0, NULL },
+		{ "ldap", "ports", "389,,3389", -EINVAL, "[ldap] ports" },
+		{ "ldap", "ports", "389,1389", 0, NULL },
+		{ "ldap", "port", "0", -EINVAL, "1..65535" },
+		{ "ldap", "port", "65536", -EINVAL, "[ldap] port" },
+		{ "ldap", "port", "389,389", -EINVAL, "duplicate" },
+		{ "ldap", "port", "389,", -EINVAL, "[ldap] port" },
+		{ "ldap", "port", "1,2,3,4,5,6,7,8,9", -EINVAL, "too many" },
+		{ "ldap", "port", "-1", -EINVAL, "[ldap] port" },
+		{ "ldap", "max_pdu", "1023", -EINVAL, "out of range 1024..16777216" },
+		{ "ldap", "max_pdu", "65536", 0, NULL },
+		{ "ldap", "max_pdu", "64k", -EINVAL, "not a decimal number" },
+		{ "ldap", "max_pdu", "99999999999999999999999", -EINVAL, "[ldap] max_pdu" },
+		{ "ldap", "allow_anonymous", "off", 0, NULL },
+		{ "ldap", "idle_timeout_ms", "0", 0, NULL },
+		{ "ldap", "idle_timeout_ms", "86400001", -EINVAL, "out of range" },
+		{ "ldap", "max_conns_per_core", "0", -EINVAL, "[ldap] max_conns_per_core" },
+		{ "ldap", "max_conns_per_core", "10000", 0, NULL },
+		{ "ldap", "suffix", "dc=example,dc=com", 0, NULL },
+		{ "port0", "dev", "net_af_packet0,iface=veth0,qpairs=2", 0, NULL },
+		{ "port0", "address", "10.99.0.1/24", 0, NULL },
+		{ "port0", "address", "10.99.0.1", -EINVAL, "a.b.c.d/len" },
+		{ "port0", "address", "10.99.0.1/33", -EINVAL, "prefix length" },
+		{ "port0", "address", "10.99.0.1/0", -EINVAL, "prefix length" },
+		{ "port0", "address", "10.99.0.0/24", -EINVAL, "network or broadcast" },
+		{ "port0", "address", "10.99.0.255/24", -EINVAL, "network or broadcast" },
+		{ "port0", "address", "224.0.0.1/24", -EINVAL, "unicast" },
+		{ "port0", "address", "127.0.0.1/8", -EINVAL, "unicast" },
+		{ "port0", "address", "10.99.0.300/24", -EINVAL, "[port0] address" },
+		{ "port0", "gateway", "10.99.0.254", 0, NULL },
+		{ "port0", "gateway", "10.99.0", -EINVAL, "[port0] gateway" },
+		{ "port0", "mtu", "100", -EINVAL, "out of range 576..9000" },
+		{ "port0", "speed", "10G", -ENOENT, "[port0] speed: unknown key" },
+		{ "port8", "dev", "x", -ENOENT, "port0..port7" },
+		{ "portx", "dev", "x", -ENOENT, "unknown section" },
+		{ "port", "dev", "x", -ENOENT, "unknown section" },
+		{ "nosuch", "key", "x", -ENOENT, "[nosuch]: unknown section" },
+		{ "workers", "lcores", "1,2", 0, NULL },
+		{ "workers", "lcores", "0-3", 0, NULL },
+		{ "workers", "lcores", "3-1", -EINVAL, "bad range" },
+		{ "workers", "lcores", "1,1", -EINVAL, "duplicate" },
+		{ "workers", "lcores", "128", -EINVAL, "[workers] lcores" },
+		{ "workers", "lcores", "", -EINVAL, "[workers] lcores" },
+		{ "workers", "verifier_threads", "0", -EINVAL, "out of range 1..64" },
+		{ "workers", "verifier_threads", "2", 0, NULL },
+		{ "workers", "idle_sleep_us", "50", 0, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct setcase *c = &cases[i];
+		struct lfe_config cfg;
+		char err[LFE_CFG_ERR_LEN] = "";
+		lfe_config_defaults(&cfg);
+		int rc = lfe_config_set(&cfg, c->sec, c->key, c->val, err);
+		CHECK(rc == c->rc, "[%s] %s=%s: rc %d want %d (%s)", c->sec, c->key, c->val, rc, c->rc, err);
+		if (c->rc != 0)
+			CHECK(strstr(err, c->msg) != NULL, "[%s] %s=%s: message \"%s\" lacks \"%s\"", c->sec,
+			      c->key, c->val, err, c->msg);
+	}
+}
+
+static void test_values(void)
+{
+	struct lfe_config c;
+	char err[LFE_CFG_ERR_LEN] = "";
+	lfe_config_defaults(&c);
+	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "default port");
+	CHECK(c.max_pdu == 65536 && c.allow_anonymous && c.max_conns_per_core == 4096, "defaults");
+	CHECK(strcmp(c.default_scheme, "{SSHA512}") == 0, "default scheme");
+	static const char *const kv[][3] = {
+		{ "store", "path", " /tmp/store " }, { "store", "default_scheme", "{pbkdf2-sha512}" },
+		{ "ldap", "ports", "389, 1389" }, { "ldap", "max_pdu", "4096" },
+		{ "ldap", "allow_anonymous", "FALSE" }, { "ldap", "idle_timeout_ms", "1500" },
+		{ "port0", "dev", "net_af_packet0,iface=v0" }, { "port0", "address", "10.99.1.1/24" },
+		{ "port0", "gateway", "10.99.1.254" }, { "port1", "dev", "net_tap0" },
+		{ "port1", "address", "10.99.2.1/30" }, { "workers", "lcores", "1,3-4" },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err) == 0, "%s.%s: %s", kv[i][0],
+		      kv[i][1], err);
+	CHECK(lfe_config_finish(&c, err) == 0, "finish: %s", err);
+	CHECK(strcmp(c.store_path, "/tmp/store") == 0, "path trimmed: '%s'", c.store_path);
+	CHECK(strcmp(c.default_scheme, "{PBKDF2-SHA512}") == 0, "scheme canonical: %s", c.default_scheme);
+	CHECK(c.n_ldap_ports == 2 && c.ldap_ports[0] == 389 && c.ldap_ports[1] == 1389, "ports");
+	CHECK(c.max_pdu == 4096 && !c.allow_anonymous && c.idle_timeout_ms == 1500, "ldap");
+	CHECK(c.n_ports == 2, "n_ports %u", c.n_ports);
+	CHECK(c.port[0].addr == IP(10, 99, 1, 1) && c.port[0].prefix_len == 24, "addr");
+	CHECK(c.port[0].gateway == IP(10, 99, 1, 254) && c.port[1].gateway == 0, "gateway");
+	CHECK(c.port[1].prefix_len == 30 && c.port[0].mtu == 1500, "port1");
+	CHECK(c.n_lcores == 3 && c.lcores[0] == 1 && c.lcores[1] == 3 && c.lcores[2] == 4, "lcores");
+}
+
+struct fincase {
+	const char *name;
+	const char *kv[6][3];
+	const char *msg;     /* NULL: must succeed */
+};
+
+static void test_finish_table(void)
+{
+	static const struct fincase cases[] = {
+		{ "minimal", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+			       { "port0", "address", "10.0.0.1/24" } }, NULL },
+		{ "no store", { { "port0", "dev", "d0" }, { "port0", "address", "10.0.0.1/24" } },
+		  "[store] path: required" },
+		{ "no port", { { "store", "path", "/s" } }, "[port0]: at least one port" },
+		{ "gap", { { "store", "path", "/s" }, { "port1", "dev", "d" },
+			   { "port1", "address", "10.0.0.1/24" } }, "without gaps" },
+		{ "no dev", { { "store", "path", "/s" }, { "port0", "address", "10.0.0.1/24" } },
+		  "[port0] dev: required" },
+		{ "no addr", { { "store", "path", "/s" }, { "port0", "dev", "d0" } },
+		  "[port0] address: required" },
+		{ "gw outside", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				  { "port0", "address", "10.0.0.1/24" }, { "port0", "gateway", "10.0.1.1" } },
+		  "[port0] gateway: not inside" },
+		{ "gw self", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+			       { "port0", "address", "10.0.0.1/24" }, { "port0", "gateway", "10.0.0.1" } },
+		  "equals the port's own address" },
+		{ "dup addr", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				{ "port0", "address", "10.0.0.1/24" }, { "port1", "dev", "d1" },
+				{ "port1", "address", "10.0.0.1/24" } }, "[port1] address: same as [port0]" },
+		{ "dup dev", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+			       { "port0", "address", "10.0.0.1/24" }, { "port1", "dev", "d0" },
+			       { "port1", "address", "10.0.1.1/24" } }, "[port1] dev: same as [port0]" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct fincase *c = &cases[i];
+		struct lfe_config cfg;
+		char err[LFE_CFG_ERR_LEN] = "";
+		lfe_config_defaults(&cfg);
+		for (size_t j = 0; j < 6 && c->kv[j][0]; j++)
+			CHECK(lfe_config_set(&cfg, c->kv[j][0], c->kv[j][1], c->kv[j][2], err) == 0, "%s: set %s",
+			      c->name, err);
+		int rc = lfe_config_finish(&cfg, err);
+		if (c->msg == NULL)
+			CHECK(rc == 0, "%s: %s", c->name, err);
+		else
+			CHECK(rc == -EINVAL && strstr(err, c->msg), "%s: rc %d \"%s\"", c->name, rc, err);
+	}
+}
+
+/* A refused value leaves nothing half-set behind (found by fuzz_config). */
+static void test_refused_leaves_nothing(void)
+{
+	struct lfe_config c;
+	char err[LFE_CFG_ERR_LEN];
+	lfe_config_defaults(&c);
+	CHECK(lfe_config_set(&c, "store", "path", "/s", err) == 0, "path");
+	CHECK(lfe_config_set(&c, "port0", "dev", "d0", err) == 0, "dev");
+	CHECK(lfe_config_set(&c, "port0", "address", "10.0.0.1/24p", err) == -EINVAL, "bad prefix");
+	CHECK(c.port[0].addr == 0 && c.port[0].prefix_len == 0, "address untouched");
+	CHECK(lfe_config_finish(&c, err) == -EINVAL && strstr(err, "[port0] address: required"), "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "port", "389,99999", err) == -EINVAL, "bad port list");
+	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "ports untouched");
+}
+
+static void test_impair(void)
+{
+	static const struct { const char *s; int rc; uint32_t drop, dup, reo; uint64_t seed; } cases[] = {
+		{ "drop=50000,dup=50000,reorder=50000,seed=7", 0, 50000, 50000, 50000, 7 },
+		{ "reorder=1", 0, 0, 0, 1, 1 },
+		{ "seed=18446744073709551615", 0, 0, 0, 0, UINT64_MAX },
+		{ "drop=1000001", -EINVAL, 0, 0, 0, 0 },
+		{ "drop=", -EINVAL, 0, 0, 0, 0 },
+		{ "loss=5", -EINVAL, 0, 0, 0, 0 },
+		{ "drop=5,", -EINVAL, 0, 0, 0, 0 },
+		{ "drop", -EINVAL, 0, 0, 0, 0 },
+		{ "", -EINVAL, 0, 0, 0, 0 },
+		{ "drop=5%", -EINVAL, 0, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lfe_impair_opts o;
+		char err[LFE_CFG_ERR_LEN] = "";
+		int rc = lfe_config_parse_impair(cases[i].s, &o, err);
+		CHECK(rc == cases[i].rc, "\"%s\": rc %d (%s)", cases[i].s, rc, err);
+		if (rc == 0)
+			CHECK(o.on && o.drop_ppm == cases[i].drop && o.dup_ppm == cases[i].dup &&
+			      o.reorder_ppm == cases[i].reo && o.seed == cases[i].seed, "\"%s\" values", cases[i].s);
+		else
+			CHECK(strstr(err, "--impair") != NULL, "\"%s\": message \"%s\"", cases[i].s, err);
+	}
+}
+
+int main(void)
+{
+	test_set_table();
+	test_values();
+	test_finish_table();
+	test_refused_leaves_nothing();
+	test_impair();
+	if (failures) {
+		fprintf(stderr, "test_config: %d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_config: ok\n");
+	return 0;
+}

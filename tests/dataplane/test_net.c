@@ -1,0 +1,363 @@
+/* tests/dataplane/test_net.c — dataplane/net.c: parse, build, checksums,
+ * ARP cache, flow hash. Table-driven; each corrupted frame must be refused
+ * with the expected drop reason. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/net.h"
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+static const uint8_t MAC1[6] = { 2, 0, 0, 0, 0, 1 }, MAC2[6] = { 2, 0, 0, 0, 0, 2 };
+
+/* 10.99.0.2:40000 → 10.99.0.1:389, PSH|ACK, "hello": checksums computed by
+ * an independent Python implementation. */
+static const uint8_t ref_frame[] = {
+	0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x08, 0x00,
+	0x45, 0x00, 0x00, 0x2d, 0x12, 0x34, 0x40, 0x00, 0x40, 0x06, 0x13, 0xcf, 0x0a, 0x63,
+	0x00, 0x02, 0x0a, 0x63, 0x00, 0x01, 0x9c, 0x40, 0x01, 0x85, 0x00, 0x00, 0x03, 0xe8,
+	0x00, 0x00, 0x07, 0xd0, 0x50, 0x18, 0xff, 0xff, 0xad, 0xaf, 0x00, 0x00, 0x68, 0x65,
+	0x6c, 0x6c, 0x6f,
+};
+
+static void fix_ip_csum(uint8_t *f)
+{
+	size_t ihl = (size_t)(f[14] & 0xf) * 4;
+	f[24] = f[25] = 0;
+	uint16_t c = lfe_csum_fold(lfe_csum_add(0, f + 14, ihl));
+	f[24] = (uint8_t)(c >> 8);
+	f[25] = (uint8_t)c;
+}
+
+static void fix_tcp_csum(uint8_t *f, size_t len)
+{
+	size_t l4 = 34, n = len - l4;
+	f[l4 + 16] = f[l4 + 17] = 0;
+	uint16_t c = lfe_tcp_csum(IP(10, 99, 0, 2), IP(10, 99, 0, 1), f + l4, n);
+	f[l4 + 16] = (uint8_t)(c >> 8);
+	f[l4 + 17] = (uint8_t)c;
+}
+
+static void test_checksum_vectors(void)
+{
+	/* RFC 1071 §3 example: the one's complement sum is 0xddf2. */
+	static const uint8_t v[] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+	CHECK(lfe_csum_fold(lfe_csum_add(0, v, sizeof(v))) == (uint16_t)~0xddf2, "rfc1071");
+	/* Odd length pads with a zero byte; chunked sums equal one sum. */
+	static const uint8_t o[] = { 0x12, 0x34, 0x56 };
+	CHECK(lfe_csum_fold(lfe_csum_add(0, o, 3)) == (uint16_t)~(0x1234 + 0x5600), "odd");
+	CHECK(lfe_csum_add(lfe_csum_add(0, v, 4), v + 4, 4) == lfe_csum_add(0, v, 8), "chunks");
+	CHECK(lfe_tcp_csum(IP(10, 99, 0, 2), IP(10, 99, 0, 1), ref_frame + 34, sizeof(ref_frame) - 34) == 0,
+	      "reference tcp checksum verifies");
+}
+
+static void test_parse_reference(void)
+{
+	struct lfe_net_pkt p;
+	int rc = lfe_net_parse(ref_frame, sizeof(ref_frame), &p);
+	CHECK(rc == LFE_NET_TCP, "rc=%d drop=%d", rc, p.drop);
+	CHECK(p.seg.raddr == IP(10, 99, 0, 2) && p.seg.laddr == IP(10, 99, 0, 1), "addrs");
+	CHECK(p.seg.rport == 40000 && p.seg.lport == 389, "ports");
+	CHECK(p.seg.seq == 1000 && p.seg.ack == 2000, "seq/ack");
+	CHECK(p.seg.flags == (LFE_TCP_PSH | LFE_TCP_ACK) && p.seg.win == 65535, "flags/win");
+	CHECK(p.seg.mss == 0 && p.seg.wscale == -1, "no options");
+	CHECK(p.seg.len == 5 && memcmp(p.seg.payload, "hello", 5) == 0, "payload");
+	CHECK(memcmp(p.eth_src, MAC2, 6) == 0 && memcmp(p.eth_dst, MAC1, 6) == 0, "macs");
+
+	/* Ethernet padding after the datagram is not payload. */
+	uint8_t padded[80];
+	memset(padded, 0xee, sizeof(padded));
+	memcpy(padded, ref_frame, sizeof(ref_frame));
+	rc = lfe_net_parse(padded, sizeof(padded), &p);
+	CHECK(rc == LFE_NET_TCP && p.seg.len == 5, "padded rc=%d len=%u", rc, p.seg.len);
+}
+
+static void test_build_tcp(void)
+{
+	uint8_t out[128];
+	struct lfe_tcp_seg s = {
+		.laddr = IP(10, 99, 0, 2), .raddr = IP(10, 99, 0, 1), .lport = 40000, .rport = 389,
+		.seq = 1000, .ack = 2000, .win = 65535, .flags = LFE_TCP_PSH | LFE_TCP_ACK,
+		.wscale = -1, .payload = (const uint8_t *)"hello", .len = 5,
+	};
+	ssize_t n = lfe_net_build_tcp(out, sizeof(out), MAC1, MAC2, &s, 0x1234);
+	CHECK(n == 60, "padded to 60, got %zd", n);
+	CHECK(memcmp(out, ref_frame, sizeof(ref_frame)) == 0, "byte-identical to reference");
+	CHECK(out[59] == 0, "pad zeroed");
+	CHECK(lfe_net_build_tcp(out, 58, MAC1, MAC2, &s, 0) == -ENOSPC, "cap checked");
+
+	/* Round trip with both options. */
+	struct lfe_tcp_seg syn = {
+		.laddr = IP(10, 99, 0, 1), .raddr = IP(10, 99, 0, 2), .lport = 389, .rport = 51000,
+		.seq = 0xfffffff0u, .ack = 7, .win = 1024, .flags = LFE_TCP_SYN | LFE_TCP_ACK,
+		.mss = 1460, .wscale = 7,
+	};
+	n = lfe_net_build_tcp(out, sizeof(out), MAC2, MAC1, &syn, 9);
+	CHECK(n == 62, "syn len %zd", n);
+	struct lfe_net_pkt p;
+	int rc = lfe_net_parse(out, (size_t)n, &p);
+	CHECK(rc == LFE_NET_TCP, "rc=%d drop=%d", rc, p.drop);
+	/* Parsed from the peer's view: its laddr is our raddr. */
+	CHECK(p.seg.laddr == syn.raddr && p.seg.raddr == syn.laddr, "addrs");
+	CHECK(p.seg.lport == 51000 && p.seg.rport == 389, "ports");
+	CHECK(p.seg.seq == syn.seq && p.seg.ack == 7 && p.seg.win == 1024, "fields");
+	CHECK(p.seg.mss == 1460 && p.seg.wscale == 7 && p.seg.len == 0, "options");
+}
+
+struct corrupt {
+	const char *name;
+	size_t off;          /* byte to overwrite (SIZE_MAX: truncate to len) */
+	uint8_t val;
+	size_t len;          /* frame length to parse (0: full) */
+	int fix;             /* 1: fix IP csum after, 2: fix TCP csum, 3: both */
+	int want_rc;
+	enum lfe_net_drop want_drop;
+};
+
+static void test_corruptions(void)
+{
+	static const struct corrupt cases[] = {
+		{ "runt ethernet", SIZE_MAX, 0, 13, 0, -EBADMSG, LFE_DROP_SHORT },
+		{ "ipv6 ethertype", 12, 0x86, 0, 0, -EPROTONOSUPPORT, LFE_DROP_ETHERTYPE },
+		{ "vlan tag", 12, 0x81, 0, 0, -EPROTONOSUPPORT, LFE_DROP_ETHERTYPE },
+		{ "short ip header", SIZE_MAX, 0, 33, 0, -EBADMSG, LFE_DROP_SHORT },
+		{ "ip version 6", 14, 0x65, 0, 1, -EBADMSG, LFE_DROP_IP_VERSION },
+		{ "ihl 4", 14, 0x44, 0, 0, -EBADMSG, LFE_DROP_IP_VERSION },
+		{ "ihl 15 beyond frame", 14, 0x4f, 0, 0, -EBADMSG, LFE_DROP_IP_LEN },
+		{ "ip options", 14, 0x46, 0, 1, -EPROTONOSUPPORT, LFE_DROP_IP_OPTIONS },
+		{ "total length > frame", 17, 0x2e, 0, 1, -EBADMSG, LFE_DROP_IP_LEN },
+		{ "total length < ihl", 17, 0x10, 0, 1, -EBADMSG, LFE_DROP_IP_LEN },
+		{ "truncated datagram", SIZE_MAX, 0, 58, 0, -EBADMSG, LFE_DROP_IP_LEN },
+		{ "ip checksum", 25, 0xd0, 0, 0, -EINVAL, LFE_DROP_IP_CSUM },
+		{ "more fragments", 20, 0x20, 0, 1, -EPROTONOSUPPORT, LFE_DROP_IP_FRAG },
+		{ "fragment offset", 21, 0x01, 0, 1, -EPROTONOSUPPORT, LFE_DROP_IP_FRAG },
+		{ "multicast source", 26, 0xe0, 0, 3, -EBADMSG, LFE_DROP_IP_ADDR },
+		{ "udp", 23, 17, 0, 1, -EPROTONOSUPPORT, LFE_DROP_PROTO },
+		{ "tcp checksum", 50, 0x00, 0, 0, -EINVAL, LFE_DROP_TCP_CSUM },
+		{ "payload bit flip", 56, 0x00, 0, 0, -EINVAL, LFE_DROP_TCP_CSUM },
+		{ "data offset 4", 46, 0x40, 0, 2, -EBADMSG, LFE_DROP_TCP_HDR },
+		{ "data offset beyond segment", 46, 0x70, 0, 2, -EBADMSG, LFE_DROP_TCP_HDR },
+		{ "source port 0", 34, 0x00, 0, 0, -EBADMSG, LFE_DROP_TCP_HDR },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct corrupt *c = &cases[i];
+		uint8_t f[sizeof(ref_frame)];
+		size_t len = c->len ? c->len : sizeof(f);
+		memcpy(f, ref_frame, sizeof(f));
+		if (c->off != SIZE_MAX) {
+			f[c->off] = c->val;
+			if (c->off == 34)
+				f[35] = 0;
+		}
+		if (c->fix & 1)
+			fix_ip_csum(f);
+		if ((c->fix & 2) || c->off == 34)
+			fix_tcp_csum(f, len);
+		struct lfe_net_pkt p;
+		int rc = lfe_net_parse(f, len, &p);
+		CHECK(rc == c->want_rc && p.drop == c->want_drop, "%s: rc=%d drop=%s", c->name, rc,
+		      p.drop < LFE_DROP_MAX ? lfe_net_drop_names[p.drop] : "?");
+	}
+	/* Every truncation of a valid frame is refused, never read past. */
+	for (size_t len = 0; len < sizeof(ref_frame); len++) {
+		uint8_t *f = malloc(len ? len : 1);
+		memcpy(f, ref_frame, len);
+		struct lfe_net_pkt p;
+		CHECK(lfe_net_parse(len ? f : NULL, len, &p) < 0, "truncated to %zu accepted", len);
+		free(f);
+	}
+}
+
+struct optcase {
+	const char *name;
+	uint8_t opts[12];
+	int ok;
+	uint16_t mss;
+	int8_t ws;
+};
+
+static void test_tcp_options(void)
+{
+	static const struct optcase cases[] = {
+		{ "mss+nop+ws", { 2, 4, 0x05, 0xb4, 1, 3, 3, 7, 0, 0, 0, 0 }, 1, 1460, 7 },
+		{ "eol stops", { 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, -1 },
+		{ "ws capped at 14", { 3, 3, 20, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, 14 },
+		{ "sackok+ts skipped", { 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		{ "mss bad length", { 2, 3, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 0, 0, 0 },
+		{ "option length 0", { 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0, 0, 0 },
+		{ "option overruns", { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 4 }, 0, 0, 0 },
+		{ "kind without length", { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5 }, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t f[128];
+		struct lfe_tcp_seg s = {
+			.laddr = IP(10, 99, 0, 2), .raddr = IP(10, 99, 0, 1), .lport = 1234, .rport = 389,
+			.flags = LFE_TCP_SYN, .wscale = -1,
+		};
+		ssize_t n = lfe_net_build_tcp(f, sizeof(f), MAC1, MAC2, &s, 1);
+		CHECK(n == 60, "base");
+		/* Grow the header by 12 option bytes. */
+		memcpy(f + 54, cases[i].opts, 12);
+		f[46] = 8 << 4;
+		f[16] = 0;
+		f[17] = 20 + 32;
+		fix_ip_csum(f);
+		fix_tcp_csum(f, 66);
+		struct lfe_net_pkt p;
+		int rc = lfe_net_parse(f, 66, &p);
+		if (cases[i].ok) {
+			CHECK(rc == LFE_NET_TCP && p.seg.mss == cases[i].mss && p.seg.wscale == cases[i].ws,
+			      "%s: rc=%d mss=%u ws=%d", cases[i].name, rc, p.seg.mss, p.seg.wscale);
+		} else {
+			CHECK(rc == -EBADMSG && p.drop == LFE_DROP_TCP_HDR, "%s: rc=%d", cases[i].name, rc);
+		}
+	}
+}
+
+static void test_arp(void)
+{
+	uint8_t f[64];
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct lfe_arp_pkt a = { .op = 1, .spa = IP(10, 99, 0, 2), .tpa = IP(10, 99, 0, 1) };
+	memcpy(a.sha, MAC2, 6);
+	CHECK(lfe_net_build_arp(f, 59, bcast, MAC2, &a) == -ENOSPC, "cap");
+	ssize_t n = lfe_net_build_arp(f, sizeof(f), bcast, MAC2, &a);
+	CHECK(n == 60, "len %zd", n);
+	struct lfe_net_pkt p;
+	CHECK(lfe_net_parse(f, (size_t)n, &p) == LFE_NET_ARP, "parse");
+	CHECK(p.arp.op == 1 && p.arp.spa == a.spa && p.arp.tpa == a.tpa, "fields");
+	CHECK(memcmp(p.arp.sha, MAC2, 6) == 0, "sha");
+	CHECK(lfe_net_parse(f, 41, &p) == -EBADMSG && p.drop == LFE_DROP_SHORT, "short arp");
+	f[14 + 7] = 3;   /* RARP op */
+	CHECK(lfe_net_parse(f, 60, &p) == -EPROTONOSUPPORT && p.drop == LFE_DROP_ARP, "op 3");
+	f[14 + 7] = 1;
+	f[14 + 4] = 8;   /* hlen 8 */
+	CHECK(lfe_net_parse(f, 60, &p) == -EPROTONOSUPPORT && p.drop == LFE_DROP_ARP, "hlen");
+}
+
+static void test_icmp(void)
+{
+	uint8_t f[98];
+	memset(f, 0, sizeof(f));
+	memcpy(f, MAC1, 6);
+	memcpy(f + 6, MAC2, 6);
+	f[12] = 0x08;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45; ip[2] = 0; ip[3] = 84; ip[4] = 0xab; ip[5] = 0xcd; ip[8] = 64; ip[9] = 1;
+	ip[12] = 10; ip[13] = 99; ip[14] = 0; ip[15] = 2;
+	ip[16] = 10; ip[17] = 99; ip[18] = 0; ip[19] = 1;
+	fix_ip_csum(f);
+	uint8_t *ic = f + 34;
+	ic[0] = 8; ic[4] = 0x12; ic[5] = 0x34; ic[7] = 1;
+	for (int i = 8; i < 64; i++)
+		ic[i] = (uint8_t)i;
+	uint16_t c = lfe_csum_fold(lfe_csum_add(0, ic, 64));
+	ic[2] = (uint8_t)(c >> 8); ic[3] = (uint8_t)c;
+
+	struct lfe_net_pkt p;
+	CHECK(lfe_net_parse(f, sizeof(f), &p) == LFE_NET_ICMP_ECHO, "echo request");
+	size_t n = lfe_net_icmp_echo_reply(f, &p, MAC1);
+	CHECK(n == 98, "reply len %zu", n);
+	CHECK(memcmp(f, MAC2, 6) == 0 && memcmp(f + 6, MAC1, 6) == 0, "macs swapped");
+	CHECK(ic[0] == 0 && ic[1] == 0, "type 0");
+	CHECK(lfe_csum_fold(lfe_csum_add(0, ic, 64)) == 0, "icmp csum valid");
+	CHECK(lfe_csum_fold(lfe_csum_add(0, ip, 20)) == 0, "ip csum valid");
+	CHECK(ip[12] == 10 && ip[15] == 1 && ip[19] == 2, "ips swapped");
+	CHECK(ic[4] == 0x12 && ic[5] == 0x34 && ic[7] == 1 && ic[63] == 63, "id/seq/data kept");
+	/* An echo reply is not something we answer. */
+	CHECK(lfe_net_parse(f, n, &p) == -EPROTONOSUPPORT && p.drop == LFE_DROP_ICMP, "reply refused");
+	ic[10] ^= 1;
+	CHECK(lfe_net_parse(f, n, &p) == -EINVAL && p.drop == LFE_DROP_ICMP_CSUM, "icmp csum");
+}
+
+static void test_ipv4_strings(void)
+{
+	static const struct { const char *s; int ok; uint32_t v; } cases[] = {
+		{ "10.99.0.1", 1, IP(10, 99, 0, 1) }, { "0.0.0.0", 1, 0 },
+		{ "255.255.255.255", 1, 0xffffffffu }, { "256.1.1.1", 0, 0 }, { "1.2.3", 0, 0 },
+		{ "1.2.3.4.5", 0, 0 }, { "01.2.3.4", 0, 0 }, { "1.2.3.4 ", 0, 0 }, { "", 0, 0 },
+		{ "a.b.c.d", 0, 0 }, { "1..2.3", 0, 0 }, { "1.2.3.1000", 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t v = 0x5a5a5a5a;
+		int rc = lfe_net_parse_ipv4(cases[i].s, &v);
+		CHECK(cases[i].ok ? rc == 0 && v == cases[i].v : rc == -EINVAL, "\"%s\" rc=%d", cases[i].s, rc);
+		if (cases[i].ok) {
+			char buf[16];
+			lfe_net_fmt_ipv4(v, buf);
+			CHECK(strcmp(buf, cases[i].s) == 0, "fmt %s -> %s", cases[i].s, buf);
+		}
+	}
+}
+
+static void test_flow_hash(void)
+{
+	unsigned buckets[4] = { 0 };
+	for (uint32_t i = 0; i < 4000; i++) {
+		uint32_t a = IP(10, 99, 0, 2) + (i % 7), b = IP(10, 99, 0, 1);
+		uint16_t pa = (uint16_t)(32768 + i), pb = 389;
+		uint32_t h = lfe_net_flow_hash(a, pa, b, pb);
+		CHECK(h == lfe_net_flow_hash(b, pb, a, pa), "symmetric for %u", i);
+		buckets[h % 4]++;
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK(buckets[i] > 800 && buckets[i] < 1200, "bucket %d has %u of 4000", i, buckets[i]);
+}
+
+static void test_arp_cache(void)
+{
+	static struct lfe_arp_cache c;
+	static const uint8_t mcast[6] = { 1, 0, 0x5e, 0, 0, 1 };
+	lfe_arp_cache_init(&c, 1000);
+	lfe_arp_cache_put(&c, IP(10, 99, 0, 2), MAC2, 0);
+	const uint8_t *m = lfe_arp_cache_get(&c, IP(10, 99, 0, 2), 500);
+	CHECK(m && memcmp(m, MAC2, 6) == 0, "hit");
+	CHECK(lfe_arp_cache_get(&c, IP(10, 99, 0, 3), 500) == NULL, "miss");
+	CHECK(lfe_arp_cache_get(&c, IP(10, 99, 0, 2), 1001) == NULL, "aged out");
+	lfe_arp_cache_put(&c, IP(10, 99, 0, 2), MAC1, 1001);
+	m = lfe_arp_cache_get(&c, IP(10, 99, 0, 2), 1002);
+	CHECK(m && memcmp(m, MAC1, 6) == 0, "refreshed with new mac");
+	lfe_arp_cache_put(&c, IP(10, 99, 0, 9), mcast, 0);
+	CHECK(lfe_arp_cache_get(&c, IP(10, 99, 0, 9), 1) == NULL, "multicast mac ignored");
+
+	/* Fill far beyond capacity: the most recent peers must all be present. */
+	lfe_arp_cache_init(&c, 0);
+	uint8_t mac[6] = { 2, 0, 0, 0, 0, 0 };
+	for (uint32_t i = 1; i <= 2000; i++) {
+		mac[4] = (uint8_t)(i >> 8); mac[5] = (uint8_t)i;
+		lfe_arp_cache_put(&c, IP(10, 0, 0, 0) + i, mac, i);
+	}
+	unsigned present = 0;
+	for (uint32_t i = 1; i <= 2000; i++)
+		present += lfe_arp_cache_get(&c, IP(10, 0, 0, 0) + i, 2001) != NULL;
+	CHECK(present <= LFE_ARP_CACHE_SETS * LFE_ARP_CACHE_WAYS && present > 200, "present %u", present);
+	m = lfe_arp_cache_get(&c, IP(10, 0, 0, 0) + 2000, 2001);
+	CHECK(m && m[4] == (2000 >> 8) && m[5] == (uint8_t)2000, "newest kept");
+}
+
+int main(void)
+{
+	test_checksum_vectors();
+	test_parse_reference();
+	test_build_tcp();
+	test_corruptions();
+	test_tcp_options();
+	test_arp();
+	test_icmp();
+	test_ipv4_strings();
+	test_flow_hash();
+	test_arp_cache();
+	if (failures) {
+		fprintf(stderr, "test_net: %d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_net: ok\n");
+	return 0;
+}

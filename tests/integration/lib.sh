@@ -1,0 +1,203 @@
+# tests/integration/lib.sh — shared helpers for the daemon's integration
+# tests. Source it, then call lfe_init NAME NET.
+#
+# Topology per test: namespaces lfe-NAME-srv and lfe-NAME-cli joined by a
+# veth pair (offloads off). The server end has NO kernel IP address: the
+# kernel neither answers ARP nor resets TCP there, ldapfe owns it through
+# net_af_packet. Addresses: 10.99.NET.1 (ldapfe), 10.99.NET.2 (client).
+# Everything started is stopped by PID and the namespaces are deleted by the
+# EXIT trap; every wait is bounded.
+#
+# Environment: LFE_BUILD (build dir holding dataplane/ldapfe and
+# mgmt/ldapfectl; default build/), LFE_KEEP=1 keeps the work dir.
+
+set -euo pipefail
+
+LFE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LFE_BUILD=${LFE_BUILD:-$LFE_ROOT/build}
+LFE_LDAPFE=$LFE_BUILD/dataplane/ldapfe
+LFE_CTL=$LFE_BUILD/mgmt/ldapfectl
+PY=/usr/bin/python3
+LFE_SUFFIX="dc=example,dc=com"
+
+lfe_log() { echo "[$(date +%T)] $*" >&2; }
+lfe_fail() { echo "FAIL: $*" >&2; exit 1; }
+# lfe_eq WHAT GOT WANT
+lfe_eq() { [[ "$2" == "$3" ]] || lfe_fail "$1: got '$2', want '$3'"; lfe_log "ok: $1"; }
+
+lfe_cleanup() {
+	local rc=$?
+	set +e
+	if [[ -n ${LFE_PID:-} ]] && kill -0 "$LFE_PID" 2>/dev/null; then
+		kill -KILL "$LFE_PID" 2>/dev/null
+		wait "$LFE_PID" 2>/dev/null
+	fi
+	for p in ${LFE_EXTRA_PIDS:-}; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	ip netns del "$LFE_SRV" 2>/dev/null
+	ip netns del "$LFE_CLI" 2>/dev/null
+	rm -rf "/var/run/dpdk/$LFE_PREFIX" 2>/dev/null
+	if ((rc != 0)) && [[ -f ${LFE_WORK:-/nonexistent}/ldapfe.log ]]; then
+		echo "--- ldapfe.log (last 40 lines) ---" >&2
+		tail -n 40 "$LFE_WORK/ldapfe.log" >&2
+	fi
+	if [[ ${LFE_KEEP:-0} != 1 ]]; then rm -rf "$LFE_WORK"; else echo "kept $LFE_WORK" >&2; fi
+	exit $rc
+}
+
+# lfe_init NAME NET: namespaces, veth, addresses, work dir, cleanup trap.
+lfe_init() {
+	LFE_NAME=$1
+	LFE_NET=$2
+	LFE_SRV=lfe-$1-srv
+	LFE_CLI=lfe-$1-cli
+	LFE_PREFIX=lfe-$1
+	LFE_SADDR=10.99.$2.1
+	LFE_CADDR=10.99.$2.2
+	[[ $EUID -eq 0 ]] || { echo "SKIP: needs root"; exit 77; }
+	[[ -x $LFE_LDAPFE ]] || { echo "SKIP: $LFE_LDAPFE not built"; exit 77; }
+	[[ -x $LFE_CTL ]] || { echo "SKIP: $LFE_CTL not built"; exit 77; }
+	LFE_WORK=$(mktemp -d "/tmp/lfe-$1.XXXXXX")
+	trap lfe_cleanup EXIT
+	trap 'exit 130' INT TERM
+	ip netns del "$LFE_SRV" 2>/dev/null || true
+	ip netns del "$LFE_CLI" 2>/dev/null || true
+	ip netns add "$LFE_SRV"
+	ip netns add "$LFE_CLI"
+	local a=lfe${LFE_NET}a$$ b=lfe${LFE_NET}b$$
+	a=${a:0:15}; b=${b:0:15}
+	ip link add "$a" type veth peer name "$b"
+	ip link set "$a" netns "$LFE_SRV" name veth0
+	ip link set "$b" netns "$LFE_CLI" name veth0
+	ip netns exec "$LFE_SRV" sysctl -qw net.ipv6.conf.veth0.disable_ipv6=1
+	ip netns exec "$LFE_CLI" sysctl -qw net.ipv6.conf.veth0.disable_ipv6=1
+	ip netns exec "$LFE_SRV" ip link set veth0 up
+	ip netns exec "$LFE_SRV" ip link set lo up
+	ip netns exec "$LFE_CLI" ip addr add "$LFE_CADDR/24" dev veth0
+	ip netns exec "$LFE_CLI" ip link set veth0 up
+	ip netns exec "$LFE_CLI" ip link set lo up
+	ip netns exec "$LFE_SRV" ethtool -K veth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true
+	ip netns exec "$LFE_CLI" ethtool -K veth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true
+	ip netns exec "$LFE_CLI" sysctl -qw net.ipv4.tcp_tw_reuse=1
+	ip netns exec "$LFE_CLI" sysctl -qw net.ipv4.ip_local_port_range="10000 60999"
+	LFE_STORE=$LFE_WORK/store
+}
+
+# lfe_ctl ARGS...: ldapfectl on this test's store.
+lfe_ctl() { "$LFE_CTL" --store "$LFE_STORE" "$@"; }
+
+# lfe_make_store [SCHEME]: suffix entry, ou=people, users alice bob carol
+# (passwords alice-pw, bob-pw, carol-pw) and dave (dave-pw, {CRYPT}: slow).
+lfe_make_store() {
+	local scheme=${1:-{SSHA}}
+	mkdir -p "$LFE_STORE"
+	lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
+	lfe_ctl user add "dc=example,dc=com" --attr objectClass=dcObject \
+		--attr objectClass=organization --attr o=example >/dev/null 2>&1 || true
+	lfe_ctl user add "ou=people,$LFE_SUFFIX" --attr objectClass=organizationalUnit >/dev/null 2>&1 || true
+	local u
+	for u in alice bob carol; do
+		echo "$u-pw" | lfe_ctl --scheme "$scheme" user add "uid=$u,ou=people,$LFE_SUFFIX" \
+			--attr "mail=$u@example.com" --password-stdin >/dev/null
+	done
+	echo "dave-pw" | lfe_ctl --scheme '{CRYPT}' user add "uid=dave,ou=people,$LFE_SUFFIX" \
+		--attr "mail=dave@example.com" --password-stdin >/dev/null
+}
+
+# lfe_make_users N: add user0..user(N-1) with password pw-I ({SSHA}).
+lfe_make_users() {
+	local f=$LFE_WORK/users.ldif
+	"$PY" -c '
+import base64, hashlib, os, sys
+n, suffix = int(sys.argv[1]), sys.argv[2]
+for i in range(n):
+    salt = os.urandom(8)
+    h = base64.b64encode(hashlib.sha1(b"pw-%d" % i + salt).digest() + salt).decode()
+    print("dn: uid=user%d,ou=people,%s\nobjectClass: inetOrgPerson\nuid: user%d\n"
+          "cn: user %d\nsn: user%d\nuserPassword: {SSHA}%s\n" % (i, suffix, i, i, i, h))
+' "$1" "$LFE_SUFFIX" > "$f"
+	lfe_ctl import "$f" >/dev/null
+}
+
+# lfe_conf [QPAIRS] [LCORES]: write the daemon config, print its path.
+lfe_conf() {
+	local q=${1:-1} lcores=${2:-}
+	local f=$LFE_WORK/ldapfe.conf
+	{
+		echo "[store]"
+		echo "path = $LFE_STORE"
+		echo "[ldap]"
+		echo "port = 389"
+		echo "max_conns_per_core = 1024"
+		echo "[port0]"
+		echo "dev = net_af_packet0,iface=veth0,qpairs=$q"
+		echo "address = $LFE_SADDR/24"
+		echo "[workers]"
+		[[ -n $lcores ]] && echo "lcores = $lcores"
+		echo "idle_sleep_us = 20"
+		echo "verifier_threads = 1"
+	} > "$f"
+	echo "$f"
+}
+
+# lfe_start CONF EAL_LCORES [DAEMON ARGS...]: start ldapfe in the server
+# namespace, wait (bounded) until it is ready and answers ping.
+lfe_start() {
+	local conf=$1 lcores=$2; shift 2
+	LFE_LOG=$LFE_WORK/ldapfe.log
+	ip netns exec "$LFE_SRV" "$LFE_LDAPFE" -l "$lcores" --no-pci --no-huge -m 768 \
+		--file-prefix "$LFE_PREFIX" --log-level=lib.eal:error -- \
+		--config "$conf" "$@" > "$LFE_LOG" 2>&1 &
+	LFE_PID=$!
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -q "ldapfe: ready" "$LFE_LOG" && break
+		kill -0 "$LFE_PID" 2>/dev/null || { cat "$LFE_LOG" >&2; lfe_fail "ldapfe exited at start"; }
+		sleep 0.1
+	done
+	grep -q "ldapfe: ready" "$LFE_LOG" || lfe_fail "ldapfe not ready within 20 s"
+	for ((i = 0; i < 20; i++)); do
+		ip netns exec "$LFE_CLI" ping -c 1 -W 1 "$LFE_SADDR" >/dev/null 2>&1 && return 0
+	done
+	lfe_fail "ldapfe does not answer ping"
+}
+
+# lfe_stop: SIGTERM, bounded wait; sets LFE_STOP_RC and LFE_STOP_MS.
+lfe_stop() {
+	local t0 t1 i
+	t0=$(date +%s%N)
+	kill -TERM "$LFE_PID"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$LFE_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$LFE_PID" 2>/dev/null; then
+		LFE_STOP_RC=timeout
+	else
+		LFE_STOP_RC=0
+		wait "$LFE_PID" || LFE_STOP_RC=$?
+	fi
+	t1=$(date +%s%N)
+	LFE_STOP_MS=$(((t1 - t0) / 1000000))
+	LFE_PID=
+}
+
+# Run a command in the client namespace.
+lfe_cli() { ip netns exec "$LFE_CLI" "$@"; }
+
+# lfe_py SCRIPT [ARGS...]: run Debian's python3 (ldap3) in the client namespace.
+lfe_py() { local s=$1; shift; ip netns exec "$LFE_CLI" timeout 120 "$PY" -c "$s" "$@"; }
+
+# lfe_telemetry CMD: query the daemon's telemetry socket (what
+# dpdk-telemetry.py does; Debian does not ship that script).
+lfe_telemetry() {
+	ip netns exec "$LFE_SRV" timeout 10 "$PY" - "/var/run/dpdk/$LFE_PREFIX/dpdk_telemetry.v2" "$1" <<'EOF'
+import socket, sys, json
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384).decode())
+s.send(sys.argv[2].encode())
+print(s.recv(1 << 20).decode())
+EOF
+}
+
+lfe_dn() { echo "uid=$1,ou=people,$LFE_SUFFIX"; }
