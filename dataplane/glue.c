@@ -60,9 +60,16 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
  * response while the ring has room after the wrap (the usual case of a
  * long request/response connection), the session would wait for an ACK
  * that never comes. Then the response is encoded into the worker's spill
- * buffer and queued with lfe_tcp_send(), which wraps. If even that does not
- * fit (a client that pipelines without reading has filled the ring), the
- * connection is reset rather than sent a truncated response. */
+ * buffer and queued with lfe_tcp_send(), which wraps. The spill capacity is
+ * bounded by the ring's total free space, so the session stops before a
+ * response that would not fit (and resumes on the peer's ACK) instead of
+ * producing one that cannot be queued. */
+static size_t spill_cap(const struct lfe_worker *w, const struct lfe_tcp_conn *c)
+{
+	size_t free_bytes = lfe_tcp_send_free(c);
+	return free_bytes < sizeof(w->spill) ? free_bytes : sizeof(w->spill);
+}
+
 static int commit_out(struct lfe_tcp_conn *c, const struct lfe_session_io *io, bool spilled)
 {
 	if (io->out_len == 0)
@@ -92,7 +99,7 @@ static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct l
 		}
 		if (spill) {
 			out = w->spill;
-			cap = sizeof(w->spill);
+			cap = spill_cap(w, c);
 		}
 		struct lfe_session_io io = { .in = data + used, .in_len = len - used, .out = out,
 					     .out_cap = cap };
@@ -195,7 +202,7 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	 * spill buffer (see commit_out). */
 	bool spill = cap < 256;
 	struct lfe_session_io io = { .out = spill ? w->spill : out,
-				     .out_cap = spill ? sizeof(w->spill) : cap };
+				     .out_cap = spill ? spill_cap(w, c) : cap };
 	int rc = lfe_session_bind_done(sl->s, token, v, &io);
 	if (rc == -ESTALE)
 		return;

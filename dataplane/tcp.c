@@ -1530,6 +1530,14 @@ size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 	return min32(size - used, size - pos);
 }
 
+size_t lfe_tcp_send_free(const struct lfe_tcp_conn *c)
+{
+	const struct lfe_tcp *t = c->t;
+	if (!app_can_send(c))
+		return 0;
+	return (t->smask + 1) - (c->snd_end - c->snd_una);
+}
+
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
 {
 	uint8_t *p;

@@ -131,6 +131,9 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
  * sets *p. Write up to that many bytes, then commit how many were written. */
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p);
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n);
+/* All free bytes in the send buffer, contiguous or not: what lfe_tcp_send
+ * would queue in full. */
+size_t lfe_tcp_send_free(const struct lfe_tcp_conn *c);
 /* Copying convenience: returns bytes queued (may be < len). */
 size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len);
 

@@ -25,6 +25,7 @@
 enum op {
 	O_END, O_IN, O_OUT, O_OUTSYN, O_NONE, O_FLUSH, O_ADV, O_SEND, O_CLOSE, O_ABORT, O_KICK,
 	O_RX, O_OPENS, O_CLOSES, O_STAT, O_CONSUME, O_HSAVE, O_HLIVE, O_CONNECT, O_ACTIVE, O_SHUTDOWN,
+	O_SPACE,
 };
 
 struct step {
@@ -65,6 +66,8 @@ struct step {
 #define CONNECT(pt) {.op = O_CONNECT, .p = (pt)}
 #define ACTIVE(n) {.op = O_ACTIVE, .len = (n)}
 #define SHUTDOWN {.op = O_SHUTDOWN}
+/* contiguous send space and total free send bytes */
+#define SPACE(contig, total) {.op = O_SPACE, .len = (contig), .seq = (total)}
 #define END {.op = O_END}
 
 /* peer opens port 0 with MSS 1460 and completes the handshake */
@@ -283,6 +286,17 @@ static int run_case(const struct tcase *tc)
 			}
 			break;
 		}
+		case O_SPACE: {
+			uint8_t *sp;
+			size_t contig = lfe_tcp_send_space(e.conn, &sp);
+			size_t total = lfe_tcp_send_free(e.conn);
+			if (contig != (size_t)st->len || total != (size_t)st->seq) {
+				printf("FAIL %s step %u: send space %zu free %zu, want %d and %lld\n",
+				       tc->name, i, contig, total, st->len, (long long)st->seq);
+				fails++;
+			}
+			break;
+		}
 		case O_CLOSE:
 			lfe_tcp_close(e.conn);
 			break;
@@ -382,6 +396,10 @@ static const struct tcase cases[] = {
 		OUT(AP, 1, 1, 536), OUT(AP, 537, 1, 64), NONE, END}},
 	{"handshake_our_mss_caps", APP_SILENT, .steps = {
 		HANDSHAKE, SEND(1500), FLUSH, OUTW(AP, 1, 1, 1000, 4096), OUT(AP, 1001, 1, 500), NONE, END}},
+	{"send ring: free space counts the wrap, contiguous space does not", APP_SILENT, .steps = {
+		HANDSHAKE, SPACE(4096, 4096), SEND(3000), SPACE(1096, 1096), FLUSH,
+		OUT(AP, 1, 1, 1000), OUT(AP, 1001, 1, 1000), OUT(AP, 2001, 1, 1000), NONE,
+		IN(A, 1, 3001, 0), SPACE(1096, 4096), SEND(2000), SPACE(2096, 2096), END}},
 	{"data_one_segment_delayed_ack", APP_SILENT, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 100), FLUSH, NONE, RX(100), ADV(30000), NONE, ADV(15000),
 		OUTW(A, 1, 101, 0, 4096), NONE, ADV(100000), NONE, END}},
