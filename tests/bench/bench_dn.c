@@ -31,8 +31,8 @@ int main(int argc, char **argv)
 		"uid=user123456,ou=People,dc=example,dc=com",
 		"UID=User123456, OU=People, DC=Example, DC=COM",
 		"cn=Smith\\, John+sn=Smith,ou=People,dc=example,dc=com",
-		"0.9.2342.19200300.100.1.1=user123456,2.5.4.11=People,"
-		"0.9.2342.19200300.100.1.25=example,0.9.2342.19200300.100.1.25=com",
+		("0.9.2342.19200300.100.1.1=user123456,2.5.4.11=People,"
+		 "0.9.2342.19200300.100.1.25=example,0.9.2342.19200300.100.1.25=com"),
 	};
 	long iters = argc > 1 ? strtol(argv[1], NULL, 10) : 2000000;
 	if (iters <= 0)
