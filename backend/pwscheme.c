@@ -194,23 +194,37 @@ enum {
 	B64_DOT62 = 4,        /* passlib's "adapted" alphabet: '.' for '+' */
 };
 
-static int b64_val(unsigned char c, unsigned flags)
+/* Sextet + 1 of each base64 character, 0 where the byte is not one (so the
+ * table needs no initializer for the invalid bytes). '.' stands for 62 only
+ * in the adapted alphabet (B64_DOT62), which has a table of its own. */
+#define B64_RUN(c0, n, v0) [c0 + n] = v0 + n + 1
+#define B64_ROW(c0, v0) B64_RUN(c0, 0, v0), B64_RUN(c0, 1, v0), B64_RUN(c0, 2, v0), \
+	B64_RUN(c0, 3, v0), B64_RUN(c0, 4, v0), B64_RUN(c0, 5, v0), B64_RUN(c0, 6, v0), \
+	B64_RUN(c0, 7, v0), B64_RUN(c0, 8, v0), B64_RUN(c0, 9, v0)
+#define B64_ALPHABET \
+	B64_ROW('A', 0), B64_ROW('A' + 10, 10), B64_RUN('A' + 20, 0, 20), B64_RUN('A' + 20, 1, 20), \
+	B64_RUN('A' + 20, 2, 20), B64_RUN('A' + 20, 3, 20), B64_RUN('A' + 20, 4, 20), \
+	B64_RUN('A' + 20, 5, 20), \
+	B64_ROW('a', 26), B64_ROW('a' + 10, 36), B64_RUN('a' + 20, 0, 46), B64_RUN('a' + 20, 1, 46), \
+	B64_RUN('a' + 20, 2, 46), B64_RUN('a' + 20, 3, 46), B64_RUN('a' + 20, 4, 46), \
+	B64_RUN('a' + 20, 5, 46), \
+	B64_ROW('0', 52), ['+'] = 63, ['/'] = 64
+static const uint8_t b64_tab[256] = { B64_ALPHABET };
+static const uint8_t b64_tab_dot62[256] = { B64_ALPHABET, ['.'] = 63 };
+#undef B64_ALPHABET
+#undef B64_ROW
+#undef B64_RUN
+
+/* invalid characters give UINT_MAX, above any sextet */
+static inline unsigned b64_val(const uint8_t *tab, unsigned char c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || (c == '.' && (flags & B64_DOT62)))
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
+	return (unsigned)tab[c] - 1;
 }
 
 /* Strict decoder: no whitespace, padding only as flags allow and only where it
- * belongs, unused trailing bits must be zero (one value, one encoding). */
+ * belongs, unused trailing bits must be zero (one value, one encoding).
+ * Whole quanta go four characters at a time: {SSHA} verification decodes one
+ * value per bind. */
 static ssize_t b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, unsigned flags)
 {
 	size_t pad = 0;
@@ -225,26 +239,36 @@ static ssize_t b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, 
 		return -EINVAL;
 	if (len % 4 == 1)
 		return -EINVAL;
-
-	uint32_t acc = 0;
-	unsigned bits = 0;
-	size_t o = 0;
-	for (size_t i = 0; i < len; i++) {
-		int v = b64_val((unsigned char)in[i], flags);
-		if (v < 0)
-			return -EINVAL;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= cap)
-				return -EINVAL;
-			out[o++] = (uint8_t)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	if (acc != 0)
+	size_t full = len / 4, tail = len % 4;
+	if (full * 3 + (tail ? tail - 1 : 0) > cap)
 		return -EINVAL;
+
+	const unsigned char *p = (const unsigned char *)in;
+	const uint8_t *tab = (flags & B64_DOT62) ? b64_tab_dot62 : b64_tab;
+	size_t o = 0;
+	for (size_t q = 0; q < full; q++, p += 4) {
+		unsigned a = b64_val(tab, p[0]), b = b64_val(tab, p[1]);
+		unsigned c = b64_val(tab, p[2]), d = b64_val(tab, p[3]);
+		if ((a | b | c | d) > 63)
+			return -EINVAL;
+		uint32_t v = a << 18 | b << 12 | c << 6 | d;
+		out[o++] = (uint8_t)(v >> 16);
+		out[o++] = (uint8_t)(v >> 8);
+		out[o++] = (uint8_t)v;
+	}
+	if (tail) {
+		unsigned a = b64_val(tab, p[0]), b = b64_val(tab, p[1]);
+		unsigned c = tail == 3 ? b64_val(tab, p[2]) : 0;
+		if ((a | b | c) > 63)
+			return -EINVAL;
+		uint32_t v = a << 18 | b << 12 | c << 6;
+		out[o++] = (uint8_t)(v >> 16);
+		if (tail == 3)
+			out[o++] = (uint8_t)(v >> 8);
+		/* the bits below the last whole byte must be zero */
+		if (tail == 2 ? (v & 0xffff) : (v & 0xff))
+			return -EINVAL;
+	}
 	return (ssize_t)o;
 }
 
@@ -343,7 +367,7 @@ static void dig2(enum pw_dig d, const uint8_t *a, size_t alen, const uint8_t *b,
 		SHA512_Final(out, &c.s512);
 		break;
 	}
-	OPENSSL_cleanse(&c, sizeof(c));
+	explicit_bzero(&c, sizeof(c));
 }
 
 static int verify_sha(const struct pw_scheme *sc, const char *v, size_t n, const uint8_t *pw,
@@ -359,7 +383,7 @@ static int verify_sha(const struct pw_scheme *sc, const char *v, size_t n, const
 		return -EINVAL;
 	dig2(sc->dig, pw, pw_len, raw + dl, (size_t)rl - dl, h);
 	bool ok = lfe_ct_equal(h, raw, dl);
-	OPENSSL_cleanse(h, sizeof(h));
+	explicit_bzero(h, sizeof(h));
 	return ok && pw_len ? 0 : -EACCES;
 }
 
@@ -373,8 +397,8 @@ static int verify_clear(const char *v, size_t n, const uint8_t *pw, size_t pw_le
 	dig2(D_SHA256, (const uint8_t *)v, n, NULL, 0, a);
 	dig2(D_SHA256, pw, pw_len, NULL, 0, b);
 	bool ok = lfe_ct_equal(a, b, sizeof(a)) & (n == pw_len);
-	OPENSSL_cleanse(a, sizeof(a));
-	OPENSSL_cleanse(b, sizeof(b));
+	explicit_bzero(a, sizeof(a));
+	explicit_bzero(b, sizeof(b));
 	return ok && pw_len ? 0 : -EACCES;
 }
 
@@ -567,7 +591,7 @@ static int pbkdf2_check(enum pw_dig d, const uint8_t *pw, size_t pw_len, const u
 	int rc = pbkdf2_run(d, pw, pw_len, salt, salt_len, iter, h, want_len);
 	if (rc == 0)
 		rc = lfe_ct_equal(h, want, want_len) && pw_len ? 0 : -EACCES;
-	OPENSSL_cleanse(h, sizeof(h));
+	explicit_bzero(h, sizeof(h));
 	return rc;
 }
 
@@ -669,7 +693,7 @@ static int verify_argon2(const char *v, size_t n, const uint8_t *pw, size_t pw_l
 		rc = -ENOMEM;
 	else
 		rc = -EINVAL;
-	OPENSSL_cleanse(h, sizeof(h));
+	explicit_bzero(h, sizeof(h));
 	return rc;
 }
 
@@ -801,7 +825,7 @@ static ssize_t hash_ssha(const struct pw_scheme *sc, const uint8_t *pw, size_t p
 	dig2(sc->dig, pw, pw_len, raw + dl, HASH_SSHA_SALT, raw);
 	o += (ssize_t)b64_encode(raw, dl + HASH_SSHA_SALT, out + o, false);
 	out[o] = '\0';
-	OPENSSL_cleanse(raw, sizeof(raw));
+	explicit_bzero(raw, sizeof(raw));
 	return o;
 }
 
@@ -858,7 +882,7 @@ static ssize_t hash_pbkdf2(const struct pw_scheme *sc, const uint8_t *pw, size_t
 	out[o++] = '$';
 	o += (ssize_t)b64_encode(dk, dl, out + o, true);
 	out[o] = '\0';
-	OPENSSL_cleanse(dk, sizeof(dk));
+	explicit_bzero(dk, sizeof(dk));
 	return o;
 }
 

@@ -198,6 +198,38 @@ int lfe_record_next_val(struct lfe_bytes *list, struct lfe_bytes *val)
 	return 1;
 }
 
+int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_t type_len,
+			 uint32_t *n_vals, struct lfe_bytes *vals)
+{
+	struct lfe_bytes dn;
+	uint32_t n_attrs;
+	size_t o;
+
+	if (lfe_record_header(rec, len, &dn, &n_attrs, &o) < 0)
+		return -EBADMSG;
+	while (o < len) {
+		size_t tl = rec[o];
+		if (tl == 0 || len - o < 1 + tl + 8)
+			return -EBADMSG;
+		const uint8_t *t = rec + o + 1;
+		size_t vo = o + 1 + tl + 8;
+		size_t vl = ld32(rec + o + 1 + tl + 4);
+		if (vl > len - vo)
+			return -EBADMSG;
+		if (tl == type_len && strncasecmp((const char *)t, type, tl) == 0) {
+			uint32_t n = ld32(rec + o + 1 + tl);
+			if (n > vl / 4)
+				return -EBADMSG;
+			*n_vals = n;
+			vals->p = rec + vo;
+			vals->len = vl;
+			return 1;
+		}
+		o = vo + vl;
+	}
+	return 0;
+}
+
 int lfe_record_validate(const uint8_t *rec, size_t len)
 {
 	struct lfe_bytes dn, type, vals, v;

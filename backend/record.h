@@ -71,6 +71,13 @@ int lfe_record_next_attr(const uint8_t *rec, size_t len, size_t *off,
 			 struct lfe_bytes *type, uint32_t *n_vals,
 			 struct lfe_bytes *vals);
 
+/* Find the first attribute whose type equals `type` (ASCII
+ * case-insensitive) by hopping over the others by their lengths, each hop
+ * bounds-checked (the bind path's userPassword lookup: no full validation).
+ * 1 with its value count and packed value list, 0 when absent, -EBADMSG. */
+int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_t type_len,
+			 uint32_t *n_vals, struct lfe_bytes *vals);
+
 /* Take the next value off a packed value list (list shrinks). 1, 0 when the
  * list is empty, -EBADMSG. */
 int lfe_record_next_val(struct lfe_bytes *list, struct lfe_bytes *val);

@@ -642,7 +642,6 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
 			  const uint8_t *pw, size_t pw_len, unsigned pw_flags)
 {
-	struct lfe_entry_view e;
 	struct lfe_bytes list, v;
 	uint32_t n_vals;
 	bool slow = false;
@@ -650,14 +649,18 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 
 	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
 	 * a success here, and it costs what a wrong password costs. */
-	if (pw_len == 0)
+	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
 		goto dummy;
-	rc = get_in(r->txn, r->st, ndn, ndn_len, &e);
-	if (rc == -ENOENT || rc == -EBADMSG)
+	/* The hot path of every bind: no whole-record validation here, the
+	 * userPassword lookup checks every length it hops over. */
+	MDB_val k = mval(ndn, ndn_len), rec;
+	rc = map_err(mdb_get(r->txn, r->st->dbi[DB_ENTRIES], &k, &rec));
+	if (rc == -ENOENT)
 		goto dummy;
 	if (rc < 0)
 		return rc;
-	if (entry_find(&e, "userPassword", 12, &list, &n_vals) != 1 || n_vals == 0)
+	if (lfe_record_find_attr(rec.mv_data, rec.mv_size, "userPassword", 12, &n_vals, &list) != 1 ||
+	    n_vals == 0)
 		goto dummy;
 	while (lfe_record_next_val(&list, &v) == 1) {
 		if (lfe_pw_class_of((const char *)v.p, v.len) == LFE_PW_SLOW) {

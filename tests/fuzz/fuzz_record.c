@@ -43,7 +43,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		;
 	if (valid && rc != 0)
 		abort();
-	lfe_entry_get(&e, "userPassword", 12, vals, 4);
+	uint32_t ng = lfe_entry_get(&e, "userPassword", 12, vals, 4);
+	/* The bind path's hop-over lookup agrees with the validated walk. */
+	uint32_t nf = 0;
+	struct lfe_bytes fl;
+	rc = lfe_record_find_attr(rec, size, "userPassword", 12, &nf, &fl);
+	if (valid && (rc < 0 || (rc == 1 && nf != ng) || (rc == 0 && ng != 0)))
+		abort();
+	while (rc == 1 && lfe_record_next_val(&fl, &v) == 1)
+		;
 	if (valid) {
 		static const struct lfe_bytes nv = { (const uint8_t *)"{SSHA}x", 7 };
 		struct lfe_ldap_attr repl = { { (const uint8_t *)"userPassword", 12 }, 1, &nv };
