@@ -566,14 +566,8 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
 		const struct attr_def *d = attr_lookup_common(dn + ts, tn);
 		if (d)
 			tn = d->name_len;
-		size_t vs = ++i;
-		while (i < len && (plain_class[dn[i]] & PL_VALUE))
-			i++;
-		size_t vn = i - vs;
-		if (vn == 0 || (i < len && (dn[i] != ',' || i + 1 == len)))
-			return -EAGAIN;
 		size_t sep = o ? 1 : 0;
-		if ((uint64_t)o + sep + tn + 1 + vn > lim)
+		if ((uint64_t)o + sep + tn + 1 > lim)
 			return -EAGAIN;
 		if (sep)
 			out[o++] = ',';
@@ -585,13 +579,21 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
 		}
 		o += tn;
 		out[o++] = '=';
-		if (d && d->case_ignore) {
-			for (size_t k = 0; k < vn; k++)
-				out[o + k] = (char)lower(dn[vs + k]);
-		} else {
-			memcpy(out + o, dn + vs, vn);
+		/* Scan and copy the value in one pass, folding case as we go
+		 * (branch-free) when the attribute ignores it. */
+		uint8_t fold = (d && d->case_ignore) ? 0x20 : 0;
+		size_t vs = ++i;
+		while (i < len) {
+			uint8_t ch = dn[i];
+			if (!(plain_class[ch] & PL_VALUE))
+				break;
+			if (o == lim)
+				return -EAGAIN;
+			out[o++] = (char)(ch | (fold & (uint8_t)-((unsigned)(ch - 'A') < 26u)));
+			i++;
 		}
-		o += vn;
+		if (i == vs || (i < len && (dn[i] != ',' || i + 1 == len)))
+			return -EAGAIN;
 		i++;   /* past ',' (or past the end, which ends the loop) */
 	}
 	out[o] = '\0';
