@@ -46,6 +46,7 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	uint32_t i = w->slot_free[--w->n_free];
 	struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
 	sl->s = lfe_session_init((uint8_t *)sl + LFE_SLOT_HDR, &w->scfg);
+	sl->owed = false;
 	sl->c = c;
 	sl->blocked = false;
 	lfe_session_set_generation(sl->s, lfe_tcp_conn_handle(c).gen);
@@ -90,7 +91,7 @@ static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct l
 
 	sl->blocked = false;
 	w->cur = c;
-	while (used < len) {
+	while (used < len || sl->owed) {
 		uint8_t *out;
 		size_t cap = lfe_tcp_send_space(c, &out);
 		if (cap == 0) {
@@ -110,6 +111,7 @@ static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct l
 			return len;
 		}
 		used += io.in_used;
+		sl->owed = io.flags & LFE_SESS_WANT_ROOM;
 		if (io.flags & LFE_SESS_ABORT) {
 			w->cur = NULL;
 			lfe_tcp_abort(c);
@@ -122,7 +124,7 @@ static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct l
 		}
 		if (io.flags & LFE_SESS_PENDING)
 			break;
-		if (io.in_used == 0 && io.out_len == 0) {
+		if (io.out_len == 0 && (io.in_used == 0 || sl->owed)) {
 			if (spill) {
 				sl->blocked = true;
 				break;
@@ -152,6 +154,12 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 
 	if (sl && sl->blocked) {
 		sl->blocked = false;
+		/* A request the session gathered whole but could not answer has
+		 * no unconsumed bytes left for the kick to offer: answer it
+		 * first. */
+		static const uint8_t nothing[1];
+		if (sl->owed)
+			run_session(w, c, sl, nothing, 0);
 		lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 	}
 }

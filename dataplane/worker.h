@@ -71,6 +71,8 @@ struct lfe_slot {
 	struct lfe_session *s;
 	struct lfe_tcp_conn *c;
 	bool blocked;           /* output space ran out: kick on writable */
+	bool owed;              /* the session holds a request it could not
+	                         * answer for lack of room (LFE_SESS_WANT_ROOM) */
 };
 
 struct lfe_worker {

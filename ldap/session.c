@@ -769,8 +769,13 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			close_now(s, io, LFE_SESS_ABORT);
 			return h;
 		}
-		if (h == H_STOP)
+		if (h == H_STOP) {
+			/* No room for the answer. A gathered request has consumed
+			 * its bytes already, so in_used alone cannot tell the
+			 * caller that an answer is owed. */
+			io->flags |= LFE_SESS_WANT_ROOM;
 			return 0;
+		}
 		if (gathered)
 			gather_release(s);
 		else

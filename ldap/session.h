@@ -89,6 +89,10 @@ enum {
 	LFE_SESS_ABORT = 1u << 1, /* reset the connection now (RST) */
 	LFE_SESS_PENDING = 1u << 2, /* waiting for a bind verdict: input is
 	                             * not consumed until lfe_session_bind_done */
+	LFE_SESS_WANT_ROOM = 1u << 3, /* a complete request waits for output
+	                             * room (it may already be consumed, e.g.
+	                             * gathered from split input): call again
+	                             * with more room, with or without input */
 };
 
 struct lfe_session_io {
@@ -112,9 +116,10 @@ struct lfe_session *lfe_session_init(void *mem, const struct lfe_session_cfg *cf
 void lfe_session_fini(struct lfe_session *s);
 
 /* Process input. Complete PDUs are answered in order; a trailing partial
- * PDU is buffered. in_used < in_len only when out is too small for the next
- * response or a bind verdict is pending: the caller presents the rest again
- * later. Returns 0, or a negative errno for an internal failure (the caller
+ * PDU is buffered. When out is too small for the next response,
+ * LFE_SESS_WANT_ROOM is set (in_used may still equal in_len, if the request
+ * was gathered from split input); when a bind verdict is pending,
+ * LFE_SESS_PENDING. Either way the caller presents the rest again later. Returns 0, or a negative errno for an internal failure (the caller
  * then aborts the connection). */
 int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io);
 
