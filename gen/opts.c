@@ -1,0 +1,315 @@
+/* gen/opts.c — see opts.h. */
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/net.h"
+
+const char *const lfe_gen_usage =
+	"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B\n"
+	"       [--gateway G] [--dport 389] [--workload persistent|session|mix] [--conns N]\n"
+	"       [--users N] [--user-base N] [--user-fmt FMT] [--password-fmt FMT]\n"
+	"       [--wrong-pct P] [--unknown-pct P] [--rate R|max] [--duration S]\n"
+	"       [--binds-per-conn N]\n"
+	"       [--sport-range LO-HI] [--seed N] [--arp-timeout-ms MS]\n"
+	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n";
+
+static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+void lfe_gen_opts_defaults(struct lfe_gen_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->dport = 389;
+	o->wl = LFE_WL_PERSISTENT;
+	o->conns = 16;
+	o->users = 1000;
+	snprintf(o->user_fmt, sizeof(o->user_fmt), "uid=user%%07u,ou=people,dc=example,dc=com");
+	snprintf(o->pw_fmt, sizeof(o->pw_fmt), "pw%%07u");
+	o->duration_s = 10;
+	o->sport_lo = 10000;
+	o->sport_hi = 60999;
+	o->seed = 1;
+	o->arp_timeout_ms = 2000;
+	o->connect_timeout_ms = 3000;
+}
+
+int lfe_gen_fmt_check(const char *fmt)
+{
+	unsigned convs = 0;
+
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		if (*p == '%')
+			continue;
+		unsigned width = 0, digits = 0;
+		if (*p == '0')
+			p++;
+		while (*p >= '0' && *p <= '9') {
+			width = width * 10u + (unsigned)(*p - '0');
+			if (++digits > 2)
+				return -EINVAL;
+			p++;
+		}
+		if (*p != 'u' || width > 20)
+			return -EINVAL;
+		convs++;
+	}
+	return convs == 1 ? 0 : -EINVAL;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_pos_double(const char *s, double *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e9)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_cidr(const char *s, uint32_t *addr, uint8_t *len)
+{
+	char buf[32];
+	const char *slash = strchr(s, '/');
+	uint32_t l;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(slash - s));
+	buf[slash - s] = '\0';
+	if (lfe_net_parse_ipv4(buf, addr) < 0 || parse_u32(slash + 1, 1, 32, &l) < 0)
+		return -EINVAL;
+	*len = (uint8_t)l;
+	return 0;
+}
+
+enum {
+	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
+	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
+	O_QUIET, O_HELP, O_BPC,
+};
+
+int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err, size_t errlen)
+{
+	static const struct option lo[] = {
+		{ "port", required_argument, NULL, O_PORT },
+		{ "src-ip", required_argument, NULL, O_SRC },
+		{ "dst-ip", required_argument, NULL, O_DST },
+		{ "gateway", required_argument, NULL, O_GW },
+		{ "dport", required_argument, NULL, O_DPORT },
+		{ "workload", required_argument, NULL, O_WL },
+		{ "conns", required_argument, NULL, O_CONNS },
+		{ "users", required_argument, NULL, O_USERS },
+		{ "user-base", required_argument, NULL, O_UBASE },
+		{ "user-fmt", required_argument, NULL, O_UFMT },
+		{ "password-fmt", required_argument, NULL, O_PFMT },
+		{ "wrong-pct", required_argument, NULL, O_WRONG },
+		{ "unknown-pct", required_argument, NULL, O_UNKNOWN },
+		{ "rate", required_argument, NULL, O_RATE },
+		{ "duration", required_argument, NULL, O_DUR },
+		{ "sport-range", required_argument, NULL, O_SPORT },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "arp-timeout-ms", required_argument, NULL, O_ARPTO },
+		{ "connect-timeout-ms", required_argument, NULL, O_CONNTO },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "binds-per-conn", required_argument, NULL, O_BPC },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
+	uint32_t v;
+	int c;
+
+	optind = 0;   /* glibc: full re-initialisation, so parsing can repeat */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		const char *a = optarg;
+		switch (c) {
+		case O_PORT:
+			if (strlen(a) == 0 || strlen(a) >= sizeof(o->port))
+				return errf(err, errlen, "--port: empty or too long");
+			snprintf(o->port, sizeof(o->port), "%s", a);
+			break;
+		case O_SRC:
+			if (parse_cidr(a, &o->src_ip, &o->prefix_len) < 0)
+				return errf(err, errlen, "--src-ip: \"%s\": want a.b.c.d/len", a);
+			have_src = true;
+			break;
+		case O_DST:
+			if (lfe_net_parse_ipv4(a, &o->dst_ip) < 0)
+				return errf(err, errlen, "--dst-ip: \"%s\": want a.b.c.d", a);
+			have_dst = true;
+			break;
+		case O_GW:
+			if (lfe_net_parse_ipv4(a, &o->gateway) < 0)
+				return errf(err, errlen, "--gateway: \"%s\": want a.b.c.d", a);
+			break;
+		case O_DPORT:
+			if (parse_u32(a, 1, 65535, &v) < 0)
+				return errf(err, errlen, "--dport: \"%s\": 1..65535", a);
+			o->dport = (uint16_t)v;
+			break;
+		case O_WL:
+			if (strcmp(a, "persistent") == 0)
+				o->wl = LFE_WL_PERSISTENT;
+			else if (strcmp(a, "session") == 0)
+				o->wl = LFE_WL_SESSION;
+			else if (strcmp(a, "mix") == 0)
+				o->wl = LFE_WL_MIX;
+			else
+				return errf(err, errlen, "--workload: \"%s\": persistent, session or mix", a);
+			break;
+		case O_CONNS:
+			if (parse_u32(a, 1, 65536, &o->conns) < 0)
+				return errf(err, errlen, "--conns: \"%s\": 1..65536", a);
+			break;
+		case O_USERS:
+			if (parse_u32(a, 1, 1u << 30, &o->users) < 0)
+				return errf(err, errlen, "--users: \"%s\": 1..2^30", a);
+			break;
+		case O_UBASE:
+			if (parse_u32(a, 0, 1u << 30, &o->user_base) < 0)
+				return errf(err, errlen, "--user-base: \"%s\": 0..2^30", a);
+			break;
+		case O_UFMT:
+		case O_PFMT: {
+			char *dst = c == O_UFMT ? o->user_fmt : o->pw_fmt;
+			const char *name = c == O_UFMT ? "--user-fmt" : "--password-fmt";
+			if (strlen(a) >= LFE_GEN_FMT_MAX || lfe_gen_fmt_check(a) < 0)
+				return errf(err, errlen,
+					    "%s: \"%s\": want exactly one %%u (optionally %%0Nu), %%%% for a percent sign",
+					    name, a);
+			snprintf(dst, LFE_GEN_FMT_MAX, "%s", a);
+			break;
+		}
+		case O_WRONG:
+		case O_UNKNOWN:
+			if (parse_u32(a, 0, 100, &v) < 0)
+				return errf(err, errlen, "--%s-pct: \"%s\": 0..100",
+					    c == O_WRONG ? "wrong" : "unknown", a);
+			if (c == O_WRONG) {
+				o->wrong_pct = v;
+				have_wrong = true;
+			} else {
+				o->unknown_pct = v;
+				have_unknown = true;
+			}
+			break;
+		case O_RATE:
+			if (strcmp(a, "max") == 0)
+				o->rate = 0;
+			else if (parse_pos_double(a, &o->rate) < 0)
+				return errf(err, errlen, "--rate: \"%s\": binds per second (> 0) or max", a);
+			break;
+		case O_DUR:
+			if (parse_pos_double(a, &o->duration_s) < 0 || o->duration_s > 86400)
+				return errf(err, errlen, "--duration: \"%s\": seconds, > 0, ≤ 86400", a);
+			break;
+		case O_SPORT: {
+			uint32_t l, h;
+			char buf[32];
+			const char *dash = strchr(a, '-');
+			if (!dash || (size_t)(dash - a) >= sizeof(buf))
+				return errf(err, errlen, "--sport-range: \"%s\": want LO-HI", a);
+			memcpy(buf, a, (size_t)(dash - a));
+			buf[dash - a] = '\0';
+			if (parse_u32(buf, 1, 65535, &l) < 0 || parse_u32(dash + 1, 1, 65535, &h) < 0 || l > h)
+				return errf(err, errlen, "--sport-range: \"%s\": 1 ≤ LO ≤ HI ≤ 65535", a);
+			o->sport_lo = (uint16_t)l;
+			o->sport_hi = (uint16_t)h;
+			break;
+		}
+		case O_SEED: {
+			char *end;
+			errno = 0;
+			o->seed = strtoull(a, &end, 10);
+			if (errno || *end || *a < '0' || *a > '9')
+				return errf(err, errlen, "--seed: \"%s\": a decimal number", a);
+			break;
+		}
+		case O_ARPTO:
+		case O_CONNTO:
+			if (parse_u32(a, 10, 600000, &v) < 0)
+				return errf(err, errlen, "%s: \"%s\": 10..600000 ms",
+					    c == O_ARPTO ? "--arp-timeout-ms" : "--connect-timeout-ms", a);
+			if (c == O_ARPTO)
+				o->arp_timeout_ms = v;
+			else
+				o->connect_timeout_ms = v;
+			break;
+		case O_JSON:
+			if (strlen(a) == 0 || strlen(a) >= sizeof(o->json))
+				return errf(err, errlen, "--json: empty or too long");
+			snprintf(o->json, sizeof(o->json), "%s", a);
+			break;
+		case O_BPC:
+			if (parse_u32(a, 0, UINT32_MAX - 1, &o->binds_per_conn) < 0)
+				return errf(err, errlen, "--binds-per-conn: \"%s\": 0 (never) or a count", a);
+			break;
+		case O_QUIET:
+			o->quiet = true;
+			break;
+		case O_HELP:
+			return errf(err, errlen, "help");
+		default:
+			return errf(err, errlen, "unknown option or missing value: \"%s\"",
+				    argv[optind - 1] ? argv[optind - 1] : "?");
+		}
+	}
+	if (optind != argc)
+		return errf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+	if (!o->port[0] || !have_src || !have_dst)
+		return errf(err, errlen, "--port, --src-ip and --dst-ip are required");
+	if (o->src_ip == o->dst_ip)
+		return errf(err, errlen, "--src-ip and --dst-ip are the same address");
+	uint32_t mask = o->prefix_len == 32 ? 0xffffffffu : ~(0xffffffffu >> o->prefix_len);
+	if (o->gateway && (o->gateway & mask) != (o->src_ip & mask))
+		return errf(err, errlen, "--gateway is not inside --src-ip's subnet");
+	if (!o->gateway && (o->dst_ip & mask) != (o->src_ip & mask))
+		return errf(err, errlen, "--dst-ip is off-link: give --gateway");
+	if (o->wl == LFE_WL_MIX) {
+		if (!have_wrong)
+			o->wrong_pct = 10;
+		if (!have_unknown)
+			o->unknown_pct = 10;
+	}
+	if (o->wrong_pct + o->unknown_pct > 100)
+		return errf(err, errlen, "--wrong-pct + --unknown-pct exceed 100");
+	if ((uint64_t)o->user_base + 2ull * o->users > UINT32_MAX)
+		return errf(err, errlen, "--user-base + 2 * --users must fit in 32 bits");
+	if ((uint32_t)(o->sport_hi - o->sport_lo) + 1u < o->conns)
+		return errf(err, errlen, "--sport-range gives fewer ports than --conns");
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* gen/opts.h — ldapfe-gen's command line (the part after EAL's "--").
+ * Pure C (no DPDK), so every option and its refusal is unit-tested.
+ */
+#ifndef LFE_GEN_OPTS_H
+#define LFE_GEN_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lfe_gen_workload {
+	LFE_WL_PERSISTENT = 0,   /* N connections, binds repeated on each */
+	LFE_WL_SESSION = 1,      /* connect, bind, unbind, close, repeat */
+	LFE_WL_MIX = 2,          /* 1..8 binds per connection, wrong/unknown shares */
+};
+
+#define LFE_GEN_FMT_MAX 256u
+
+struct lfe_gen_opts {
+	char port[256];          /* vdev string or PCI address */
+	uint32_t src_ip;         /* host order */
+	uint8_t prefix_len;
+	uint32_t dst_ip;
+	uint32_t gateway;        /* 0: the server is on-link */
+	uint16_t dport;
+	enum lfe_gen_workload wl;
+	uint32_t conns;
+	uint32_t users;          /* population: indices user_base .. user_base+users-1 */
+	uint32_t user_base;
+	char user_fmt[LFE_GEN_FMT_MAX];
+	char pw_fmt[LFE_GEN_FMT_MAX];
+	uint32_t wrong_pct, unknown_pct;
+	uint32_t binds_per_conn; /* persistent: reconnect after this many; 0 = never */
+	double rate;             /* binds/s offered; 0 = max (open loop) */
+	double duration_s;
+	uint16_t sport_lo, sport_hi;
+	uint64_t seed;
+	uint32_t arp_timeout_ms, connect_timeout_ms;
+	char json[512];          /* empty: no JSON */
+	bool quiet;              /* no per-second lines */
+};
+
+/* Defaults for everything optional (wrong/unknown shares depend on the
+ * workload and are fixed up by the parser). */
+void lfe_gen_opts_defaults(struct lfe_gen_opts *o);
+
+/* Parse argv[0..argc) (argv[0] is the program name). 0, or -EINVAL with a
+ * message naming the option in err. */
+int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err, size_t errlen);
+
+/* A user/password format must hold exactly one unsigned conversion (%u with
+ * optional 0 flag and width ≤ 20) and otherwise only "%%" escapes, so that
+ * snprintf with one unsigned argument is safe whatever the user typed.
+ * 0 or -EINVAL. */
+int lfe_gen_fmt_check(const char *fmt);
+
+extern const char *const lfe_gen_usage;
+
+#endif

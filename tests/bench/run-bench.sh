@@ -1,0 +1,370 @@
+#!/usr/bin/env bash
+# tests/bench/run-bench.sh — ldapfe against OpenLDAP slapd, one core each, in
+# one run, driven by ldapfe-gen. Not part of CI; see README "Benchmark".
+#
+#   1. ldapfe (1 worker lcore, CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif:
+#      persistent and session workloads;
+#   2. the same generator over net_af_packet on a veth pair between two
+#      namespaces, against ldapfe and against slapd (back-mdb, the same users
+#      from the same LDIF through slapadd, pinned with taskset to CPU 0);
+#   3. callgrind: instructions per bind of ldapfe by layer
+#      (tcp/ldap/backend/net/pmd), --no-huge, a fixed window of binds.
+# Each figure is the median of LFE_BENCH_RUNS runs. Results: a table on
+# stdout, OUT/results.json and OUT/bench.png (tests/bench/report.py).
+#
+# Environment (defaults):
+#   LFE_BENCH_USERS=1000000   store size ({SSHA} passwords)
+#   LFE_BENCH_RUNS=3          runs per figure (median)
+#   LFE_BENCH_DURATION=10     seconds per run
+#   LFE_BENCH_CONNS=16        generator connections (persistent/session)
+#   LFE_BENCH_BPC=10000       persistent: binds per connection before it is
+#                             reopened (0 = never). Not 0: ldapfe of
+#                             2026-11-30 stops answering a connection after
+#                             16,385 binds on it.
+#   LFE_BENCH_HUGEPAGES=512   2 MiB pages to reserve (0: --no-huge everywhere)
+#   LFE_BENCH_CALLGRIND=1     run the callgrind recipe
+#   LFE_BENCH_SLAPD=1         measure slapd
+#   LFE_BENCH_BUILD=build-bench  build dir (meson -O3 -g, made if absent)
+#   LFE_BENCH_OUT=BUILD/bench-results
+# Needs root (namespaces, hugepages). Everything started is stopped by PID;
+# the namespaces lfe-bench-* are deleted on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+USERS=${LFE_BENCH_USERS:-1000000}
+RUNS=${LFE_BENCH_RUNS:-3}
+DUR=${LFE_BENCH_DURATION:-10}
+CONNS=${LFE_BENCH_CONNS:-16}
+BPC=${LFE_BENCH_BPC:-10000}
+HUGE=${LFE_BENCH_HUGEPAGES:-512}
+DO_CG=${LFE_BENCH_CALLGRIND:-1}
+DO_SLAPD=${LFE_BENCH_SLAPD:-1}
+BUILD=${LFE_BENCH_BUILD:-$ROOT/build-bench}
+[[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
+OUT=${LFE_BENCH_OUT:-$BUILD/bench-results}
+PY=/usr/bin/python3
+SUFFIX="dc=example,dc=com"
+SRV=lfe-bench-srv
+CLI=lfe-bench-cli
+MEM=lfe-bench-mem
+SADDR=10.99.51.1
+CADDR=10.99.51.2
+
+[[ $EUID -eq 0 ]] || { echo "run-bench.sh: needs root" >&2; exit 1; }
+log() { echo "[$(date +%T)] $*" >&2; }
+die() { echo "run-bench.sh: $*" >&2; exit 1; }
+
+# ---- dependencies and build ----
+need=()
+for p in slapd ldap-utils valgrind python3-matplotlib libdpdk-dev meson; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+((${#need[@]} == 0)) || bash "$ROOT/scripts/deps.sh" --bench
+if [[ ! -f $BUILD/build.ninja ]]; then
+	# -O3 with debug info: callgrind attributes instructions to source files.
+	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
+fi
+meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
+LDAPFE=$BUILD/dataplane/ldapfe
+CTL=$BUILD/mgmt/ldapfectl
+GEN=$BUILD/gen/ldapfe-gen
+
+WORK=$BUILD/bench-work
+mkdir -p "$WORK" "$OUT"
+RUNS_FILE=$OUT/runs.jsonl
+: > "$RUNS_FILE"
+
+LFE_PID=
+SLAPD_PID=
+cleanup() {
+	local rc=$?
+	set +e
+	for p in $LFE_PID $SLAPD_PID; do
+		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 0.5; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
+	done
+	ip netns del "$SRV" 2>/dev/null
+	ip netns del "$CLI" 2>/dev/null
+	ip netns del "$MEM" 2>/dev/null
+	rm -rf /var/run/dpdk/lfe-bench-*
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- data: one LDIF, an ldapfe store and a slapd database from it ----
+LDIF=$WORK/users-$USERS.ldif
+STORE=$WORK/store-$USERS
+SLAPDB=$WORK/slapd-$USERS
+if [[ ! -f $WORK/data-$USERS.done ]]; then
+	rm -rf "$STORE" "$SLAPDB"
+	log "generating $USERS users ({SSHA})"
+	"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$LDIF"
+	log "ldapfectl import"
+	mkdir -p "$STORE"
+	"$CTL" --store "$STORE" init --suffix "$SUFFIX" >/dev/null
+	t0=$(date +%s)
+	"$CTL" --store "$STORE" import "$LDIF" >/dev/null
+	log "ldapfectl import: $(($(date +%s) - t0)) s"
+	mkdir -p "$SLAPDB"
+	touch "$WORK/data-$USERS.done.pending"
+fi
+cat > "$WORK/slapd.conf" <<EOF
+include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+modulepath /usr/lib/ldap
+moduleload back_mdb
+pidfile $WORK/slapd.pid
+# No per-operation logging: ldapfe logs nothing per bind either.
+loglevel 0
+database mdb
+maxsize 17179869184
+suffix "$SUFFIX"
+rootdn "cn=admin,$SUFFIX"
+directory $SLAPDB
+access to attrs=userPassword by anonymous auth by * none
+access to * by * read
+EOF
+if [[ -f $WORK/data-$USERS.done.pending ]]; then
+	log "slapadd"
+	t0=$(date +%s)
+	slapadd -q -f "$WORK/slapd.conf" -l "$LDIF"
+	log "slapadd: $(($(date +%s) - t0)) s"
+	rm -f "$WORK/data-$USERS.done.pending"
+	touch "$WORK/data-$USERS.done"
+fi
+
+# ---- hugepages ----
+if ((HUGE > 0)); then
+	cur=$(cat /proc/sys/vm/nr_hugepages)
+	((cur >= HUGE)) || echo "$HUGE" > /proc/sys/vm/nr_hugepages
+	mkdir -p /dev/hugepages
+	mountpoint -q /dev/hugepages || mount -t hugetlbfs nodev /dev/hugepages
+	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+	if ((free >= 2 * 256)); then
+		EAL_MEM=(-m 512 --huge-unlink)
+		log "hugepages: $free free"
+	else
+		log "hugepages: only $free free; falling back to --no-huge"
+		EAL_MEM=(--no-huge -m 512)
+	fi
+else
+	EAL_MEM=(--no-huge -m 512)
+fi
+
+# ---- helpers ----
+# telemetry PREFIX NS: busy_cycles and binds of ldapfe, "busy binds".
+telemetry() {
+	ip netns exec "$2" timeout 10 "$PY" - "/var/run/dpdk/$1/dpdk_telemetry.v2" <<'EOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384).decode())
+s.send(b"/ldapfe/stats")
+t = json.loads(s.recv(1 << 20).decode())["/ldapfe/stats"]["total"]
+print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])
+EOF
+}
+
+# start_ldapfe NS CONF PREFIX [EAL args...]: wait until ready.
+start_ldapfe() {
+	local ns=$1 conf=$2 prefix=$3; shift 3
+	ip netns exec "$ns" "$LDAPFE" -l 0 --no-pci "$@" --file-prefix "$prefix" \
+		--log-level=lib.eal:error -- --config "$conf" > "$WORK/ldapfe.log" 2>&1 &
+	LFE_PID=$!
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && return 0
+		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; die "ldapfe exited at start"; }
+		sleep 0.1
+	done
+	die "ldapfe not ready in 30 s"
+}
+
+stop_pid() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$pid" 2>/dev/null && { log "pid $pid did not stop: KILL"; kill -KILL "$pid"; }
+	wait "$pid" 2>/dev/null || true
+}
+
+# gen NS NAME WORKLOAD PORT_ARGS...: one generator run; JSON in OUT/NAME.json.
+gen() {
+	local ns=$1 name=$2 wl=$3; shift 3
+	local extra=()
+	[[ $wl == persistent ]] && extra=(--binds-per-conn "$BPC")
+	local rc=0
+	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci "${EAL_MEM[@]}" \
+		--file-prefix lfe-bench-gen --log-level=lib.eal:error "$@" \
+		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--workload "$wl" --conns "$CONNS" --rate max --duration "$DUR" --quiet \
+		--json "$OUT/$name.json" "${extra[@]}" > "$OUT/$name.log" 2>&1 || rc=$?
+	((rc == 0)) || log "warning: $name: ldapfe-gen exit $rc: $(grep -h 'errors\|error:' "$OUT/$name.log" | head -2)"
+	[[ -f $OUT/$name.json ]] || die "$name: no JSON: $(tail -3 "$OUT/$name.log")"
+}
+
+# record TARGET TRANSPORT WL RUN NAME CPU_S: one line of runs.jsonl.
+record() {
+	"$PY" - "$OUT/$5.json" "$1" "$2" "$3" "$4" "$6" >> "$RUNS_FILE" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+print(json.dumps({"target": sys.argv[2], "transport": sys.argv[3], "workload": sys.argv[4],
+                  "run": int(sys.argv[5]), "server_cpu_s": float(sys.argv[6]), "gen": g}))
+EOF
+}
+
+# ldapfe_run NS CONF TRANSPORT WL RUN GEN_NS GEN_PORT_ARGS...
+ldapfe_run() {
+	local ns=$1 conf=$2 tr=$3 wl=$4 run=$5 gns=$6; shift 6
+	local name=ldapfe-$tr-$wl-$run
+	start_ldapfe "$ns" "$conf" lfe-bench-srv "${EAL_MEM[@]}"
+	sleep 1
+	# memif: the link comes up once the generator connects; telemetry is
+	# read around the generator's run so busy cycles cover only it.
+	local b0 b1
+	b0=$(telemetry lfe-bench-srv "$ns")
+	gen "$gns" "$name" "$wl" "$@"
+	b1=$(telemetry lfe-bench-srv "$ns")
+	stop_pid "$LFE_PID"
+	LFE_PID=
+	local hz cpu
+	hz=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tsc_hz"])' "$OUT/$name.json")
+	cpu=$("$PY" -c 'import sys; a=sys.argv[1].split(); b=sys.argv[2].split(); print((int(b[0])-int(a[0]))/float(sys.argv[3]))' "$b0" "$b1" "$hz")
+	record ldapfe "$tr" "$wl" "$run" "$name" "$cpu"
+	log "$name: $("$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%.0f binds/s, %.0f sessions/s, p50 %.1f us, p99 %.1f us, errors %d" % (j["binds_per_s"], j["sessions_per_s"], j["latency_us"]["p50"], j["latency_us"]["p99"], j["errors"]["total"]))' "$OUT/$name.json"), server busy ${cpu} s"
+}
+
+# ---- 1. memif ----
+ip netns del "$MEM" 2>/dev/null || true
+ip netns add "$MEM"
+MEMSOCK=$WORK/memif.sock
+cat > "$WORK/ldapfe-memif.conf" <<EOF
+[store]
+path = $STORE
+[ldap]
+port = 389
+max_conns_per_core = 65536
+[port0]
+dev = net_memif0,role=server,id=0,socket=$MEMSOCK,socket-abstract=no
+address = $SADDR/24
+[workers]
+lcores = 0
+EOF
+MEMIF_GEN=(-- --port "net_memif0,role=client,id=0,socket=$MEMSOCK,socket-abstract=no"
+	--src-ip "$CADDR/24" --dst-ip "$SADDR")
+for wl in persistent session; do
+	for ((r = 1; r <= RUNS; r++)); do
+		ldapfe_run "$MEM" "$WORK/ldapfe-memif.conf" memif "$wl" "$r" "$MEM" "${MEMIF_GEN[@]}"
+	done
+done
+
+# ---- 2. af_packet over veth: ldapfe, then slapd ----
+ip netns del "$SRV" 2>/dev/null || true
+ip netns del "$CLI" 2>/dev/null || true
+ip netns add "$SRV"
+ip netns add "$CLI"
+a=lfeb51a$$ b=lfeb51b$$
+a=${a:0:15}; b=${b:0:15}
+ip link add "$a" type veth peer name "$b"
+ip link set "$a" netns "$SRV" name veth0
+ip link set "$b" netns "$CLI" name veth0
+for ns in "$SRV" "$CLI"; do
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.veth0.disable_ipv6=1
+	ip netns exec "$ns" ip link set veth0 up
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" ethtool -K veth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true
+done
+cat > "$WORK/ldapfe-afp.conf" <<EOF
+[store]
+path = $STORE
+[ldap]
+port = 389
+max_conns_per_core = 65536
+[port0]
+dev = net_af_packet0,iface=veth0,qpairs=1
+address = $SADDR/24
+[workers]
+lcores = 0
+EOF
+AFP_GEN=(--vdev "net_af_packet1,iface=veth0,qpairs=1" -- --port net_af_packet1
+	--src-ip "$CADDR/24" --dst-ip "$SADDR")
+for wl in persistent session; do
+	for ((r = 1; r <= RUNS; r++)); do
+		ldapfe_run "$SRV" "$WORK/ldapfe-afp.conf" afpacket "$wl" "$r" "$CLI" "${AFP_GEN[@]}"
+	done
+done
+
+if [[ $DO_SLAPD == 1 ]]; then
+	ip netns exec "$SRV" ip addr add "$SADDR/24" dev veth0
+	ip netns exec "$SRV" sysctl -qw net.core.somaxconn=4096
+	ip netns exec "$SRV" sysctl -qw net.ipv4.tcp_max_syn_backlog=4096
+	TCK=$(getconf CLK_TCK)
+	for wl in persistent session; do
+		for ((r = 1; r <= RUNS; r++)); do
+			name=slapd-afpacket-$wl-$r
+			ip netns exec "$SRV" taskset -c 0 slapd -f "$WORK/slapd.conf" -h "ldap://$SADDR:389/" \
+				-d 0 > "$WORK/slapd.log" 2>&1 &
+			SLAPD_PID=$!
+			for ((i = 0; i < 100; i++)); do
+				ip netns exec "$SRV" ldapwhoami -x -H "ldap://$SADDR" >/dev/null 2>&1 && break
+				kill -0 "$SLAPD_PID" 2>/dev/null || die "slapd exited: $(tail -3 "$WORK/slapd.log")"
+				sleep 0.1
+			done
+			c0=$(awk '{print $14 + $15}' "/proc/$SLAPD_PID/stat")
+			gen "$CLI" "$name" "$wl" "${AFP_GEN[@]}"
+			c1=$(awk '{print $14 + $15}' "/proc/$SLAPD_PID/stat")
+			stop_pid "$SLAPD_PID"
+			SLAPD_PID=
+			cpu=$("$PY" -c "print(($c1 - $c0) / $TCK)")
+			record slapd afpacket "$wl" "$r" "$name" "$cpu"
+			log "$name: $("$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%.0f binds/s, %.0f sessions/s, p50 %.1f us, p99 %.1f us, errors %d" % (j["binds_per_s"], j["sessions_per_s"], j["latency_us"]["p50"], j["latency_us"]["p99"], j["errors"]["total"]))' "$OUT/$name.json"), slapd CPU ${cpu} s"
+		done
+	done
+	ip netns exec "$SRV" ip addr flush dev veth0
+fi
+
+# ---- 3. callgrind: instructions per bind by layer ----
+CG_JSON=
+if [[ $DO_CG == 1 ]]; then
+	log "callgrind: ldapfe --no-huge under valgrind, persistent binds over memif"
+	rm -f "$OUT"/callgrind.out.*
+	ip netns exec "$MEM" valgrind --tool=callgrind --collect-atstart=no \
+		--toggle-collect=lfe_worker_main --callgrind-out-file="$OUT/callgrind.out.%p" \
+		"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix lfe-bench-cg \
+		--log-level=lib.eal:error -- --config "$WORK/ldapfe-memif.conf" > "$WORK/ldapfe-cg.log" 2>&1 &
+	LFE_PID=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -q "ldapfe: ready" "$WORK/ldapfe-cg.log" 2>/dev/null && break
+		kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe under valgrind exited: $(tail -5 "$WORK/ldapfe-cg.log")"
+		sleep 0.1
+	done
+	sleep 2
+	# Count only the bind window: zero before, dump after the generator.
+	# 256 connections keep the slowed-down server busy, so few idle polls
+	# are counted.
+	callgrind_control -z "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -z failed"
+	ip netns exec "$MEM" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci --no-huge -m 512 \
+		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
+		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--workload persistent --conns 256 --rate max --duration "$DUR" --quiet \
+		--binds-per-conn "$BPC" --connect-timeout-ms 20000 --json "$OUT/callgrind-gen.json" \
+		> "$OUT/callgrind-gen.log" 2>&1 || log "callgrind generator exit $?"
+	callgrind_control -d "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -d failed"
+	sleep 1
+	dump=$OUT/callgrind.out.$LFE_PID.1   # the first dump: the bind window only
+	stop_pid "$LFE_PID"
+	LFE_PID=
+	if [[ -f $dump && -f $OUT/callgrind-gen.json ]]; then
+		callgrind_annotate --inclusive=no --auto=no --threshold=100 "$dump" \
+			> "$OUT/callgrind-annotate.txt" 2>/dev/null || true
+		CG_JSON=$OUT/callgrind.json
+		"$PY" "$ROOT/tests/bench/report.py" callgrind "$OUT/callgrind-annotate.txt" \
+			"$OUT/callgrind-gen.json" > "$CG_JSON"
+	else
+		log "callgrind: no dump or no generator result"
+	fi
+fi
+
+"$PY" "$ROOT/tests/bench/report.py" report "$RUNS_FILE" "$OUT" ${CG_JSON:+"$CG_JSON"} \
+	--meta "users=$USERS runs=$RUNS duration=$DUR conns=$CONNS binds_per_conn=$BPC hugepages=$HUGE"

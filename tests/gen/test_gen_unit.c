@@ -1,0 +1,407 @@
+/* tests/gen/test_gen_unit.c — ldap/client.c (request encoders checked byte
+ * for byte and through the server's own decoder; response decoder against
+ * the server's encoders and hand-made vectors, malformed ones included),
+ * gen/hist.c (bucket bounds, quantiles) and gen/opts.c (every option's
+ * acceptance and refusal). Table-driven; exits non-zero on any failure. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/hist.h"
+#include "gen/opts.h"
+#include "ldap/client.h"
+#include "ldap/msg.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                 \
+	do {                                                             \
+		if (!(cond)) {                                           \
+			failures++;                                      \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                    \
+			fputc('\n', stderr);                             \
+		}                                                        \
+	} while (0)
+
+static bool bytes_eq(struct lfe_bytes b, const char *s)
+{
+	return b.len == strlen(s) && memcmp(b.p, s, b.len) == 0;
+}
+
+/* ---- requests ---- */
+
+struct bind_vec {
+	int32_t msgid;
+	const char *dn, *pw;
+	size_t n;
+	uint8_t want[24];
+};
+
+static void test_bind_vectors(void)
+{
+	static const struct bind_vec v[] = {
+		/* what ldapwhoami -x -D cn=a -w b sends */
+		{ 1, "cn=a", "b", 19,
+		  { 0x30, 0x11, 0x02, 0x01, 0x01, 0x60, 0x0c, 0x02, 0x01, 0x03, 0x04, 0x04, 'c', 'n',
+		    '=', 'a', 0x80, 0x01, 'b' } },
+		/* msgid 128 needs a leading zero octet; empty DN and password */
+		{ 128, "", "", 15,
+		  { 0x30, 0x0d, 0x02, 0x02, 0x00, 0x80, 0x60, 0x07, 0x02, 0x01, 0x03, 0x04, 0x00, 0x80,
+		    0x00 } },
+		/* msgid 300 */
+		{ 300, "x", "y", 17,
+		  { 0x30, 0x0f, 0x02, 0x02, 0x01, 0x2c, 0x60, 0x09, 0x02, 0x01, 0x03, 0x04, 0x01, 'x',
+		    0x80, 0x01, 'y' } },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		uint8_t out[64];
+		ssize_t n = lfe_ldap_enc_bind_req(out, sizeof(out), v[i].msgid, v[i].dn, strlen(v[i].dn),
+						  v[i].pw, strlen(v[i].pw));
+		CHECK(n == (ssize_t)v[i].n, "bind vec %zu: length %zd want %zu", i, n, v[i].n);
+		if (n == (ssize_t)v[i].n)
+			CHECK(memcmp(out, v[i].want, v[i].n) == 0, "bind vec %zu: bytes differ", i);
+	}
+}
+
+static void test_bind_roundtrip(void)
+{
+	static const struct { int32_t msgid; size_t dn_len, pw_len; } cases[] = {
+		{ 1, 20, 8 }, { 127, 0, 0 }, { 65535, 126, 1 }, { 2147483647, 300, 200 }, { 7, 40000, 5 },
+	};
+	static uint8_t dn[40000], pw[256], out[41000];
+	for (size_t i = 0; i < sizeof(dn); i++)
+		dn[i] = (uint8_t)('a' + i % 26);
+	for (size_t i = 0; i < sizeof(pw); i++)
+		pw[i] = (uint8_t)i;   /* passwords are octets, NUL included */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lfe_ldap_msg m;
+		ssize_t n = lfe_ldap_enc_bind_req(out, sizeof(out), cases[i].msgid, dn, cases[i].dn_len,
+						  pw, cases[i].pw_len);
+		CHECK(n > 0, "roundtrip %zu: encode %zd", i, n);
+		if (n <= 0)
+			continue;
+		size_t pl;
+		CHECK(lfe_ldap_frame(out, (size_t)n, 1u << 20, &pl) == 0 && pl == (size_t)n,
+		      "roundtrip %zu: framing", i);
+		int rc = lfe_ldap_decode(out, (size_t)n, &m);
+		CHECK(rc == 0, "roundtrip %zu: server decode %d", i, rc);
+		if (rc)
+			continue;
+		CHECK(m.msgid == cases[i].msgid && m.op == LFE_OP_BIND_REQ && m.u.bind.version == 3 &&
+		      !m.u.bind.has_sasl_creds, "roundtrip %zu: fields", i);
+		CHECK(m.u.bind.name.len == cases[i].dn_len &&
+		      memcmp(m.u.bind.name.p, dn, cases[i].dn_len) == 0, "roundtrip %zu: dn", i);
+		CHECK(m.u.bind.simple.len == cases[i].pw_len &&
+		      memcmp(m.u.bind.simple.p, pw, cases[i].pw_len) == 0, "roundtrip %zu: password", i);
+		/* Every shorter buffer is refused, never truncated. */
+		for (size_t cap = 0; cap < (size_t)n && cap < 400; cap += 7)
+			CHECK(lfe_ldap_enc_bind_req(out, cap, cases[i].msgid, dn, cases[i].dn_len, pw,
+						    cases[i].pw_len) == -ENOSPC, "roundtrip %zu: cap %zu", i, cap);
+	}
+	CHECK(lfe_ldap_enc_bind_req(out, sizeof(out), 0, "a", 1, "b", 1) == -EINVAL, "msgid 0");
+	CHECK(lfe_ldap_enc_bind_req(out, sizeof(out), -5, "a", 1, "b", 1) == -EINVAL, "msgid < 0");
+	CHECK(lfe_ldap_enc_bind_req(out, sizeof(out), 1, NULL, 1, "b", 1) == -EINVAL, "NULL dn");
+}
+
+static void test_unbind(void)
+{
+	static const uint8_t want[] = { 0x30, 0x05, 0x02, 0x01, 0x02, 0x42, 0x00 };
+	uint8_t out[16];
+	struct lfe_ldap_msg m;
+
+	ssize_t n = lfe_ldap_enc_unbind_req(out, sizeof(out), 2);
+	CHECK(n == 7 && memcmp(out, want, 7) == 0, "unbind bytes (n=%zd)", n);
+	CHECK(lfe_ldap_decode(out, 7, &m) == 0 && m.op == LFE_OP_UNBIND_REQ && m.msgid == 2,
+	      "unbind through the server decoder");
+	CHECK(lfe_ldap_enc_unbind_req(out, 6, 2) == -ENOSPC, "unbind short buffer");
+	CHECK(lfe_ldap_enc_unbind_req(out, sizeof(out), 0) == -EINVAL, "unbind msgid 0");
+}
+
+/* ---- responses ---- */
+
+static void test_resp_from_server_encoders(void)
+{
+	static const struct { enum lfe_ldap_op op; int32_t msgid; enum lfe_ldap_rc code; const char *diag; } c[] = {
+		{ LFE_OP_BIND_RESP, 1, LFE_RC_SUCCESS, "" },
+		{ LFE_OP_BIND_RESP, 77, LFE_RC_INVALID_CREDENTIALS, "" },
+		{ LFE_OP_BIND_RESP, 1000000, LFE_RC_UNWILLING_TO_PERFORM, "unauthenticated bind" },
+		{ LFE_OP_SEARCH_DONE, 3, LFE_RC_SUCCESS, "" },
+		{ LFE_OP_MODIFY_RESP, 4, LFE_RC_UNWILLING_TO_PERFORM, "read-only" },
+	};
+	uint8_t out[256];
+	struct lfe_ldap_resp r;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct lfe_ldap_result res = {
+			.code = c[i].code,
+			.matched_dn = { NULL, 0 },
+			.diag = { (const uint8_t *)c[i].diag, strlen(c[i].diag) },
+		};
+		ssize_t n = lfe_ldap_enc_result(out, sizeof(out), c[i].msgid, c[i].op, &res);
+		CHECK(n > 0, "enc_result %zu", i);
+		if (n <= 0)
+			continue;
+		int rc = lfe_ldap_decode_resp(out, (size_t)n, &r);
+		CHECK(rc == 0 && r.msgid == c[i].msgid && r.op == c[i].op && r.code == (int32_t)c[i].code &&
+		      bytes_eq(r.diag, c[i].diag) && r.matched_dn.len == 0 && !lfe_ldap_resp_is_notice(&r),
+		      "resp %zu: rc %d fields", i, rc);
+		/* Every strict prefix is malformed (a cursor covers whole elements). */
+		for (size_t k = 0; k < (size_t)n; k++)
+			CHECK(lfe_ldap_decode_resp(out, k, &r) == -EBADMSG, "resp %zu prefix %zu", i, k);
+	}
+
+	ssize_t n = lfe_ldap_enc_notice_of_disconnection(out, sizeof(out), LFE_RC_PROTOCOL_ERROR, "bad PDU");
+	CHECK(n > 0 && lfe_ldap_decode_resp(out, (size_t)n, &r) == 0 && lfe_ldap_resp_is_notice(&r) &&
+	      r.code == LFE_RC_PROTOCOL_ERROR && r.msgid == 0 && bytes_eq(r.diag, "bad PDU"),
+	      "notice of disconnection");
+
+	struct lfe_bytes oid = { (const uint8_t *)"1.3.6.1.4.1.4203.1.11.3", 23 };
+	struct lfe_bytes val = { (const uint8_t *)"dn:x", 4 };
+	struct lfe_ldap_result ok = { .code = LFE_RC_SUCCESS };
+	n = lfe_ldap_enc_ext_resp(out, sizeof(out), 9, &ok, &oid, &val);
+	CHECK(n > 0 && lfe_ldap_decode_resp(out, (size_t)n, &r) == 0 && r.op == LFE_OP_EXT_RESP &&
+	      r.has_oid && r.has_value && bytes_eq(r.value, "dn:x") && !lfe_ldap_resp_is_notice(&r),
+	      "extended response with name and value");
+}
+
+struct resp_vec {
+	const char *name;
+	int want;             /* return value */
+	int32_t msgid;        /* expected msgid (-1: unreadable) */
+	size_t n;
+	uint8_t b[48];
+};
+
+static void test_resp_vectors(void)
+{
+	static const struct resp_vec v[] = {
+		{ "bind ok", 0, 1, 14,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 } },
+		{ "bind with serverSaslCreds", 0, 2, 18,
+		  { 0x30, 0x10, 0x02, 0x01, 0x02, 0x61, 0x0b, 0x0a, 0x01, 0x0e, 0x04, 0x00, 0x04, 0x00,
+		    0x87, 0x02, 'h', 'i' } },
+		{ "bind with referral", 0, 3, 24,
+		  { 0x30, 0x16, 0x02, 0x01, 0x03, 0x61, 0x11, 0x0a, 0x01, 0x0a, 0x04, 0x00, 0x04, 0x00,
+		    0xa3, 0x08, 0x04, 0x06, 'l', 'd', 'a', 'p', ':', '/' } },
+		{ "bind with a control", 0, 4, 26,
+		  { 0x30, 0x18, 0x02, 0x01, 0x04, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+		    0xa0, 0x0a, 0x30, 0x08, 0x04, 0x03, '1', '.', '2', 0x01, 0x01, 0xff } },
+		{ "empty referral", -EBADMSG, 3, 16,
+		  { 0x30, 0x0e, 0x02, 0x01, 0x03, 0x61, 0x09, 0x0a, 0x01, 0x0a, 0x04, 0x00, 0x04, 0x00,
+		    0xa3, 0x00 } },
+		{ "resultCode missing", -EBADMSG, 1, 11,
+		  { 0x30, 0x09, 0x02, 0x01, 0x01, 0x61, 0x04, 0x04, 0x00, 0x04, 0x00 } },
+		{ "resultCode INTEGER not ENUMERATED", -EBADMSG, 1, 14,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07, 0x02, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 } },
+		{ "negative resultCode", -EBADMSG, 1, 14,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0xff, 0x04, 0x00, 0x04, 0x00 } },
+		{ "extra element in BindResponse", -EBADMSG, 1, 16,
+		  { 0x30, 0x0e, 0x02, 0x01, 0x01, 0x61, 0x09, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+		    0x04, 0x00 } },
+		{ "trailing octet after the message", -EBADMSG, -1, 15,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+		    0x00 } },
+		{ "indefinite length", -EBADMSG, -1, 16,
+		  { 0x30, 0x80, 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+		    0x00, 0x00 } },
+		{ "length past the end", -EBADMSG, -1, 13,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04 } },
+		{ "negative msgid", -EBADMSG, -1, 14,
+		  { 0x30, 0x0c, 0x02, 0x01, 0xff, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 } },
+		{ "primitive BindResponse tag", -EBADMSG, 1, 14,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x41, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 } },
+		{ "a BindRequest (not a response)", -EPROTONOSUPPORT, 5, 14,
+		  { 0x30, 0x0c, 0x02, 0x01, 0x05, 0x60, 0x07, 0x02, 0x01, 0x03, 0x04, 0x00, 0x80, 0x00 } },
+		{ "an UnbindRequest", -EPROTONOSUPPORT, 2, 7, { 0x30, 0x05, 0x02, 0x01, 0x02, 0x42, 0x00 } },
+		{ "protocolOp missing", -EBADMSG, 1, 5, { 0x30, 0x03, 0x02, 0x01, 0x01 } },
+		{ "context tag as protocolOp", -EBADMSG, 1, 7, { 0x30, 0x05, 0x02, 0x01, 0x01, 0x80, 0x00 } },
+		{ "control without type", -EBADMSG, 4, 20,
+		  { 0x30, 0x12, 0x02, 0x01, 0x04, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+		    0xa0, 0x04, 0x30, 0x02, 0x04, 0x00 } },
+		{ "control with bad criticality", -EBADMSG, 4, 26,
+		  { 0x30, 0x18, 0x02, 0x01, 0x04, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00,
+		    0xa0, 0x0a, 0x30, 0x08, 0x04, 0x03, '1', '.', '2', 0x01, 0x01, 0x01 } },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct lfe_ldap_resp r;
+		int rc = lfe_ldap_decode_resp(v[i].b, v[i].n, &r);
+		CHECK(rc == v[i].want, "%s: rc %d want %d", v[i].name, rc, v[i].want);
+		CHECK(r.msgid == v[i].msgid, "%s: msgid %d want %d", v[i].name, r.msgid, v[i].msgid);
+	}
+	struct lfe_ldap_resp r;
+	lfe_ldap_decode_resp(v[1].b, v[1].n, &r);
+	CHECK(r.code == 14 && r.has_sasl_creds && bytes_eq(r.sasl_creds, "hi"), "sasl creds fields");
+	lfe_ldap_decode_resp(v[2].b, v[2].n, &r);
+	CHECK(r.code == 10 && r.has_referral, "referral fields");
+	lfe_ldap_decode_resp(v[3].b, v[3].n, &r);
+	CHECK(r.n_controls == 1, "control counted");
+	CHECK(lfe_ldap_decode_resp(NULL, 0, &r) == -EBADMSG, "NULL");
+
+	/* More controls than the bound. */
+	uint8_t big[256];
+	size_t nc = LFE_LDAP_MAX_CONTROLS + 1, cl = nc * 5;
+	size_t k = 0;
+	big[k++] = 0x30;
+	big[k++] = (uint8_t)(12 + 2 + cl);
+	const uint8_t head[] = { 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 };
+	memcpy(big + k, head, sizeof(head));
+	k += sizeof(head);
+	big[k++] = 0xa0;
+	big[k++] = (uint8_t)cl;
+	for (size_t j = 0; j < nc; j++) {
+		const uint8_t ctl[] = { 0x30, 0x03, 0x04, 0x01, '1' };
+		memcpy(big + k, ctl, sizeof(ctl));
+		k += sizeof(ctl);
+	}
+	CHECK(lfe_ldap_decode_resp(big, k, &r) == -E2BIG, "too many controls");
+	big[1] -= 5;
+	big[15] -= 5;
+	CHECK(lfe_ldap_decode_resp(big, k - 5, &r) == 0 && r.n_controls == LFE_LDAP_MAX_CONTROLS,
+	      "controls at the bound");
+}
+
+/* ---- histogram ---- */
+
+static void test_hist(void)
+{
+	static struct lfe_hist h;
+	static const uint64_t probes[] = {
+		0, 1, 31, 32, 33, 63, 64, 65, 100, 1000, 4095, 4096, 123456789, 1ull << 40,
+		(1ull << 40) + 12345, UINT64_MAX - 1, UINT64_MAX,
+	};
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		uint64_t x = probes[i];
+		unsigned b = lfe_hist_index(x);
+		CHECK(b < LFE_HIST_BUCKETS, "index of %llu out of range", (unsigned long long)x);
+		CHECK(lfe_hist_bucket_lo(b) <= x && x <= lfe_hist_bucket_hi(b), "bounds of %llu",
+		      (unsigned long long)x);
+		/* width ≤ 1/32 of the value */
+		CHECK(lfe_hist_bucket_hi(b) - lfe_hist_bucket_lo(b) <= (x >> LFE_HIST_SUB_BITS),
+		      "width at %llu", (unsigned long long)x);
+	}
+	for (unsigned b = 0; b + 1 < LFE_HIST_BUCKETS; b++)
+		CHECK(lfe_hist_bucket_hi(b) + 1 == lfe_hist_bucket_lo(b + 1), "buckets %u/%u not adjacent", b,
+		      b + 1);
+
+	lfe_hist_reset(&h);
+	CHECK(lfe_hist_quantile(&h, 0.5) == 0, "empty histogram");
+	for (uint64_t x = 1; x <= 10000; x++)
+		lfe_hist_add(&h, x * 100);
+	static const struct { double q; uint64_t exact; } qs[] = {
+		{ 0.5, 500000 }, { 0.99, 990000 }, { 0.999, 999000 }, { 1.0, 1000000 }, { 0.0, 100 },
+	};
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		uint64_t got = lfe_hist_quantile(&h, qs[i].q);
+		CHECK(got >= qs[i].exact && got <= qs[i].exact + qs[i].exact / 32 + 1,
+		      "quantile %.3f: %llu, exact %llu", qs[i].q, (unsigned long long)got,
+		      (unsigned long long)qs[i].exact);
+	}
+	CHECK(h.max == 1000000 && h.count == 10000, "max/count");
+	static struct lfe_hist h2;
+	lfe_hist_reset(&h2);
+	lfe_hist_add(&h2, 5000000);
+	lfe_hist_merge(&h2, &h);
+	CHECK(h2.count == 10001 && h2.max == 5000000 && lfe_hist_quantile(&h2, 1.0) == 5000000, "merge");
+}
+
+/* ---- options ---- */
+
+struct opt_case {
+	const char *args;    /* space-separated */
+	int want;
+};
+
+static int parse_line(const char *line, struct lfe_gen_opts *o, char *err, size_t errlen)
+{
+	static char buf[1024];
+	char *argv[64];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "ldapfe-gen %s", line);
+	for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	lfe_gen_opts_defaults(o);
+	return lfe_gen_opts_parse(argc, argv, o, err, errlen);
+}
+
+static void test_opts(void)
+{
+#define BASE "--port net_memif0 --src-ip 10.0.0.2/24 --dst-ip 10.0.0.1 "
+	static const struct opt_case c[] = {
+		{ BASE, 0 },
+		{ BASE "--workload session --conns 64 --rate 50000 --duration 2.5", 0 },
+		{ BASE "--workload mix --rate max --json /tmp/x.json --quiet", 0 },
+		{ BASE "--user-fmt uid=u%u,dc=x --password-fmt p%%%08u", 0 },
+		{ BASE "--sport-range 2000-2003 --conns 4", 0 },
+		{ BASE "--binds-per-conn 10000", 0 },
+		{ BASE "--binds-per-conn x", -EINVAL },
+		{ "--port p --src-ip 10.0.0.2/24 --dst-ip 10.1.0.1 --gateway 10.0.0.254", 0 },
+		{ "--src-ip 10.0.0.2/24 --dst-ip 10.0.0.1", -EINVAL },
+		{ "--port p --dst-ip 10.0.0.1", -EINVAL },
+		{ BASE "--src-ip 10.0.0.1/24", -EINVAL },
+		{ "--port p --src-ip 10.0.0.2 --dst-ip 10.0.0.1", -EINVAL },
+		{ "--port p --src-ip 10.0.0.2/33 --dst-ip 10.0.0.1", -EINVAL },
+		{ "--port p --src-ip 10.0.0.2/24 --dst-ip 10.1.0.1", -EINVAL },
+		{ "--port p --src-ip 10.0.0.2/24 --dst-ip 10.1.0.1 --gateway 10.2.0.1", -EINVAL },
+		{ BASE "--workload burst", -EINVAL },
+		{ BASE "--conns 0", -EINVAL },
+		{ BASE "--conns 65537", -EINVAL },
+		{ BASE "--rate 0", -EINVAL },
+		{ BASE "--rate -5", -EINVAL },
+		{ BASE "--rate 10x", -EINVAL },
+		{ BASE "--duration 0", -EINVAL },
+		{ BASE "--wrong-pct 60 --unknown-pct 50", -EINVAL },
+		{ BASE "--wrong-pct 101", -EINVAL },
+		{ BASE "--user-fmt uid=%s", -EINVAL },
+		{ BASE "--user-fmt uid=%u%u", -EINVAL },
+		{ BASE "--password-fmt nothing", -EINVAL },
+		{ BASE "--password-fmt %n", -EINVAL },
+		{ BASE "--user-fmt %0100u", -EINVAL },
+		{ BASE "--sport-range 5-4", -EINVAL },
+		{ BASE "--sport-range 2000-2002 --conns 4", -EINVAL },
+		{ BASE "--dport 0", -EINVAL },
+		{ BASE "--dport 65536", -EINVAL },
+		{ BASE "--bogus 1", -EINVAL },
+		{ BASE "stray", -EINVAL },
+		{ BASE "--users 2000000000 --user-base 1000000000", -EINVAL },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct lfe_gen_opts o;
+		char err[256] = "";
+		int rc = parse_line(c[i].args, &o, err, sizeof(err));
+		CHECK(rc == c[i].want, "opts \"%s\": rc %d want %d (%s)", c[i].args, rc, c[i].want, err);
+		CHECK(rc == 0 || err[0], "opts \"%s\": refusal without a message", c[i].args);
+	}
+	struct lfe_gen_opts o;
+	char err[256];
+	CHECK(parse_line(BASE "--workload mix", &o, err, sizeof(err)) == 0 && o.wrong_pct == 10 &&
+	      o.unknown_pct == 10, "mix defaults");
+	CHECK(parse_line(BASE "--workload mix --wrong-pct 0", &o, err, sizeof(err)) == 0 &&
+	      o.wrong_pct == 0 && o.unknown_pct == 10, "mix with an explicit share");
+	CHECK(parse_line(BASE "--workload session --rate 2500.5 --dport 3389", &o, err, sizeof(err)) == 0 &&
+	      o.wl == LFE_WL_SESSION && o.rate == 2500.5 && o.dport == 3389 && o.src_ip == 0x0a000002 &&
+	      o.prefix_len == 24 && o.dst_ip == 0x0a000001, "fields");
+	CHECK(parse_line(BASE "--rate max", &o, err, sizeof(err)) == 0 && o.rate == 0, "rate max");
+	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");
+#undef BASE
+}
+
+int main(void)
+{
+	test_bind_vectors();
+	test_bind_roundtrip();
+	test_unbind();
+	test_resp_from_server_encoders();
+	test_resp_vectors();
+	test_hist();
+	test_opts();
+	if (failures) {
+		fprintf(stderr, "%d failure(s)\n", failures);
+		return 1;
+	}
+	printf("test_gen_unit: all passed\n");
+	return 0;
+}
