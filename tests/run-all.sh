@@ -18,7 +18,9 @@ tally() {   # tally BUILD_DIR: add the results of the last meson test run
   [[ -f $log ]] || return 0
   local p f
   p=$(grep -c '"result": "OK"' "$log" || true)
-  f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
+  # A skip (exit 77) counts as a failure: this script runs as root with
+  # everything built, so a skip means a test could not do its job.
+  f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS|SKIP)"' "$log" || true)
   passed=$((passed + p)); failed=$((failed + f))
 }
 setup() {   # setup DIR [meson args...]

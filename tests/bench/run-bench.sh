@@ -17,10 +17,8 @@
 #   LFE_BENCH_RUNS=3          runs per figure (median)
 #   LFE_BENCH_DURATION=10     seconds per run
 #   LFE_BENCH_CONNS=16        generator connections (persistent/session)
-#   LFE_BENCH_BPC=10000       persistent: binds per connection before it is
-#                             reopened (0 = never). Not 0: ldapfe of
-#                             2026-11-30 stops answering a connection after
-#                             16,385 binds on it.
+#   LFE_BENCH_BPC=0           persistent: binds per connection before it is
+#                             reopened (0 = never)
 #   LFE_BENCH_HUGEPAGES=512   2 MiB pages to reserve (0: --no-huge everywhere)
 #   LFE_BENCH_CALLGRIND=1     run the callgrind recipe
 #   LFE_BENCH_SLAPD=1         measure slapd
@@ -35,7 +33,7 @@ USERS=${LFE_BENCH_USERS:-1000000}
 RUNS=${LFE_BENCH_RUNS:-3}
 DUR=${LFE_BENCH_DURATION:-10}
 CONNS=${LFE_BENCH_CONNS:-16}
-BPC=${LFE_BENCH_BPC:-10000}
+BPC=${LFE_BENCH_BPC:-0}
 HUGE=${LFE_BENCH_HUGEPAGES:-512}
 DO_CG=${LFE_BENCH_CALLGRIND:-1}
 DO_SLAPD=${LFE_BENCH_SLAPD:-1}
