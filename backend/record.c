@@ -234,7 +234,7 @@ int lfe_record_validate(const uint8_t *rec, size_t len)
 {
 	struct lfe_bytes dn, type, vals, v;
 	uint32_t n_attrs, n_vals, seen = 0;
-	size_t off;
+	size_t off = 0;
 	int rc;
 
 	if (len > LFE_RECORD_MAX_LEN)
@@ -267,7 +267,7 @@ ssize_t lfe_record_replace_size(const uint8_t *rec, size_t len,
 {
 	struct lfe_bytes dn, type, vals;
 	uint32_t n_attrs, n_vals, kept = 0;
-	size_t off;
+	size_t off = 0;
 	uint64_t sz;
 	int64_t rs;
 	int rc;
@@ -298,7 +298,7 @@ ssize_t lfe_record_replace_write(const uint8_t *rec, size_t len,
 	ssize_t sz = lfe_record_replace_size(rec, len, repl);
 	struct lfe_bytes dn, type, vals;
 	uint32_t n_attrs, n_vals, kept = 0;
-	size_t off, start;
+	size_t off = 0, start;
 	uint8_t *p;
 
 	if (sz < 0)

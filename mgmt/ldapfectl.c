@@ -474,7 +474,7 @@ static int cmd_init(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 					    COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	const char *suffix = NULL, *msg = NULL;
 	char ndn[LFE_DN_MAX + 1];
-	size_t nlen;
+	size_t nlen = 0;
 	struct lfe_store *st;
 	int opt, rc, err = 0;
 
@@ -1174,9 +1174,9 @@ static int one_dn_args(struct ctl *c, const struct cmd *cmd, int argc, char **ar
 static int cmd_passwd(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 {
 	struct lfe_store *st;
-	const char *dn;
+	const char *dn = NULL;
 	char ndn[LFE_DN_MAX + 1], pw[PW_MAX], hashed[HASH_MAX];
-	size_t nlen, pwlen = 0;
+	size_t nlen = 0, pwlen = 0;
 	int rc, result = EXIT_FAIL;
 
 	if ((rc = one_dn_args(c, cmd, argc, argv, NULL, NULL, &dn, ndn, sizeof(ndn), &nlen)) !=
@@ -1208,9 +1208,9 @@ out:
 static int cmd_del(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 {
 	struct lfe_store *st;
-	const char *dn;
+	const char *dn = NULL;
 	char ndn[LFE_DN_MAX + 1];
-	size_t nlen;
+	size_t nlen = 0;
 	int rc;
 
 	if ((rc = one_dn_args(c, cmd, argc, argv, NULL, NULL, &dn, ndn, sizeof(ndn), &nlen)) !=
@@ -1255,9 +1255,9 @@ static int cmd_show(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	struct lfe_store *st = NULL;
 	struct lfe_store_reader *r = NULL;
 	struct lfe_entry_view e;
-	const char *dn;
+	const char *dn = NULL;
 	char ndn[LFE_DN_MAX + 1];
-	size_t nlen;
+	size_t nlen = 0;
 	int rc;
 
 	if ((rc = one_dn_args(c, cmd, argc, argv, NULL, NULL, &dn, ndn, sizeof(ndn), &nlen)) !=
@@ -1281,9 +1281,9 @@ static int cmd_verify(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	struct lfe_store_reader *r = NULL;
 	struct lfe_entry_view e;
 	struct lfe_bytes small[8], *vals = small;
-	const char *dn;
+	const char *dn = NULL;
 	char ndn[LFE_DN_MAX + 1], pw[PW_MAX], scheme[SCHEME_MAX];
-	size_t nlen, pwlen = 0;
+	size_t nlen = 0, pwlen = 0;
 	uint32_t n = 0, unsupported = 0;
 	bool allow_clear = false, ok = false;
 	int rc, result = EXIT_FAIL;

@@ -2,6 +2,7 @@
 # The whole ldapfe test suite, from a fresh Debian 12 machine (as root):
 # installs what it needs, builds three configurations and runs every suite.
 #   build/       debugoptimized: unit + integration tests (real clients)
+#   build-release/ -O3: compiled only (warnings as errors at -O3)
 #   build-asan/  ASan + UBSan:   unit tests
 #   build-fuzz/  clang+libFuzzer: each fuzz target for a bounded time
 # Ends with one line "N passed, N failed".
@@ -41,6 +42,13 @@ if setup build && meson compile -C build; then
   tally build
 else
   echo "build failed" >&2; fatal=1
+fi
+
+# Release (-O3) builds what the benchmark runs; gcc's warnings differ by
+# optimisation level, so -Werror is checked here too (compile only).
+step "build (release, -O3)"
+if ! { setup build-release --buildtype=release && meson compile -C build-release; }; then
+  echo "release build failed" >&2; fatal=1
 fi
 
 step "build (ASan + UBSan)"
