@@ -29,6 +29,7 @@ stop() {
 	fi
 	ip netns del "$SRV" 2>/dev/null || true
 	ip netns del "$CLI" 2>/dev/null || true
+	rm -rf "/var/run/dpdk/$PREFIX"   # the daemon's EAL runtime files
 	echo "namespaces $SRV and $CLI removed"
 }
 
