@@ -579,31 +579,13 @@ int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
 	return 1;
 }
 
-/* Find an attribute's packed value list. 1 found, 0 absent, -EBADMSG. */
-static int entry_find(const struct lfe_entry_view *e, const char *type, size_t type_len,
-		      struct lfe_bytes *list, uint32_t *n_vals)
-{
-	struct lfe_bytes dn, t;
-	uint32_t n;
-	size_t off;
-	int rc;
-
-	rc = lfe_record_header(e->rec, e->rec_len, &dn, &n, &off);
-	if (rc < 0)
-		return rc;
-	while ((rc = lfe_record_next_attr(e->rec, e->rec_len, &off, &t, n_vals, list)) == 1)
-		if (t.len == type_len && strncasecmp((const char *)t.p, type, type_len) == 0)
-			return 1;
-	return rc;
-}
-
 uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
 		       struct lfe_bytes *vals, uint32_t cap)
 {
 	struct lfe_bytes list, v;
 	uint32_t n_vals, i = 0;
 
-	if (entry_find(e, type, type_len, &list, &n_vals) != 1)
+	if (lfe_record_find_attr(e->rec, e->rec_len, type, type_len, &n_vals, &list) != 1)
 		return 0;
 	while (i < cap && lfe_record_next_val(&list, &v) == 1)
 		vals[i++] = v;
@@ -1009,30 +991,42 @@ out:
 	return rc;
 }
 
+/* Open a write transaction (or join the batch) on an existing entry: ndn
+ * (LFE_DN_MAX + 1 bytes) and *k get its normalized DN, *old its record, whose
+ * bytes are kept in st->scratch (save_old) so they outlive the first write.
+ * On error nothing is left open. */
+static int begin_on_entry(struct lfe_store *st, const char *dn, size_t len, char *ndn,
+			  MDB_txn **txn, MDB_val *k, MDB_val *old)
+{
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	ssize_t nl = normalize_dn(st, (const uint8_t *)dn, len, ndn, LFE_DN_MAX + 1);
+	if (nl < 0)
+		return (int)nl;
+	int rc = wtxn_begin(st, txn);
+	if (rc < 0)
+		return rc;
+	*k = mval(ndn, (size_t)nl);
+	rc = map_err(mdb_get(*txn, st->dbi[DB_ENTRIES], k, old));
+	if (rc == 0)
+		rc = save_old(st, old);
+	if (rc < 0)
+		return wtxn_end(st, *txn, rc, false);
+	return 0;
+}
+
 int lfe_store_del(struct lfe_store *st, const char *dn, size_t len)
 {
 	char ndn[LFE_DN_MAX + 1];
 	MDB_val k, old;
 	MDB_txn *txn;
-	ssize_t nl;
 	int rc;
 
-	if (st->rdonly)
-		return -EROFS;
-	if (!st->ready)
-		return -ENOENT;
-	nl = normalize_dn(st, (const uint8_t *)dn, len, ndn, sizeof(ndn));
-	if (nl < 0)
-		return (int)nl;
-	rc = wtxn_begin(st, &txn);
+	rc = begin_on_entry(st, dn, len, ndn, &txn, &k, &old);
 	if (rc < 0)
 		return rc;
-	k = mval(ndn, (size_t)nl);
-	rc = map_err(mdb_get(txn, st->dbi[DB_ENTRIES], &k, &old));
-	if (rc == 0)
-		rc = save_old(st, &old);
-	if (rc < 0)
-		return wtxn_end(st, txn, rc, false);
 	rc = map_err(mdb_del(txn, st->dbi[DB_ENTRIES], &k, NULL));
 	if (rc == 0)
 		rc = unindex_record(st, txn, old.mv_size, &k);
@@ -1052,7 +1046,7 @@ int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
 	char ndn[LFE_DN_MAX + 1];
 	MDB_val k, old, v;
 	MDB_txn *txn;
-	ssize_t nl, size;
+	ssize_t size;
 	int rc;
 
 	if (st->rdonly)
@@ -1061,17 +1055,10 @@ int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
 		return -ENOENT;
 	if (hashed_len == 0)
 		return -EINVAL;
-	nl = normalize_dn(st, (const uint8_t *)dn, len, ndn, sizeof(ndn));
-	if (nl < 0)
-		return (int)nl;
-	rc = wtxn_begin(st, &txn);
+	rc = begin_on_entry(st, dn, len, ndn, &txn, &k, &old);
 	if (rc < 0)
 		return rc;
-	k = mval(ndn, (size_t)nl);
-	rc = map_err(mdb_get(txn, st->dbi[DB_ENTRIES], &k, &old));
-	if (rc == 0)
-		rc = save_old(st, &old);
-	size = rc < 0 ? rc : lfe_record_replace_size(st->scratch, old.mv_size, &repl);
+	size = lfe_record_replace_size(st->scratch, old.mv_size, &repl);
 	if (size < 0)
 		return wtxn_end(st, txn, (int)size, false);
 	v = mval(NULL, (size_t)size);

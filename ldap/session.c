@@ -129,17 +129,23 @@ static ssize_t emit_result(struct lfe_session_io *io, int32_t msgid,
 	return lfe_ldap_enc_result(o, room(io), msgid, resp_op, &r);
 }
 
-/* Append a result; H_STOP when it does not fit now. */
-static int reply(struct lfe_session_io *io, int32_t msgid, enum lfe_ldap_op resp_op,
-		 enum lfe_ldap_rc code, const char *diag)
+/* Account for n bytes an encoder wrote at the end of io->out: H_DONE, or
+ * H_STOP when it did not fit now, or the encoder's error. */
+static int appended(struct lfe_session_io *io, ssize_t n)
 {
-	ssize_t n = emit_result(io, msgid, resp_op, code, diag);
 	if (n == -ENOSPC)
 		return H_STOP;
 	if (n < 0)
 		return (int)n;
 	io->out_len += (size_t)n;
 	return H_DONE;
+}
+
+/* Append a result; H_STOP when it does not fit now. */
+static int reply(struct lfe_session_io *io, int32_t msgid, enum lfe_ldap_op resp_op,
+		 enum lfe_ldap_rc code, const char *diag)
+{
+	return appended(io, emit_result(io, msgid, resp_op, code, diag));
 }
 
 /* Notice of Disconnection then close. The notice is advisory: when even an
@@ -569,14 +575,8 @@ static int do_extended(struct lfe_session *s, struct lfe_session_io *io,
 	}
 	struct lfe_ldap_result r = { .code = LFE_RC_SUCCESS };
 	struct lfe_bytes val = { (const uint8_t *)id, idl };
-	ssize_t n = lfe_ldap_enc_ext_resp(io->out + io->out_len, room(io), m->msgid, &r,
-					  NULL, &val);
-	if (n == -ENOSPC)
-		return H_STOP;
-	if (n < 0)
-		return (int)n;
-	io->out_len += (size_t)n;
-	return H_DONE;
+	return appended(io, lfe_ldap_enc_ext_resp(io->out + io->out_len, room(io), m->msgid, &r,
+						  NULL, &val));
 }
 
 /* ------------------------------------------------------------ dispatch */
