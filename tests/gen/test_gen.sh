@@ -16,8 +16,8 @@ LDAPFE=$BUILD/dataplane/ldapfe
 CTL=$BUILD/mgmt/ldapfectl
 GEN=$BUILD/gen/ldapfe-gen
 PY=/usr/bin/python3
-SRV=lfe-gen-srv
-CLI=lfe-gen-cli
+SRV=lfe-gen${LFE_NS_TAG:-}-srv
+CLI=lfe-gen${LFE_NS_TAG:-}-cli
 SADDR=10.99.41.1
 CADDR=10.99.41.2
 SUFFIX="dc=example,dc=com"
@@ -37,7 +37,7 @@ cleanup() {
 	fi
 	ip netns del "$SRV" 2>/dev/null
 	ip netns del "$CLI" 2>/dev/null
-	rm -rf /var/run/dpdk/lfe-gen-srv /var/run/dpdk/lfe-gen-cli
+	rm -rf "/var/run/dpdk/$SRV" "/var/run/dpdk/$CLI"
 	if ((rc != 0)); then
 		for f in "$WORK"/*.log; do [[ -f $f ]] && { echo "--- $f"; tail -n 30 "$f"; }; done >&2
 	fi
@@ -86,7 +86,7 @@ idle_sleep_us = 20
 EOF
 
 start_server() {
-	ip netns exec "$SRV" "$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix lfe-gen-srv \
+	ip netns exec "$SRV" "$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$SRV" \
 		--log-level=lib.eal:error -- --config "$WORK/ldapfe.conf" > "$WORK/ldapfe.log" 2>&1 &
 	LFE_PID=$!
 	local i
@@ -117,7 +117,7 @@ stop_server() {
 gen() {
 	local name=$1; shift
 	GEN_RC=0
-	ip netns exec "$CLI" timeout 60 "$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix lfe-gen-cli \
+	ip netns exec "$CLI" timeout 60 "$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix "$CLI" \
 		--log-level=lib.eal:error \
 		--vdev "net_af_packet1,iface=veth0,qpairs=1" -- --port net_af_packet1 \
 		--src-ip "$CADDR/24" --dst-ip "$SADDR" --dport 389 --users "$USERS" \

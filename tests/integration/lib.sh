@@ -9,7 +9,8 @@
 # EXIT trap; every wait is bounded.
 #
 # Environment: LFE_BUILD (build dir holding dataplane/ldapfe and
-# mgmt/ldapfectl; default build/), LFE_KEEP=1 keeps the work dir.
+# mgmt/ldapfectl; default build/), LFE_KEEP=1 keeps the work dir,
+# LFE_NS_TAG a suffix for namespace names and the EAL file prefix.
 
 set -euo pipefail
 
@@ -48,9 +49,11 @@ lfe_cleanup() {
 lfe_init() {
 	LFE_NAME=$1
 	LFE_NET=$2
-	LFE_SRV=lfe-$1-srv
-	LFE_CLI=lfe-$1-cli
-	LFE_PREFIX=lfe-$1
+	# LFE_NS_TAG (optional) keeps parallel runs from different checkouts
+	# apart: it is added to the namespace names and the EAL file prefix.
+	LFE_SRV=lfe-$1${LFE_NS_TAG:-}-srv
+	LFE_CLI=lfe-$1${LFE_NS_TAG:-}-cli
+	LFE_PREFIX=lfe-$1${LFE_NS_TAG:-}
 	LFE_SADDR=10.99.$2.1
 	LFE_CADDR=10.99.$2.2
 	[[ $EUID -eq 0 ]] || { echo "SKIP: needs root"; exit 77; }
