@@ -26,6 +26,8 @@
 
 #include "ldap/dn.h"
 #include "ldap/filter.h"
+#include "glue.h"
+#include "verifier.h"
 #include "worker.h"
 
 #define SEARCH_MAX_CANDIDATES 10000u
@@ -179,9 +181,6 @@ static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	w->slot_free[w->n_free++] = (uint32_t)(((uint8_t *)sl - w->slot_mem) / w->slot_size);
 	w->st.conns_active--;
 }
-
-/* tx hook: defined in worker.c (it owns frames and queues). */
-int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg);
 
 const struct lfe_tcp_ops lfe_glue_tcp_ops = {
 	.tx = lfe_worker_tx_seg,

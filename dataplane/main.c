@@ -32,6 +32,9 @@
 
 #include "ldap/dn.h"
 #include "backend/pwscheme.h"
+#include "port.h"
+#include "telemetry.h"
+#include "verifier.h"
 #include "worker.h"
 
 /* Signal handlers reach the daemon only through a static; set before the

@@ -19,6 +19,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
+#include "port.h"
 #include "worker.h"
 
 #define NB_RXD 1024u

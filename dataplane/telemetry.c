@@ -15,6 +15,7 @@
 
 #include <rte_telemetry.h>
 
+#include "telemetry.h"
 #include "worker.h"
 
 /* rte_telemetry callbacks (DPDK 22.11) take no context argument, so the one

@@ -24,6 +24,7 @@
 
 #include "backend/pwscheme.h"
 #include "ldap/dn.h"
+#include "verifier.h"
 #include "worker.h"
 
 #define VERIFY_PW_MAX  512u
@@ -194,7 +195,7 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 	return 0;
 }
 
-unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w)
+unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_verify_done_fn done)
 {
 	struct vreq *rs[LFE_BURST];
 
@@ -203,7 +204,7 @@ unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w)
 	unsigned n = rte_ring_sc_dequeue_burst(w->done_ring, (void **)rs, LFE_BURST, NULL);
 	for (unsigned i = 0; i < n; i++) {
 		struct vreq *r = rs[i];
-		lfe_glue_bind_done(w, r->h, r->token, (enum lfe_be_verdict)r->verdict);
+		done(w, r->h, r->token, (enum lfe_be_verdict)r->verdict);
 		rte_mempool_put(vf->pool, r);
 	}
 	return n;

@@ -38,6 +38,8 @@
 #include <rte_malloc.h>
 #include <rte_random.h>
 
+#include "glue.h"
+#include "verifier.h"
 #include "worker.h"
 
 const char *const lfe_wstats_names[LFE_WSTATS_N] = {
@@ -150,7 +152,6 @@ static int port_of_addr(const struct lfe_daemon *d, uint32_t laddr)
 	return -1;
 }
 
-int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg);
 int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 {
 	struct lfe_worker *w = ctx;
@@ -423,7 +424,7 @@ int lfe_worker_main(void *arg)
 			work += rx_port(w, pi);
 		if (w->steer_ring)
 			work += steer_in(w);
-		work += lfe_verifier_poll(d->verifier, w);
+		work += lfe_verifier_poll(d->verifier, w, lfe_glue_bind_done);
 		lfe_tcp_timers(w->tcp, w->now_us);
 		lfe_tcp_flush(w->tcp, w->now_us);
 		for (uint32_t pi = 0; pi < d->n_ports; pi++) {

@@ -1,7 +1,5 @@
-/* dataplane/worker.h — the ldapfe daemon's internal structures: the
- * daemon (read-only once workers run), ports, one worker per lcore, the
- * verifier pool, telemetry. Private to the daemon (main.c, port.c,
- * worker.c, glue.c, verifier.c, telemetry.c).
+/* dataplane/worker.h — one worker per lcore: its TCP stack, sessions,
+ * store reader, queues and counters, and the poll loop (worker.c).
  *
  * Thread rules: struct lfe_worker is touched only by its own lcore, except
  * `pub` (a periodic copy of its counters, relaxed atomics) which telemetry
@@ -20,13 +18,13 @@
 
 #include "backend/store.h"
 #include "config.h"
+#include "daemon.h"
 #include "impair.h"
 #include "ldap/session.h"
 #include "net.h"
 #include "tcp.h"
 
 #define LFE_BURST        32u
-#define LFE_MAX_WORKERS  64u
 #define LFE_TXBUF        64u     /* frames gathered per port before a tx burst */
 #define LFE_RENEW_US     2000u   /* store read txn renewed at least this often */
 #define LFE_PUBLISH_US   1000u   /* counters copied to `pub` this often */
@@ -34,19 +32,6 @@
 
 _Static_assert(LFE_TXBUF >= 2 * LFE_BURST, "a tx buffer holds a burst and its duplicates");
 
-struct lfe_port {
-	uint16_t port_id;
-	uint8_t mac[LFE_ETH_ALEN];
-	uint32_t addr, mask, gateway;
-	uint16_t mtu;
-	uint16_t n_queues;      /* queue pairs configured */
-	bool steer;             /* one queue, several workers: software steering */
-	bool rss;
-	int socket;
-	char name[64];
-	/* Steering: frames sent by workers other than 0 go to worker 0 here. */
-	struct rte_ring *tx_ring;
-};
 
 /* Counters, all uint64_t so they can be published as an array. */
 struct lfe_wstats {
@@ -61,8 +46,6 @@ struct lfe_wstats {
 	uint64_t drops[LFE_DROP_MAX];
 };
 #define LFE_WSTATS_N (sizeof(struct lfe_wstats) / sizeof(uint64_t))
-
-struct lfe_daemon;
 
 /* A session slot in the per-core pool: this header, then the session at
  * LFE_SLOT_HDR so it is aligned for any object. */
@@ -116,31 +99,6 @@ struct lfe_worker {
 	struct lfe_wstats pub;          /* read by other threads */
 } __rte_cache_aligned;
 
-struct lfe_daemon {
-	struct lfe_config cfg;
-	struct lfe_impair_opts impair;
-	struct lfe_store *store;
-	char suffix[1024];              /* normalized, for scope checks */
-	char naming[1024];              /* as shown in the root DSE */
-	unsigned pw_flags;
-	uint32_t n_ports;
-	struct lfe_port port[LFE_CFG_MAX_PORTS];
-	struct rte_mempool *mbuf_pool[RTE_MAX_NUMA_NODES];
-	uint32_t n_workers;
-	unsigned lcore_ids[LFE_MAX_WORKERS];   /* worker i runs on lcore_ids[i] */
-	struct lfe_worker *w[LFE_MAX_WORKERS];
-	struct lfe_verifier *verifier;
-	uint64_t tsc_hz;
-	unsigned stats_interval;
-	volatile atomic_int stop;       /* 1: graceful shutdown requested */
-	atomic_int workers_done;
-};
-
-/* ---- port.c ---- */
-/* After n_workers/lcore_ids are known, before the workers are made (they
- * take the mbuf pools and queue layout decided here). */
-int lfe_ports_setup(struct lfe_daemon *d, char *err, size_t errlen);
-void lfe_ports_close(struct lfe_daemon *d);
 
 /* ---- worker.c ---- */
 struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned lcore,
@@ -156,28 +114,8 @@ void lfe_stats_sum(const struct lfe_daemon *d, struct lfe_wstats *sum);
 void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out);
 extern const char *const lfe_wstats_names[LFE_WSTATS_N];
 
-/* ---- glue.c: tcp ⇄ session ⇄ store ---- */
-extern const struct lfe_tcp_ops lfe_glue_tcp_ops;
-extern const struct lfe_backend_ops lfe_glue_backend_ops;
-/* A verdict came back from a verifier thread. */
-void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
-			enum lfe_be_verdict v);
-
-/* ---- verifier.c: slow password schemes off the poll cores ---- */
-struct lfe_verifier;
-struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t errlen);
-/* Stop and join the threads, wiping what is queued. NULL is a no-op. */
-void lfe_verifier_free(struct lfe_verifier *v);
-/* Queue a verification for worker w. Returns 0, or -ENOBUFS when the queue is
- * full (the caller answers busy) or -E2BIG for a password too long to queue. */
-int lfe_verifier_submit(struct lfe_verifier *v, struct lfe_worker *w, struct lfe_tcp_handle h,
-			uint64_t token, const char *ndn, size_t ndn_len,
-			const uint8_t *pw, size_t pw_len);
-/* Deliver completions queued for w (called from w's loop). Returns how many. */
-unsigned lfe_verifier_poll(struct lfe_verifier *v, struct lfe_worker *w);
-
-/* ---- telemetry.c ---- */
-int lfe_telemetry_init(struct lfe_daemon *d);
-void lfe_stats_print(const struct lfe_daemon *d, FILE *f, const char *prefix);
+/* tx hook of the worker's TCP stack (glue.c hands it to lfe_tcp_new):
+ * builds the frame for seg and queues it on the connection's port. */
+int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg);
 
 #endif

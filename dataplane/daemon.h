@@ -1,0 +1,62 @@
+/* dataplane/daemon.h — the ldapfe daemon as a whole: its configuration,
+ * ports, workers and verifier, as main.c builds them.
+ *
+ * Thread rules: everything here is written by the main lcore before the
+ * workers are launched and only read afterwards, except `stop` and
+ * `workers_done` (atomics). Per-worker state lives in worker.h.
+ */
+#ifndef LFE_DATAPLANE_DAEMON_H
+#define LFE_DATAPLANE_DAEMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "backend/store.h"
+#include "config.h"
+#include "net.h"
+
+#define LFE_MAX_WORKERS  64u
+
+struct lfe_worker;
+struct lfe_verifier;
+
+struct lfe_port {
+	uint16_t port_id;
+	uint8_t mac[LFE_ETH_ALEN];
+	uint32_t addr, mask, gateway;
+	uint16_t mtu;
+	uint16_t n_queues;      /* queue pairs configured */
+	bool steer;             /* one queue, several workers: software steering */
+	bool rss;
+	int socket;
+	char name[64];
+	/* Steering: frames sent by workers other than 0 go to worker 0 here. */
+	struct rte_ring *tx_ring;
+};
+
+struct lfe_daemon {
+	struct lfe_config cfg;
+	struct lfe_impair_opts impair;
+	struct lfe_store *store;
+	char suffix[1024];              /* normalized, for scope checks */
+	char naming[1024];              /* as shown in the root DSE */
+	unsigned pw_flags;
+	uint32_t n_ports;
+	struct lfe_port port[LFE_CFG_MAX_PORTS];
+	struct rte_mempool *mbuf_pool[RTE_MAX_NUMA_NODES];
+	uint32_t n_workers;
+	unsigned lcore_ids[LFE_MAX_WORKERS];   /* worker i runs on lcore_ids[i] */
+	struct lfe_worker *w[LFE_MAX_WORKERS];
+	struct lfe_verifier *verifier;
+	uint64_t tsc_hz;
+	unsigned stats_interval;
+	volatile atomic_int stop;       /* 1: graceful shutdown requested */
+	atomic_int workers_done;
+};
+
+#endif

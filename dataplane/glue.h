@@ -1,0 +1,20 @@
+/* dataplane/glue.h — one worker's TCP stack wired to its LDAP sessions and
+ * the sessions to the store (glue.c). Runs on the worker's lcore only. */
+#ifndef LFE_DATAPLANE_GLUE_H
+#define LFE_DATAPLANE_GLUE_H
+
+#include "ldap/session.h"
+#include "tcp.h"
+
+struct lfe_worker;
+
+extern const struct lfe_tcp_ops lfe_glue_tcp_ops;
+extern const struct lfe_backend_ops lfe_glue_backend_ops;
+
+/* A verdict came back from a verifier thread (the worker's completion hook,
+ * see verifier.h): answered only if h still names a live connection whose
+ * session waits for token. */
+void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
+			enum lfe_be_verdict v);
+
+#endif
