@@ -56,6 +56,7 @@
 #include <sys/stat.h>
 
 #include "../ldap/dn.h"
+#include "bindjob.h"
 #include "pwscheme.h"
 #include "record.h"
 
@@ -120,6 +121,11 @@ struct lfe_store {
 	char suffix[LFE_DN_MAX];
 	char suffix_orig[LFE_DN_MAX];
 	char pw_default[LFE_STORE_SCHEME_MAX];
+	/* What an unknown DN is verified against (lfe_store_set_bind_scheme):
+	 * a value of the bind scheme hashed with its default cost parameters
+	 * when this build can hash it, else the bare "{SCHEME}". */
+	struct lfe_bind_job dummy;
+	bool dummy_slow;
 };
 
 struct lfe_store_reader {
@@ -382,6 +388,8 @@ struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_si
 		rc = 0;
 	if (rc < 0)
 		goto fail;
+	if (st->ready && lfe_store_set_bind_scheme(st, NULL) < 0)
+		(void)lfe_store_set_bind_scheme(st, "{SSHA512}");   /* unknown scheme in meta */
 	return st;
 fail:
 	if (err)
@@ -458,6 +466,37 @@ int lfe_store_init(struct lfe_store *st, const char *suffix)
 	st->suffix_len = (size_t)nl;
 	memcpy(st->suffix_orig, suffix, slen + 1);
 	st->ready = true;
+	return lfe_store_set_bind_scheme(st, NULL);
+}
+
+int lfe_store_set_bind_scheme(struct lfe_store *st, const char *scheme)
+{
+	/* Any password does: the dummy never answers success. */
+	static const uint8_t pw[] = "lfe-dummy-bind";
+	struct lfe_bind_job job = { .dummy = true };
+	char val[LFE_BIND_JOB_BYTES];
+
+	if (scheme == NULL || scheme[0] == '\0')
+		scheme = st->pw_default;
+	size_t len = strnlen(scheme, LFE_STORE_SCHEME_MAX);
+	if (len < 3 || len >= LFE_STORE_SCHEME_MAX || scheme[0] != '{' || scheme[len - 1] != '}')
+		return -EINVAL;
+	ssize_t n = lfe_pw_hash(scheme, pw, sizeof(pw) - 1, val, sizeof(val));
+	if (n < 0) {
+		/* Schemes this build verifies but does not hash ({SHA},
+		 * {CLEARTEXT}, 389-ds {PBKDF2_SHA256}): lfe_pw_dummy_verify has
+		 * a built-in value for each. Anything else is unknown. */
+		if (lfe_pw_verify(scheme, len, pw, sizeof(pw) - 1, LFE_PW_ALLOW_CLEARTEXT) == -ENOTSUP)
+			return -ENOTSUP;
+		memcpy(val, scheme, len);
+		n = (ssize_t)len;
+	}
+	(void)lfe_bind_job_add(&job, val, (size_t)n);
+	explicit_bzero(val, sizeof(val));
+	lfe_bind_job_wipe(&st->dummy);
+	st->dummy = job;
+	st->dummy_slow = lfe_pw_class_of(scheme, len) == LFE_PW_SLOW;
+	lfe_bind_job_wipe(&job);
 	return 0;
 }
 
@@ -621,41 +660,70 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 	return rc == MDB_NOTFOUND ? 0 : map_err(rc);
 }
 
+/* The dummy verification of an unknown DN (or an entry without a usable
+ * userPassword): the same work as a real entry of the bind scheme, on the
+ * same path — inline when the scheme is fast, a job when it is slow. */
+static int verify_dummy(const struct lfe_store *st, const uint8_t *pw, size_t pw_len,
+			unsigned pw_flags, struct lfe_bind_job *job)
+{
+	if (st->dummy_slow && job) {
+		*job = st->dummy;
+		return -EAGAIN;
+	}
+	(void)lfe_bind_job_run(&st->dummy, pw, pw_len, pw_flags);
+	return -EACCES;
+}
+
 int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
-			  const uint8_t *pw, size_t pw_len, unsigned pw_flags)
+			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
+			  struct lfe_bind_job *job)
 {
 	struct lfe_bytes list, v;
 	uint32_t n_vals;
-	bool slow = false;
+	struct lfe_bind_job local = { 0 }, *j = job ? job : &local;
 	int rc;
 
+	memset(j, 0, sizeof(*j));
 	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
 	 * a success here, and it costs what a wrong password costs. */
 	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
-		goto dummy;
+		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
 	/* The hot path of every bind: no whole-record validation here, the
 	 * userPassword lookup checks every length it hops over. */
 	MDB_val k = mval(ndn, ndn_len), rec;
 	rc = map_err(mdb_get(r->txn, r->st->dbi[DB_ENTRIES], &k, &rec));
 	if (rc == -ENOENT)
-		goto dummy;
+		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
 	if (rc < 0)
 		return rc;
 	if (lfe_record_find_attr(rec.mv_data, rec.mv_size, "userPassword", 12, &n_vals, &list) != 1 ||
 	    n_vals == 0)
-		goto dummy;
+		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
+	bool any = false;
 	while (lfe_record_next_val(&list, &v) == 1) {
+		if (v.len == 0)
+			continue;
+		any = true;
 		if (lfe_pw_class_of((const char *)v.p, v.len) == LFE_PW_SLOW) {
-			slow = true;
+			/* Copied now: LMDB values die with the read txn. */
+			(void)lfe_bind_job_add(j, (const char *)v.p, v.len);
 			continue;
 		}
-		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0)
+		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0) {
+			lfe_bind_job_wipe(j);
 			return 0;
+		}
 	}
-	return slow ? -EAGAIN : -EACCES;
-dummy:
-	lfe_pw_dummy_verify(r->st->pw_default, pw, pw_len);
-	return -EACCES;
+	if (!any)
+		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
+	if (j->n_vals == 0)
+		return -EACCES;
+	if (job)
+		return -EAGAIN;
+	/* No job wanted (tools, tests): run the slow check here. */
+	rc = lfe_bind_job_run(&local, pw, pw_len, pw_flags);
+	lfe_bind_job_wipe(&local);
+	return rc;
 }
 
 /* ---- writer ---- */
@@ -1179,8 +1247,10 @@ int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme)
 		return rc;
 	rc = meta_put(txn, st, META_PWDEFAULT, scheme, len);
 	rc = wtxn_end(st, txn, rc, true);
-	if (rc == 0)
+	if (rc == 0) {
 		memcpy(st->pw_default, scheme, len + 1);
+		rc = lfe_store_set_bind_scheme(st, NULL);
+	}
 	return rc;
 }
 

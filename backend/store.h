@@ -97,13 +97,34 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 			 const uint8_t *value, size_t len,
 			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx);
 
-/* Verify a simple bind: look the DN up and check pw against its
- * userPassword values. Unknown DN: a dummy verification of the default
- * scheme, then -EACCES, so both cost the same. Returns 0, -EACCES, or
- * -EAGAIN when the matching value uses a slow scheme (the caller offloads
- * lfe_pw_verify of the values it gets from lfe_store_get). */
+/* Verify a simple bind, first phase: look the DN up and check pw against
+ * its fast userPassword values, inside the reader's transaction.
+ *   0        a value matched;
+ *   -EACCES  no match (wrong password, or an unknown DN / entry without a
+ *            password / empty password after a dummy verification of the
+ *            bind scheme that costs what a real entry costs);
+ *   -EAGAIN  a slow scheme is involved: *job holds copies of the entry's
+ *            slow values (or the dummy value, for the cases above when the
+ *            bind scheme is slow); the caller runs lfe_bind_job_run()
+ *            elsewhere (a verifier thread), with no second lookup, and
+ *            wipes the job;
+ *   other negative errno on a store error.
+ * job may be NULL: slow checks then run here (tools and tests only: a
+ * worker core must never). pw_flags: LFE_PW_* of pwscheme.h. */
+struct lfe_bind_job;
 int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
-			  const uint8_t *pw, size_t pw_len, unsigned pw_flags);
+			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
+			  struct lfe_bind_job *job);
+
+/* Scheme of the dummy verification (above): NULL or "" → the store's
+ * default (lfe_store_set_default_scheme, kept in meta), else e.g.
+ * "{ARGON2}" (the daemon's [store] default_scheme). A dummy value of that
+ * scheme is hashed here once, with the scheme's default cost parameters
+ * (for a slow scheme this call costs one slow hash). lfe_store_open and
+ * lfe_store_init already set it from meta. Returns 0, -EINVAL (not
+ * "{NAME}") or -ENOTSUP (a scheme this build cannot verify). Not while
+ * readers verify binds: call it before starting them. */
+int lfe_store_set_bind_scheme(struct lfe_store *st, const char *scheme);
 
 /* ---- writer (ldapfectl) ---- */
 

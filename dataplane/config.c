@@ -34,6 +34,8 @@ static const struct key_def keys[] = {
 	{ "ldap", "allow_anonymous", K_BOOL, CF(allow_anonymous), 0, 0, 0 },
 	{ "ldap", "idle_timeout_ms", K_U32, CF(idle_timeout_ms), 0, 0, 86400000u },
 	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20 },
+	{ "ldap", "request_slice_us", K_U32, CF(request_slice_us), 0, 10, 1000000 },
+	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000 },
 	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
 	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
@@ -42,6 +44,7 @@ static const struct key_def keys[] = {
 	{ "workers", "lcores", K_LCORES, 0, 0, 0, LFE_CFG_MAX_LCORES - 1 },
 	{ "workers", "verifier_threads", K_U32, CF(verifier_threads), 0, 1, 64 },
 	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
+	{ "workers", "verify_per_source", K_U32, CF(verify_per_source), 0, 1, 1u << 16 },
 	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
 };
 
@@ -65,7 +68,6 @@ static int errf(char err[LFE_CFG_ERR_LEN], int rc, const char *fmt, ...)
 void lfe_config_defaults(struct lfe_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	snprintf(c->default_scheme, sizeof(c->default_scheme), "{SSHA512}");
 	c->ldap_ports[0] = 389;
 	c->n_ldap_ports = 1;
 	c->max_pdu = 65536;
@@ -74,6 +76,9 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->max_conns_per_core = 4096;
 	c->verifier_threads = 1;
 	c->verify_queue = 1024;
+	c->verify_per_source = 8;
+	c->request_slice_us = 200;
+	c->search_max_candidates = 10000;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
 		c->port[i].mtu = 1500;
 }
@@ -312,6 +317,10 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 	}
 	case K_SCHEME:
 		why = "unknown password scheme";
+		if (v[0] == '\0') {   /* empty: the store's own default */
+			*(char *)f = '\0';
+			why = NULL;
+		}
 		for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
 			if (strcasecmp(v, schemes[i]) == 0) {
 				memcpy(f, schemes[i], strlen(schemes[i]) + 1);

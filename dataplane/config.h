@@ -7,16 +7,23 @@
  * running with a guessed value. Unit-tested and fuzzed without EAL.
  *
  * Sections and keys (defaults in brackets):
- *   [store]   path (required), default_scheme [{SSHA512}],
+ *   [store]   path (required), default_scheme [empty: the store's own,
+ *             set by ldapfectl; the scheme of the dummy verification that
+ *             unknown DNs get],
  *             allow_cleartext [false]
  *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
  *             allow_anonymous [true], idle_timeout_ms [300000],
- *             max_conns_per_core [4096], suffix [the store's]
+ *             max_conns_per_core [4096], suffix [the store's],
+ *             request_slice_us [200: the most worker time one search may
+ *             take before it ends with adminLimitExceeded],
+ *             search_max_candidates [10000: entries one search may visit]
  *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
  *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
  *             address (required, a.b.c.d/len), gateway [none], mtu [1500]
  *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
- *             verifier_threads [1], verify_queue [1024],
+ *             verifier_threads [1], verify_queue [1024: jobs per worker],
+ *             verify_per_source [8: outstanding jobs per client IPv4
+ *             address and worker; beyond it a bind is answered busy],
  *             idle_sleep_us [0: pure polling]
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
@@ -52,6 +59,8 @@ struct lfe_config {
 	bool allow_anonymous;
 	uint32_t idle_timeout_ms;
 	uint32_t max_conns_per_core;
+	uint32_t request_slice_us;
+	uint32_t search_max_candidates;
 	char suffix[1024];      /* empty = the store's */
 	/* [portN] */
 	struct lfe_cfg_port port[LFE_CFG_MAX_PORTS];
@@ -61,6 +70,7 @@ struct lfe_config {
 	uint32_t n_lcores;      /* 0 = default */
 	uint32_t verifier_threads;
 	uint32_t verify_queue;
+	uint32_t verify_per_source;
 	uint32_t idle_sleep_us;
 };
 

@@ -8,29 +8,29 @@
  * the wire except into the frame itself.
  *
  * Binds: fast schemes are verified inline on the poll core inside the
- * worker's read transaction. Slow schemes (-EAGAIN from the store) go to the
- * verifier threads with the connection's handle and the session's token;
+ * worker's read transaction. Slow schemes (-EAGAIN and a job from the store,
+ * also the dummy verification of unknown DNs when the bind scheme is slow)
+ * go to the verifier threads with the connection's handle, the client's
+ * address (per-source bound) and the session's token;
  * the verdict comes back on this worker's completion ring and is delivered
  * only if the handle still names a live connection (generation check) and
  * the session still expects that token.
  *
  * Searches (what login flows do before a bind: find the user's DN by uid or
- * mail): base scope reads the one entry; one/sub scope needs an equality
- * assertion on an indexed attribute (uid, mail, cn, objectClass) at the top
- * of the filter, looks the candidates up in the index and evaluates the full
- * filter on each. A search no index can serve is answered
- * unwillingToPerform: a full scan would stall every connection of the core.
+ * mail) run in backend/search.c (lfe_store_search): index candidates only,
+ * within the worker's per-request budget ([ldap] request_slice_us on the
+ * TSC, search_max_candidates), past which they end with adminLimitExceeded.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "ldap/dn.h"
-#include "ldap/filter.h"
+#include <rte_cycles.h>
+
+#include "backend/bindjob.h"
+#include "backend/search.h"
 #include "glue.h"
 #include "verifier.h"
 #include "worker.h"
-
-#define SEARCH_MAX_CANDIDATES 10000u
 
 static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 {
@@ -174,6 +174,7 @@ static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	(void)reason;
 	if (sl == NULL)
 		return;
+	lfe_verifier_cancel(w->d->verifier, w, lfe_tcp_conn_handle(c));
 	lfe_session_fini(sl->s);
 	sl->s = NULL;
 	sl->c = NULL;
@@ -225,18 +226,25 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 				   const uint8_t *pw, size_t pw_len)
 {
 	struct lfe_worker *w = ctx;
-	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags);
+	struct lfe_bind_job job;
+	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &job);
 
 	if (rc == 0) {
 		w->st.binds_ok++;
 		return LFE_BE_OK;
 	}
 	if (rc != -EAGAIN || w->cur == NULL) {
+		if (rc == -EAGAIN)
+			lfe_bind_job_wipe(&job);
 		w->st.binds_failed++;
 		return LFE_BE_INVALID;
 	}
-	rc = lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), token, ndn, ndn_len,
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+	rc = lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), raddr, token, &job,
 				 pw, pw_len);
+	lfe_bind_job_wipe(&job);
 	if (rc == -E2BIG) {
 		w->st.binds_failed++;
 		return LFE_BE_INVALID;
@@ -249,143 +257,39 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	return LFE_BE_PENDING;
 }
 
-/* ---- search ---- */
+/* ---- search: directory logic in backend/search.c, under a budget ---- */
 
-struct sctx {
-	struct lfe_worker *w;
-	const struct lfe_be_search *s;
-	lfe_be_emit_fn emit;
-	void *emit_ctx;
-	uint32_t emitted, visited;
-	int rc;                 /* LDAP result once stopped early */
-};
-
-static uint32_t filter_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint64_t tsc_clock(void *ctx)
 {
-	return lfe_entry_get(ctx, (const char *)type.p, type.len, vals, cap);
-}
-
-/* Parent of a normalized DN: what follows the first unescaped comma. */
-static void dn_parent(const char *ndn, size_t len, const char **p, size_t *plen)
-{
-	for (size_t i = 0; i < len; i++) {
-		if (ndn[i] == '\\') {
-			i++;
-			continue;
-		}
-		if (ndn[i] == ',') {
-			*p = ndn + i + 1;
-			*plen = len - i - 1;
-			return;
-		}
-	}
-	*p = ndn + len;
-	*plen = 0;
-}
-
-static bool in_scope(const struct lfe_be_search *s, const char *ndn, size_t len)
-{
-	switch (s->req->scope) {
-	case LFE_SCOPE_BASE:
-		return len == s->base_ndn_len && memcmp(ndn, s->base_ndn, len) == 0;
-	case LFE_SCOPE_ONE: {
-		const char *p;
-		size_t pl;
-		dn_parent(ndn, len, &p, &pl);
-		return len != s->base_ndn_len && pl == s->base_ndn_len &&
-		       memcmp(p, s->base_ndn, pl) == 0;
-	}
-	case LFE_SCOPE_SUB:
-		return lfe_dn_is_under(ndn, len, s->base_ndn, s->base_ndn_len);
-	}
-	return false;
-}
-
-/* Evaluate and emit one entry. Returns 0 to go on, 1 to stop (x->rc set). */
-static int consider(struct sctx *x, const char *ndn, size_t len)
-{
-	struct lfe_worker *w = x->w;
-	const struct lfe_search_req *req = x->s->req;
-	struct lfe_entry_view e;
-
-	if (++x->visited > SEARCH_MAX_CANDIDATES) {
-		x->rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
-		return 1;
-	}
-	if (!in_scope(x->s, ndn, len) || lfe_store_get(w->rd, ndn, len, &e) != 0)
-		return 0;
-	if (lfe_filter_eval(req->filter.p, req->filter.len, filter_attr, &e) != LFE_FILTER_TRUE)
-		return 0;
-	if (req->size_limit > 0 && x->emitted == (uint32_t)req->size_limit) {
-		x->rc = LFE_RC_SIZE_LIMIT_EXCEEDED;
-		return 1;
-	}
-	uint32_t na = 0, nv = 0;
-	size_t cur = 0;
-	const uint32_t acap = sizeof(w->sattrs) / sizeof(w->sattrs[0]);
-	const uint32_t vcap = sizeof(w->svals) / sizeof(w->svals[0]);
-	while (na < acap && nv < vcap) {
-		struct lfe_ldap_attr *a = &w->sattrs[na];
-		int rc = lfe_entry_next_attr(&e, &cur, a, &w->svals[nv], vcap - nv);
-		if (rc < 0) {
-			x->rc = LFE_RC_OTHER;
-			return 1;
-		}
-		if (rc == 0)
-			break;
-		if (a->n_vals > vcap - nv)
-			a->n_vals = vcap - nv;
-		a->vals = &w->svals[nv];
-		nv += a->n_vals;
-		na++;
-	}
-	int rc = x->emit(x->emit_ctx, e.dn, w->sattrs, na);
-	if (rc < 0) {
-		x->rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
-		return 1;
-	}
-	x->emitted++;
-	return 0;
-}
-
-static int index_cb(void *ctx, const char *ndn, size_t len)
-{
-	return consider(ctx, ndn, len);
+	(void)ctx;
+	return rte_rdtsc();
 }
 
 static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit, void *emit_ctx)
 {
-	static const char *const indexed[] = { "uid", "mail", "cn", "objectClass" };
 	struct lfe_worker *w = ctx;
-	struct sctx x = { .w = w, .s = s, .emit = emit, .emit_ctx = emit_ctx, .rc = LFE_RC_SUCCESS };
-	struct lfe_entry_view e;
+	const struct lfe_daemon *d = w->d;
+	struct lfe_search_stats st;
+	const struct lfe_search_params p = {
+		.base_ndn = s->base_ndn,
+		.base_ndn_len = s->base_ndn_len,
+		.suffix = d->suffix,
+		.suffix_len = strlen(d->suffix),
+		.req = s->req,
+		.max_candidates = d->cfg.search_max_candidates,
+		.clock = tsc_clock,
+		.deadline = rte_rdtsc() + d->cfg.request_slice_us * d->tsc_hz / 1000000u,
+		.attrs = w->sattrs,
+		.attr_cap = sizeof(w->sattrs) / sizeof(w->sattrs[0]),
+		.vals = w->svals,
+		.val_cap = sizeof(w->svals) / sizeof(w->svals[0]),
+	};
+	int rc = lfe_store_search(w->rd, &p, emit, emit_ctx, &st);
 
 	w->st.searches++;
-	bool base_exists = lfe_store_get(w->rd, s->base_ndn, s->base_ndn_len, &e) == 0;
-	size_t sl = strlen(w->d->suffix);
-	if (!base_exists && !(s->base_ndn_len == sl && memcmp(s->base_ndn, w->d->suffix, sl) == 0))
-		return LFE_RC_NO_SUCH_OBJECT;
-	if (s->req->scope == LFE_SCOPE_BASE) {
-		if (base_exists)
-			consider(&x, s->base_ndn, s->base_ndn_len);
-		return x.rc;
-	}
-	for (size_t i = 0; i < sizeof(indexed) / sizeof(indexed[0]); i++) {
-		struct lfe_bytes v;
-		int rc = lfe_filter_find_eq(s->req->filter.p, s->req->filter.len, indexed[i], &v);
-		if (rc < 0)
-			return LFE_RC_PROTOCOL_ERROR;
-		if (rc == 0)
-			continue;
-		rc = lfe_store_index_each(w->rd, indexed[i], v.p, v.len, index_cb, &x);
-		if (rc == -ENOTSUP)
-			continue;
-		if (rc < 0 && rc != -ENOENT)
-			return LFE_RC_OTHER;
-		return x.rc;
-	}
-	w->st.search_unindexed++;
-	return LFE_RC_UNWILLING_TO_PERFORM;
+	w->st.search_unindexed += st.unindexed;
+	w->st.search_limited += st.limited;
+	return rc;
 }
 
 const struct lfe_backend_ops lfe_glue_backend_ops = {

@@ -175,6 +175,14 @@ static int setup_store(struct lfe_daemon *d)
 		snprintf(d->naming, sizeof(d->naming), "%s", info.suffix_orig[0] ? info.suffix_orig : info.suffix);
 	}
 	d->pw_flags = d->cfg.allow_cleartext ? LFE_PW_ALLOW_CLEARTEXT : 0;
+	/* The dummy verification of unknown DNs: the configured scheme, or
+	 * the store's own default (empty). */
+	err = lfe_store_set_bind_scheme(d->store, d->cfg.default_scheme);
+	if (err < 0) {
+		fprintf(stderr, "ldapfe: [store] default_scheme: \"%s\": %s\n", d->cfg.default_scheme,
+			err == -ENOTSUP ? "a scheme this build cannot verify" : "not a {SCHEME} name");
+		return -EINVAL;
+	}
 	printf("ldapfe: store %s: %" PRIu64 " entries, suffix \"%s\"\n", d->cfg.store_path,
 	       info.entries, d->naming);
 	return 0;

@@ -1,13 +1,25 @@
 /* dataplane/verifier.h — slow password schemes verified off the poll cores.
  *
- * Workers submit jobs; verifier threads (EAL control threads, never on a
- * worker's CPU) run them and post each verdict on the submitting worker's
+ * A worker whose first bind phase (lfe_store_verify_bind) returned a job
+ * submits it here with a copy of the password; verifier threads (EAL
+ * control threads, never on a worker's CPU) run it with lfe_bind_job_run —
+ * no store, no lookup — and post each verdict on the submitting worker's
  * completion ring. The worker collects verdicts with lfe_verifier_poll(),
  * which hands each to the completion hook the worker gives it: the verifier
- * knows nothing of connections or sessions.
+ * knows nothing of connections or sessions beyond their handles.
  *
- * Thread rules: submit and poll run on the worker's lcore; new/free on the
- * main lcore while no worker runs.
+ * Fairness and bounds. Each worker has its own request ring; the threads
+ * serve the rings round-robin, one job at a time, so a core flooded with
+ * slow binds cannot delay the jobs of another core behind its own. Per
+ * worker: at most verify_queue jobs outstanding, at most one per connection
+ * (the session serialises binds; this enforces it), at most
+ * verify_per_source per client IPv4 address. Beyond any bound submit fails
+ * and the caller answers busy (51). A connection that closes cancels its
+ * job: if no thread has picked it up yet it is dropped unhashed.
+ *
+ * Thread rules: submit, cancel and poll run on the worker's lcore (each
+ * worker's part is touched by that lcore only); new/free on the main lcore
+ * while no worker runs.
  */
 #ifndef LFE_DATAPLANE_VERIFIER_H
 #define LFE_DATAPLANE_VERIFIER_H
@@ -15,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend/bindjob.h"
 #include "ldap/session.h"
 #include "tcp.h"
 
@@ -22,19 +35,39 @@ struct lfe_daemon;
 struct lfe_worker;
 struct lfe_verifier;
 
-/* Called once per completed job, on the submitting worker's lcore. */
+#define LFE_VERIFY_PW_MAX 512u   /* longer passwords are refused (invalid) */
+
+/* Called once per completed job, on the submitting worker's lcore. Jobs
+ * dropped because their connection closed are not reported. */
 typedef void (*lfe_verify_done_fn)(struct lfe_worker *w, struct lfe_tcp_handle h,
 				   uint64_t token, enum lfe_be_verdict v);
 
+/* Reads d->cfg (verifier_threads, verify_queue, verify_per_source),
+ * d->n_workers and d->w[i] (idx, done_ring, st), d->pw_flags. */
 struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t errlen);
 /* Stop and join the threads, wiping what is queued. NULL is a no-op. */
 void lfe_verifier_free(struct lfe_verifier *v);
-/* Queue a verification for worker w. Returns 0, or -ENOBUFS when the queue is
- * full (the caller answers busy) or -E2BIG for a password too long to queue. */
+
+/* Queue job (copied, with pw) for connection h of worker w, whose client
+ * address is src (IPv4, host order). Returns 0, or
+ *   -EBUSY    this connection already has a job outstanding;
+ *   -EDQUOT   src has verify_per_source jobs outstanding on this worker;
+ *   -ENOBUFS  this worker has verify_queue jobs outstanding;
+ *   -E2BIG    pw longer than LFE_VERIFY_PW_MAX.
+ * The caller keeps (and wipes) its own job and pw. Busy refusals are
+ * counted in w->st (verify_busy_conn, verify_busy_source, binds_busy is
+ * the caller's). */
 int lfe_verifier_submit(struct lfe_verifier *v, struct lfe_worker *w, struct lfe_tcp_handle h,
-			uint64_t token, const char *ndn, size_t ndn_len,
+			uint32_t src, uint64_t token, const struct lfe_bind_job *job,
 			const uint8_t *pw, size_t pw_len);
-/* Deliver completions queued for w to done (from w's loop). Returns how many. */
+
+/* Connection h of worker w closed: a job of it not yet picked up by a
+ * thread is dropped unhashed (counted in w->st.verify_dropped_closed when
+ * it comes back). No-op when it has none. */
+void lfe_verifier_cancel(struct lfe_verifier *v, struct lfe_worker *w, struct lfe_tcp_handle h);
+
+/* Deliver completions queued for w to done (from w's loop). Returns how
+ * many came back (delivered or dropped). */
 unsigned lfe_verifier_poll(struct lfe_verifier *v, struct lfe_worker *w, lfe_verify_done_fn done);
 
 #endif

@@ -47,6 +47,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"conns_active", "conns_opened", "conns_refused",
 	"binds_ok", "binds_failed", "binds_offloaded", "binds_busy",
 	"searches", "search_unindexed",
+	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
 	"steered_out", "steered_in",
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",

@@ -39,6 +39,7 @@ struct lfe_wstats {
 	uint64_t conns_active, conns_opened, conns_refused;
 	uint64_t binds_ok, binds_failed, binds_offloaded, binds_busy;
 	uint64_t searches, search_unindexed;
+	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
 	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;

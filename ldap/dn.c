@@ -677,3 +677,19 @@ bool lfe_dn_is_under(const char *ndn, size_t ndn_len,
 	 * are escaped as \2C), so this is an RDN boundary. */
 	return ndn_len == suffix_len || ndn[ndn_len - suffix_len - 1] == ',';
 }
+
+size_t lfe_dn_parent(const char *ndn, size_t ndn_len, const char **parent)
+{
+	for (size_t i = 0; i < ndn_len; i++) {
+		if (ndn[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (ndn[i] == ',') {
+			*parent = ndn + i + 1;
+			return ndn_len - i - 1;
+		}
+	}
+	*parent = ndn + ndn_len;
+	return 0;
+}

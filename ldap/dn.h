@@ -34,6 +34,11 @@ ssize_t lfe_dn_normalize(const uint8_t *dn, size_t len, char *out, size_t cap);
 bool lfe_dn_is_under(const char *ndn, size_t ndn_len,
 		     const char *suffix, size_t suffix_len);
 
+/* Parent of a normalized DN: what follows its first RDN separator (an
+ * unescaped ','); the empty DN for a one-RDN or empty DN. *parent points
+ * into ndn. Returns the parent's length. */
+size_t lfe_dn_parent(const char *ndn, size_t ndn_len, const char **parent);
+
 /* Is `type` (any case) an attribute whose values compare case-insensitively?
  * Accepts names and the known OIDs. */
 bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len);

@@ -124,7 +124,7 @@ static int verify(struct lfe_store_reader *r, int i)
 
 	pw_of(i, pw, sizeof(pw));
 	return lfe_store_verify_bind(r, USER_DN, strlen(USER_DN), (const uint8_t *)pw,
-				     strlen(pw), 0);
+				     strlen(pw), 0, NULL);
 }
 
 static int reader(const char *path, struct shared *sh, int n, uint64_t *worst, uint64_t *sum,

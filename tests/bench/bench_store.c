@@ -174,7 +174,7 @@ static double run(struct op_ctx *c, double *wall)
 			if (c->verify) {
 				digits7(pw + 3, u);
 				if (lfe_store_verify_bind(c->r, dn, (size_t)dl, (const uint8_t *)pw,
-							  10, 0) != 0)
+							  10, 0, NULL) != 0)
 					c->failures++;
 			} else {
 				struct lfe_entry_view e;

@@ -28,6 +28,8 @@ static void test_set_table(void)
 		{ "store", "path", "   ", -EINVAL, "must not be empty" },
 		{ "store", "default_scheme", "{ssha256}", 0, NULL },
 		{ "store", "default_scheme", "{MD5}", -EINVAL, "unknown password scheme" },
+		{ "store", "default_scheme", "", 0, NULL },
+		{ "store", "default_scheme", "ARGON2", -EINVAL, "[store] default_scheme" },
 		{ "store", "allow_cleartext", "yes", 0, NULL },
 		{ "store", "allow_cleartext", "maybe", -EINVAL, "[store] allow_cleartext" },
 		{ "store", "colour", "blue", -ENOENT, "unknown key" },
@@ -51,6 +53,13 @@ static void test_set_table(void)
 		{ "ldap", "max_conns_per_core", "0", -EINVAL, "[ldap] max_conns_per_core" },
 		{ "ldap", "max_conns_per_core", "10000", 0, NULL },
 		{ "ldap", "suffix", "dc=example,dc=com", 0, NULL },
+		{ "ldap", "request_slice_us", "200", 0, NULL },
+		{ "ldap", "request_slice_us", "0", -EINVAL, "[ldap] request_slice_us" },
+		{ "ldap", "request_slice_us", "9", -EINVAL, "out of range 10..1000000" },
+		{ "ldap", "request_slice_us", "1000001", -EINVAL, "out of range" },
+		{ "ldap", "search_max_candidates", "0", -EINVAL, "[ldap] search_max_candidates" },
+		{ "ldap", "search_max_candidates", "10000001", -EINVAL, "out of range 1..10000000" },
+		{ "ldap", "search_max_candidates", "500", 0, NULL },
 		{ "port0", "dev", "net_af_packet0,iface=veth0,qpairs=2", 0, NULL },
 		{ "port0", "address", "10.99.0.1/24", 0, NULL },
 		{ "port0", "address", "10.99.0.1", -EINVAL, "a.b.c.d/len" },
@@ -78,6 +87,9 @@ static void test_set_table(void)
 		{ "workers", "verifier_threads", "0", -EINVAL, "out of range 1..64" },
 		{ "workers", "verifier_threads", "2", 0, NULL },
 		{ "workers", "idle_sleep_us", "50", 0, NULL },
+		{ "workers", "verify_per_source", "0", -EINVAL, "[workers] verify_per_source" },
+		{ "workers", "verify_per_source", "65537", -EINVAL, "out of range 1..65536" },
+		{ "workers", "verify_per_source", "4", 0, NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct setcase *c = &cases[i];
@@ -99,11 +111,15 @@ static void test_values(void)
 	lfe_config_defaults(&c);
 	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "default port");
 	CHECK(c.max_pdu == 65536 && c.allow_anonymous && c.max_conns_per_core == 4096, "defaults");
-	CHECK(strcmp(c.default_scheme, "{SSHA512}") == 0, "default scheme");
+	CHECK(c.default_scheme[0] == '\0', "default scheme: the store's (%s)", c.default_scheme);
+	CHECK(c.request_slice_us == 200 && c.search_max_candidates == 10000, "request budget");
+	CHECK(c.verify_per_source == 8, "verify_per_source %u", c.verify_per_source);
 	static const char *const kv[][3] = {
 		{ "store", "path", " /tmp/store " }, { "store", "default_scheme", "{pbkdf2-sha512}" },
 		{ "ldap", "ports", "389, 1389" }, { "ldap", "max_pdu", "4096" },
 		{ "ldap", "allow_anonymous", "FALSE" }, { "ldap", "idle_timeout_ms", "1500" },
+		{ "ldap", "request_slice_us", "350" }, { "ldap", "search_max_candidates", "77" },
+		{ "workers", "verify_per_source", "3" },
 		{ "port0", "dev", "net_af_packet0,iface=v0" }, { "port0", "address", "10.99.1.1/24" },
 		{ "port0", "gateway", "10.99.1.254" }, { "port1", "dev", "net_tap0" },
 		{ "port1", "address", "10.99.2.1/30" }, { "workers", "lcores", "1,3-4" },
@@ -116,6 +132,8 @@ static void test_values(void)
 	CHECK(strcmp(c.default_scheme, "{PBKDF2-SHA512}") == 0, "scheme canonical: %s", c.default_scheme);
 	CHECK(c.n_ldap_ports == 2 && c.ldap_ports[0] == 389 && c.ldap_ports[1] == 1389, "ports");
 	CHECK(c.max_pdu == 4096 && !c.allow_anonymous && c.idle_timeout_ms == 1500, "ldap");
+	CHECK(c.request_slice_us == 350 && c.search_max_candidates == 77 && c.verify_per_source == 3,
+	      "budget keys");
 	CHECK(c.n_ports == 2, "n_ports %u", c.n_ports);
 	CHECK(c.port[0].addr == IP(10, 99, 1, 1) && c.port[0].prefix_len == 24, "addr");
 	CHECK(c.port[0].gateway == IP(10, 99, 1, 254) && c.port[1].gateway == 0, "gateway");

@@ -1,0 +1,150 @@
+/* backend/search.c — see search.h. */
+#include "search.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "../ldap/dn.h"
+#include "../ldap/filter.h"
+
+struct walk {
+	struct lfe_store_reader *r;
+	const struct lfe_search_params *p;
+	uint32_t max;
+	lfe_search_emit_fn emit;
+	void *emit_ctx;
+	struct lfe_search_stats st;
+	int rc;                 /* LDAP result once stopped early */
+};
+
+static uint32_t filter_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+{
+	return lfe_entry_get(ctx, (const char *)type.p, type.len, vals, cap);
+}
+
+static bool in_scope(const struct lfe_search_params *p, const char *ndn, size_t len)
+{
+	const char *parent;
+
+	switch (p->req->scope) {
+	case LFE_SCOPE_BASE:
+		return len == p->base_ndn_len && memcmp(ndn, p->base_ndn, len) == 0;
+	case LFE_SCOPE_ONE:
+		return len != p->base_ndn_len && lfe_dn_parent(ndn, len, &parent) == p->base_ndn_len &&
+		       memcmp(parent, p->base_ndn, p->base_ndn_len) == 0;
+	case LFE_SCOPE_SUB:
+		return lfe_dn_is_under(ndn, len, p->base_ndn, p->base_ndn_len);
+	}
+	return false;
+}
+
+static int stop(struct walk *x, int rc)
+{
+	x->rc = rc;
+	return 1;
+}
+
+/* Charge one candidate to the budget; 1 when it is spent. */
+static int over_budget(struct walk *x)
+{
+	const struct lfe_search_params *p = x->p;
+
+	if (++x->st.visited > x->max ||
+	    (p->clock && x->st.visited > 1 && p->clock(p->clock_ctx) >= p->deadline)) {
+		x->st.visited--;
+		x->st.limited = 1;
+		return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	}
+	return 0;
+}
+
+/* Evaluate one candidate and emit it if it matches. 0 to go on, 1 to stop
+ * (x->rc set). */
+static int consider(struct walk *x, const char *ndn, size_t len)
+{
+	const struct lfe_search_params *p = x->p;
+	const struct lfe_search_req *req = p->req;
+	struct lfe_entry_view e;
+
+	if (over_budget(x))
+		return 1;
+	if (!in_scope(p, ndn, len) || lfe_store_get(x->r, ndn, len, &e) != 0)
+		return 0;
+	int f = lfe_filter_eval(req->filter.p, req->filter.len, filter_attr, &e);
+	if (f < 0)
+		return stop(x, f == -E2BIG ? LFE_RC_ADMIN_LIMIT_EXCEEDED : LFE_RC_PROTOCOL_ERROR);
+	if (f != LFE_FILTER_TRUE)
+		return 0;
+	if (req->size_limit > 0 && x->st.emitted == (uint32_t)req->size_limit)
+		return stop(x, LFE_RC_SIZE_LIMIT_EXCEEDED);
+	uint32_t na = 0, nv = 0;
+	size_t cur = 0;
+	while (na < p->attr_cap && nv < p->val_cap) {
+		struct lfe_ldap_attr *a = &p->attrs[na];
+		int rc = lfe_entry_next_attr(&e, &cur, a, &p->vals[nv], p->val_cap - nv);
+		if (rc < 0)
+			return stop(x, LFE_RC_OTHER);
+		if (rc == 0)
+			break;
+		if (a->n_vals > p->val_cap - nv)
+			a->n_vals = p->val_cap - nv;
+		a->vals = &p->vals[nv];
+		nv += a->n_vals;
+		na++;
+	}
+	if (x->emit(x->emit_ctx, e.dn, p->attrs, na) < 0)
+		return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	x->st.emitted++;
+	return 0;
+}
+
+static int index_cb(void *ctx, const char *ndn, size_t len)
+{
+	return consider(ctx, ndn, len);
+}
+
+static int run(struct walk *x)
+{
+	static const char *const indexed[] = { "uid", "mail", "cn", "objectClass" };
+	const struct lfe_search_params *p = x->p;
+	struct lfe_entry_view e;
+
+	bool base_exists = lfe_store_get(x->r, p->base_ndn, p->base_ndn_len, &e) == 0;
+	bool is_suffix = p->base_ndn_len == p->suffix_len &&
+			 memcmp(p->base_ndn, p->suffix, p->suffix_len) == 0;
+	if (!base_exists && !is_suffix)
+		return LFE_RC_NO_SUCH_OBJECT;
+	if (p->req->scope == LFE_SCOPE_BASE) {
+		if (base_exists)
+			consider(x, p->base_ndn, p->base_ndn_len);
+		return x->rc;
+	}
+	for (size_t i = 0; i < sizeof(indexed) / sizeof(indexed[0]); i++) {
+		struct lfe_bytes v;
+		int rc = lfe_filter_find_eq(p->req->filter.p, p->req->filter.len, indexed[i], &v);
+		if (rc < 0)
+			return LFE_RC_PROTOCOL_ERROR;
+		if (rc == 0)
+			continue;
+		rc = lfe_store_index_each(x->r, indexed[i], v.p, v.len, index_cb, x);
+		if (rc == -ENOTSUP)
+			continue;
+		if (rc < 0 && rc != -ENOENT)
+			return LFE_RC_OTHER;
+		return x->rc;
+	}
+	x->st.unindexed = 1;
+	return LFE_RC_UNWILLING_TO_PERFORM;
+}
+
+int lfe_store_search(struct lfe_store_reader *r, const struct lfe_search_params *p,
+		     lfe_search_emit_fn emit, void *emit_ctx, struct lfe_search_stats *stats)
+{
+	struct walk x = { .r = r, .p = p, .emit = emit, .emit_ctx = emit_ctx, .rc = LFE_RC_SUCCESS,
+			  .max = p->max_candidates ? p->max_candidates : LFE_SEARCH_DEFAULT_CANDIDATES };
+	int rc = run(&x);
+
+	if (stats)
+		*stats = x.st;
+	return rc;
+}
