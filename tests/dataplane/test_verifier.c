@@ -1,0 +1,225 @@
+/* tests/dataplane/test_verifier.c — the verifier's bounds and fairness,
+ * driven through its API with two fake workers (EAL in memory, no ports).
+ *
+ * Nothing here is timed: outstanding jobs are released only when the test
+ * polls, so the bounds are exact; fairness is checked on the order in which
+ * completions come back while one worker's ring is long. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_malloc.h>
+
+#include "backend/pwscheme.h"
+#include "dataplane/verifier.h"
+#include "dataplane/worker.h"
+
+static int failures;
+#define CHECK(c) do { if (!(c)) { failures++; \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
+#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
+	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
+	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+
+#define QUEUE 64u
+#define PER_SOURCE 3u
+#define SRC_A 0x0a000002u
+#define SRC_B 0x0a000003u
+
+static struct lfe_daemon d;
+
+/* Completions in arrival order: worker index and token. */
+static struct { unsigned w; uint64_t token; enum lfe_be_verdict v; } done_log[1024];
+static unsigned n_done;
+
+static void on_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
+		    enum lfe_be_verdict v)
+{
+	(void)h;
+	if (n_done < 1024)
+		done_log[n_done++] = (typeof(done_log[0])){ w->idx, token, v };
+}
+
+static unsigned poll_all(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < d.n_workers; i++)
+		n += lfe_verifier_poll(d.verifier, d.w[i], on_done);
+	return n;
+}
+
+/* Poll until `want` jobs came back (bounded: 60 s). */
+static unsigned drain(unsigned want)
+{
+	unsigned got = 0;
+	for (int i = 0; i < 60000 && got < want; i++) {
+		got += poll_all();
+		if (got < want) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	return got;
+}
+
+static struct lfe_bind_job job_of(const char *stored)
+{
+	struct lfe_bind_job j = { 0 };
+	CHECK_EQ(lfe_bind_job_add(&j, stored, strlen(stored)), 0);
+	return j;
+}
+
+static int submit(unsigned w, uint32_t conn, uint32_t gen, uint32_t src, uint64_t token,
+		  const struct lfe_bind_job *j, const char *pw)
+{
+	return lfe_verifier_submit(d.verifier, d.w[w], (struct lfe_tcp_handle){ conn, gen }, src,
+				   token, j, (const uint8_t *)pw, strlen(pw));
+}
+
+static void test_bounds(const struct lfe_bind_job *fast)
+{
+	struct lfe_worker *w = d.w[0];
+	n_done = 0;
+	/* One job per connection. */
+	CHECK_EQ(submit(0, 1, 1, SRC_A, 11, fast, "secret"), 0);
+	CHECK_EQ(submit(0, 1, 1, SRC_A, 12, fast, "secret"), -EBUSY);
+	CHECK_EQ(w->st.verify_busy_conn, 1);
+	/* Per source: PER_SOURCE outstanding, then busy; another source and
+	 * another worker are not affected. */
+	CHECK_EQ(submit(0, 2, 1, SRC_A, 13, fast, "secret"), 0);
+	CHECK_EQ(submit(0, 3, 1, SRC_A, 14, fast, "wrong"), 0);
+	CHECK_EQ(submit(0, 4, 1, SRC_A, 15, fast, "secret"), -EDQUOT);
+	CHECK_EQ(w->st.verify_busy_source, 1);
+	CHECK_EQ(submit(0, 4, 1, SRC_B, 16, fast, "secret"), 0);
+	CHECK_EQ(submit(1, 4, 1, SRC_A, 17, fast, "secret"), 0);
+	/* A password too long to queue. */
+	char longpw[LFE_VERIFY_PW_MAX + 2];
+	memset(longpw, 'p', sizeof(longpw) - 1);
+	longpw[sizeof(longpw) - 1] = '\0';
+	CHECK_EQ(submit(0, 9, 1, SRC_B, 18, fast, longpw), -E2BIG);
+	/* Per worker: QUEUE outstanding at most (distinct connections and
+	 * sources, so only this bound applies). */
+	unsigned ok = 4;
+	int rc = 0;
+	for (uint32_t i = 0; i < 2 * QUEUE && rc == 0; i++) {
+		rc = submit(0, 100 + i, 1, 0x0b000000u + i, 100 + i, fast, "secret");
+		ok += rc == 0;
+	}
+	CHECK_EQ(rc, -ENOBUFS);
+	CHECK_EQ(ok, QUEUE);
+	/* Everything comes back with the right verdict, and the bounds are
+	 * released: the same connection and source can submit again. */
+	CHECK_EQ(drain(QUEUE + 1), QUEUE + 1);
+	unsigned good = 0, bad = 0;
+	for (unsigned i = 0; i < n_done; i++) {
+		good += done_log[i].v == LFE_BE_OK;
+		bad += done_log[i].v == LFE_BE_INVALID && done_log[i].token == 14;
+	}
+	CHECK_EQ(good, QUEUE);
+	CHECK_EQ(bad, 1);
+	CHECK_EQ(submit(0, 1, 1, SRC_A, 19, fast, "secret"), 0);
+	CHECK_EQ(submit(0, 2, 1, SRC_A, 20, fast, "secret"), 0);
+	CHECK_EQ(submit(0, 3, 1, SRC_A, 21, fast, "secret"), 0);
+	CHECK_EQ(drain(3), 3);
+}
+
+static void test_cancel(const struct lfe_bind_job *slow, const struct lfe_bind_job *fast)
+{
+	struct lfe_worker *w = d.w[0];
+	uint64_t dropped0 = w->st.verify_dropped_closed;
+	n_done = 0;
+	/* The thread is busy on the slow job while the second one's
+	 * connection closes: it comes back unhashed and is not reported. */
+	CHECK_EQ(submit(0, 30, 1, SRC_A, 30, slow, "secret"), 0);
+	CHECK_EQ(submit(0, 31, 1, SRC_B, 31, fast, "secret"), 0);
+	lfe_verifier_cancel(d.verifier, w, (struct lfe_tcp_handle){ 31, 1 });
+	/* A stale handle (older generation) cancels nothing. */
+	lfe_verifier_cancel(d.verifier, w, (struct lfe_tcp_handle){ 30, 0 });
+	/* The slot can take a job of its next connection at once. */
+	CHECK_EQ(submit(0, 31, 2, SRC_B, 32, fast, "secret"), 0);
+	CHECK_EQ(drain(3), 3);
+	CHECK_EQ(w->st.verify_dropped_closed - dropped0, 1);
+	CHECK_EQ(n_done, 2);
+	for (unsigned i = 0; i < n_done; i++)
+		CHECK(done_log[i].token != 31 && done_log[i].v == LFE_BE_OK);
+}
+
+static void test_fairness(const struct lfe_bind_job *slow)
+{
+	n_done = 0;
+	/* Worker 0 floods with 16 slow jobs, then worker 1 submits 2: round
+	 * robin serves worker 1 after at most one or two of worker 0's, where
+	 * a single FIFO would make it wait for all 16. */
+	for (uint32_t i = 0; i < 16; i++)
+		CHECK_EQ(submit(0, 200 + i, 1, 0x0c000000u + i, 200 + i, slow, "secret"), 0);
+	CHECK_EQ(submit(1, 300, 1, SRC_A, 300, slow, "secret"), 0);
+	CHECK_EQ(submit(1, 301, 1, SRC_B, 301, slow, "secret"), 0);
+	CHECK_EQ(drain(18), 18);
+	unsigned w0_before = 0, w1 = 0;
+	for (unsigned i = 0; i < n_done && w1 < 2; i++) {
+		if (done_log[i].w == 1)
+			w1++;
+		else
+			w0_before++;
+	}
+	CHECK_EQ(w1, 2);
+	if (w0_before > 4)
+		fprintf(stderr, "worker 1 waited behind %u jobs of worker 0\n", w0_before);
+	CHECK(w0_before <= 4);
+}
+
+int main(void)
+{
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "--file-prefix=lfe-tv%d", (int)getpid());
+	char *eal[] = { "test_verifier", "-l", "0", "--no-huge", "-m", "256", "--no-pci",
+			"--no-shconf", "--no-telemetry", "--log-level=lib.eal:error", prefix, NULL };
+	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0) {
+		fprintf(stderr, "SKIP: EAL init failed\n");
+		return 77;
+	}
+	lfe_config_defaults(&d.cfg);
+	d.cfg.verify_queue = QUEUE;
+	d.cfg.verify_per_source = PER_SOURCE;
+	d.cfg.verifier_threads = 1;
+	d.n_workers = 2;
+	for (unsigned i = 0; i < d.n_workers; i++) {
+		char name[32];
+		d.w[i] = rte_zmalloc("w", sizeof(struct lfe_worker), RTE_CACHE_LINE_SIZE);
+		d.w[i]->d = &d;
+		d.w[i]->idx = i;
+		d.w[i]->socket = SOCKET_ID_ANY;
+		snprintf(name, sizeof(name), "done%u", i);
+		d.w[i]->done_ring = rte_ring_create(name, rte_align32pow2(QUEUE * 2), SOCKET_ID_ANY,
+						    RING_F_SC_DEQ);
+	}
+	char err[256] = "";
+	d.verifier = lfe_verifier_new(&d, err, sizeof(err));
+	CHECK(d.verifier != NULL);
+	if (d.verifier == NULL) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	char ssha[128], crypt_v[256];
+	CHECK(lfe_pw_hash("{SSHA}", (const uint8_t *)"secret", 6, ssha, sizeof(ssha)) > 0);
+	CHECK(lfe_pw_hash("{CRYPT}", (const uint8_t *)"secret", 6, crypt_v, sizeof(crypt_v)) > 0);
+	struct lfe_bind_job fast = job_of(ssha), slow = job_of(crypt_v);
+
+	test_bounds(&fast);
+	test_cancel(&slow, &fast);
+	test_fairness(&slow);
+
+	lfe_verifier_free(d.verifier);
+	for (unsigned i = 0; i < d.n_workers; i++) {
+		rte_ring_free(d.w[i]->done_ring);
+		rte_free(d.w[i]);
+	}
+	rte_eal_cleanup();
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}
