@@ -865,7 +865,11 @@ static void test_rootdse(void)
 static void test_search(void)
 {
 	struct pdu any = { .n = 0 }, alice = { .n = 0 }, none = { .n = 0 };
-	f_present(&any, "objectClass");
+	/* Every fixture entry has objectClass top; an indexed assertion, as
+	 * the store's search wants for one-level and subtree scope. */
+	f_eq(&any, "objectClass", "top");
+	struct pdu present = { .n = 0 };
+	f_present(&present, "objectClass");
 	f_eq(&alice, "uid", "alice");
 	f_eq(&none, "uid", "zed");
 	static const char *const user[] = { "objectClass", "uid", "cn", "sn", "mail", NULL };
@@ -905,8 +909,9 @@ static void test_search(void)
 		{ "no size limit", { SUFFIX, 2, 0, 0, &any, { "1.1" } }, 1, 4, 0, NULL, 0 },
 		{ "no such base", { "ou=nowhere," SUFFIX, 2, 0, 0, &any, { NULL } }, 1, 0, 32, NULL, 0 },
 		{ "invalid base", { "not a dn", 2, 0, 0, &any, { NULL } }, 0, 0, 34, NULL, 0 },
-		{ "empty base, subtree", { "", 2, 0, 0, &alice, { "uid" } }, 1, 1, 0,
-		  (const char *const[]){ "uid", NULL }, 0 },
+		/* The store holds one naming context: nothing lies under "". */
+		{ "empty base, subtree", { "", 2, 0, 0, &alice, { "uid" } }, 1, 0, 32, NULL, 0 },
+		{ "unindexed filter", { SUFFIX, 2, 0, 0, &present, { NULL } }, 1, 0, 53, NULL, 0 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct fx f;
@@ -1088,13 +1093,14 @@ static void test_malformed(void)
 
 static void test_framing(void)
 {
-	struct pdu any = { .n = 0 };
+	struct pdu any = { .n = 0 }, top = { .n = 0 };
 	f_present(&any, "objectClass");
+	f_eq(&top, "objectClass", "top");
 	struct pdu in = { .n = 0 };
 	bind_req(&in, 1, ALICE, "secret");
 	whoami(&in, 2);
 	search_req(&in, 3, &(struct sreq){ "", 0, 0, 0, &any, { NULL } });
-	search_req(&in, 4, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { "cn" } });
+	search_req(&in, 4, &(struct sreq){ SUFFIX, 2, 0, 0, &top, { "cn" } });
 	write_req(&in, 5, 10, NULL, 0);
 	abandon_req(&in, 6, 4);
 	bind_req(&in, 7, BOB, "wrong");
@@ -1205,12 +1211,13 @@ static void test_framing(void)
 
 static void test_backpressure(void)
 {
-	struct pdu any = { .n = 0 };
+	struct pdu any = { .n = 0 }, top = { .n = 0 };
 	f_present(&any, "objectClass");
+	f_eq(&top, "objectClass", "top");
 	struct pdu in = { .n = 0 };
 	bind_req(&in, 1, ALICE, "secret");
 	whoami(&in, 2);
-	search_req(&in, 3, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { NULL } });
+	search_req(&in, 3, &(struct sreq){ SUFFIX, 2, 0, 0, &top, { NULL } });
 	whoami(&in, 4);
 	write_req(&in, 5, 14, NULL, 0);
 

@@ -1,174 +1,134 @@
-/* tests/ldap/testbackend.c — in-memory directory for session tests. */
+/* tests/ldap/testbackend.c — the real LMDB store behind the session's
+ * backend ops, for session tests (see testbackend.h). */
 #include "testbackend.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
+#include "backend/bindjob.h"
+#include "backend/pwscheme.h"
+#include "backend/search.h"
+#include "backend/store.h"
 #include "ldap/dn.h"
-#include "ldap/filter.h"
 
 #define TB_MAX_ATTRS 32u
 #define TB_MAX_VALS 32u
-#define TB_NAME_MAX 64u
-
-struct tb_entry {
-	char *dn;                          /* as given */
-	char ndn[LFE_DN_MAX + 1];
-	size_t ndn_len;
-	uint32_t n_attrs;
-	struct lfe_ldap_attr attrs[TB_MAX_ATTRS];
-	struct lfe_bytes vals[TB_MAX_ATTRS][TB_MAX_VALS];
-	char *pw;                          /* NULL: no password, bind fails */
-	size_t pw_len;
-};
 
 struct lfe_tb {
-	struct tb_entry **e;
-	size_t n, cap;
+	char dir[64];
+	struct lfe_store *st;
+	struct lfe_store_reader *rd;    /* made at the first operation */
 	enum lfe_tb_mode mode;
 	bool has_pending;
 	uint64_t pending_token;
 	enum lfe_be_verdict pending_v;
 	struct lfe_tb_counts counts;
+	struct lfe_ldap_attr sattrs[64];
+	struct lfe_bytes svals[512];
 };
+
+static void rm_store(const char *dir)
+{
+	static const char *const files[] = { "data.mdb", "lock.mdb" };
+	char p[128];
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
 
 struct lfe_tb *lfe_tb_new(void)
 {
-	return calloc(1, sizeof(struct lfe_tb));
-}
-
-static void entry_free(struct tb_entry *e)
-{
-	if (!e)
-		return;
-	for (uint32_t i = 0; i < e->n_attrs; i++) {
-		free((void *)e->attrs[i].type.p);
-		for (uint32_t k = 0; k < e->attrs[i].n_vals; k++)
-			free((void *)e->vals[i][k].p);
+	struct lfe_tb *tb = calloc(1, sizeof(struct lfe_tb));
+	if (!tb)
+		return NULL;
+	snprintf(tb->dir, sizeof tb->dir, "/tmp/lfe-tb.XXXXXX");
+	if (!mkdtemp(tb->dir)) {
+		free(tb);
+		return NULL;
 	}
-	if (e->pw)
-		explicit_bzero(e->pw, e->pw_len);
-	free(e->pw);
-	free(e->dn);
-	free(e);
+	tb->st = lfe_store_open(tb->dir, 0, 64u << 20, NULL, NULL);
+	if (!tb->st || lfe_store_init(tb->st, LFE_TB_SUFFIX) < 0) {
+		lfe_tb_free(tb);
+		return NULL;
+	}
+	return tb;
 }
 
 void lfe_tb_free(struct lfe_tb *tb)
 {
 	if (!tb)
 		return;
-	for (size_t i = 0; i < tb->n; i++)
-		entry_free(tb->e[i]);
-	free(tb->e);
+	lfe_store_reader_free(tb->rd);
+	lfe_store_close(tb->st);
+	rm_store(tb->dir);
 	free(tb);
 }
 
-static bool same_type(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+/* A read snapshot that sees every entry added so far. */
+static struct lfe_store_reader *reader(struct lfe_tb *tb)
 {
-	char ca[TB_NAME_MAX], cb[TB_NAME_MAX];
-	ssize_t x = lfe_attr_canon(a, al, ca, sizeof ca);
-	ssize_t y = lfe_attr_canon(b, bl, cb, sizeof cb);
-	if (x < 0 || y < 0)
-		return al == bl && strncasecmp((const char *)a, (const char *)b, al) == 0;
-	return x == y && memcmp(ca, cb, (size_t)x) == 0;
+	if (!tb->rd)
+		tb->rd = lfe_store_reader_new(tb->st);
+	else if (lfe_store_reader_renew(tb->rd) < 0)
+		return NULL;
+	return tb->rd;
 }
 
-static int entry_add_val(struct tb_entry *e, const char *type, size_t tl,
-			 const char *val, size_t vl)
+struct tb_build {
+	struct lfe_ldap_attr attrs[TB_MAX_ATTRS];
+	struct lfe_bytes vals[TB_MAX_ATTRS][TB_MAX_VALS];
+	uint32_t n;
+};
+
+static int build_add(struct tb_build *b, const char *type, size_t tl, const char *val, size_t vl)
 {
 	uint32_t i;
-	for (i = 0; i < e->n_attrs; i++)
-		if (same_type(e->attrs[i].type.p, e->attrs[i].type.len,
-			      (const uint8_t *)type, tl))
+	for (i = 0; i < b->n; i++)
+		if (b->attrs[i].type.len == tl && strncasecmp((const char *)b->attrs[i].type.p, type, tl) == 0)
 			break;
-	if (i == e->n_attrs) {
+	if (i == b->n) {
 		if (i == TB_MAX_ATTRS)
 			return -E2BIG;
-		char *t = strndup(type, tl);
-		if (!t)
-			return -ENOMEM;
-		e->attrs[i] = (struct lfe_ldap_attr){
-			.type = { (const uint8_t *)t, tl }, .n_vals = 0, .vals = e->vals[i],
-		};
-		e->n_attrs++;
+		b->attrs[i] = (struct lfe_ldap_attr){ .type = { (const uint8_t *)type, tl },
+						      .vals = b->vals[i] };
+		b->n++;
 	}
-	struct lfe_ldap_attr *a = &e->attrs[i];
+	struct lfe_ldap_attr *a = &b->attrs[i];
 	if (a->n_vals == TB_MAX_VALS)
 		return -E2BIG;
-	char *v = strndup(val, vl);
-	if (!v)
-		return -ENOMEM;
-	e->vals[i][a->n_vals++] = (struct lfe_bytes){ (const uint8_t *)v, vl };
+	b->vals[i][a->n_vals++] = (struct lfe_bytes){ (const uint8_t *)val, vl };
 	return 0;
-}
-
-static struct tb_entry *find(const struct lfe_tb *tb, const char *ndn, size_t len)
-{
-	for (size_t i = 0; i < tb->n; i++)
-		if (tb->e[i]->ndn_len == len && memcmp(tb->e[i]->ndn, ndn, len) == 0)
-			return tb->e[i];
-	return NULL;
 }
 
 int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
 	       const char *const *attrs, size_t n)
 {
-	struct tb_entry *e = calloc(1, sizeof *e);
-	if (!e)
-		return -ENOMEM;
-	ssize_t nl = lfe_dn_normalize((const uint8_t *)dn, strlen(dn), e->ndn, sizeof e->ndn);
+	static struct tb_build b;
+	char hashed[256];
 	int rc = 0;
-	if (nl < 0) {
-		rc = -EINVAL;
-		goto fail;
-	}
-	e->ndn_len = (size_t)nl;
-	if (find(tb, e->ndn, e->ndn_len)) {
-		rc = -EEXIST;
-		goto fail;
-	}
-	e->dn = strdup(dn);
-	if (!e->dn) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
+
+	memset(&b, 0, sizeof b);
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *eq = strchr(attrs[i], '=');
-		if (!eq || eq == attrs[i]) {
-			rc = -EINVAL;
-			goto fail;
-		}
-		rc = entry_add_val(e, attrs[i], (size_t)(eq - attrs[i]), eq + 1, strlen(eq + 1));
-		if (rc)
-			goto fail;
+		if (!eq || eq == attrs[i])
+			return -EINVAL;
+		rc = build_add(&b, attrs[i], (size_t)(eq - attrs[i]), eq + 1, strlen(eq + 1));
 	}
-	if (password) {
-		e->pw_len = strlen(password);
-		e->pw = strdup(password);
-		if (!e->pw) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		rc = entry_add_val(e, "userPassword", 12, password, e->pw_len);
-		if (rc)
-			goto fail;
+	if (rc == 0 && password) {
+		ssize_t hl = lfe_pw_hash("{SSHA}", (const uint8_t *)password, strlen(password), hashed,
+					 sizeof hashed);
+		rc = hl < 0 ? (int)hl : build_add(&b, "userPassword", 12, hashed, (size_t)hl);
 	}
-	if (tb->n == tb->cap) {
-		size_t nc = tb->cap ? tb->cap * 2 : 16;
-		struct tb_entry **ne = realloc(tb->e, nc * sizeof *ne);
-		if (!ne) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		tb->e = ne;
-		tb->cap = nc;
-	}
-	tb->e[tb->n++] = e;
-	return 0;
-fail:
-	entry_free(e);
+	if (rc == 0)
+		rc = lfe_store_put(tb->st, (struct lfe_bytes){ (const uint8_t *)dn, strlen(dn) },
+				   b.attrs, b.n, false);
+	explicit_bzero(hashed, sizeof hashed);
 	return rc;
 }
 
@@ -252,20 +212,6 @@ const struct lfe_tb_counts *lfe_tb_counts(const struct lfe_tb *tb)
 	return &tb->counts;
 }
 
-/* Same work for a missing entry as for a wrong password. */
-static bool pw_equal(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
-{
-	static const uint8_t dummy[] = "dummy-password-for-timing";
-	if (bl == 0) {
-		b = dummy;
-		bl = sizeof dummy - 1;
-	}
-	unsigned acc = al != bl;
-	for (size_t i = 0; i < al; i++)
-		acc |= a[i] ^ b[i % bl];
-	return acc == 0;
-}
-
 static void copy_str(char *dst, size_t cap, const char *src, size_t len)
 {
 	if (len >= cap)
@@ -278,14 +224,19 @@ static enum lfe_be_verdict tb_bind(void *ctx, uint64_t token, const char *ndn,
 				   size_t ndn_len, const uint8_t *pw, size_t pw_len)
 {
 	struct lfe_tb *tb = ctx;
+	struct lfe_store_reader *rd = reader(tb);
+	struct lfe_bind_job job;
+
 	tb->counts.binds++;
 	copy_str(tb->counts.last_bind_ndn, sizeof tb->counts.last_bind_ndn, ndn, ndn_len);
-	if (tb->mode == LFE_TB_BUSY)
+	if (tb->mode == LFE_TB_BUSY || !rd)
 		return LFE_BE_BUSY;
-	const struct tb_entry *e = find(tb, ndn, ndn_len);
-	bool ok = pw_equal(pw, pw_len, e && e->pw ? (const uint8_t *)e->pw : NULL,
-			   e && e->pw ? e->pw_len : 0) && e && e->pw;
-	enum lfe_be_verdict v = ok ? LFE_BE_OK : LFE_BE_INVALID;
+	int rc = lfe_store_verify_bind(rd, ndn, ndn_len, pw, pw_len, 0, &job);
+	if (rc == -EAGAIN) {   /* the verifier's half, run here */
+		rc = lfe_bind_job_run(&job, pw, pw_len, 0);
+		lfe_bind_job_wipe(&job);
+	}
+	enum lfe_be_verdict v = rc == 0 ? LFE_BE_OK : LFE_BE_INVALID;
 	if (tb->mode == LFE_TB_PENDING) {
 		tb->has_pending = true;
 		tb->pending_token = token;
@@ -295,66 +246,27 @@ static enum lfe_be_verdict tb_bind(void *ctx, uint64_t token, const char *ndn,
 	return v;
 }
 
-static uint32_t tb_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
-{
-	const struct tb_entry *e = ctx;
-	for (uint32_t i = 0; i < e->n_attrs; i++) {
-		const struct lfe_ldap_attr *a = &e->attrs[i];
-		if (!same_type(a->type.p, a->type.len, type.p, type.len))
-			continue;
-		for (uint32_t k = 0; k < a->n_vals && k < cap; k++)
-			vals[k] = a->vals[k];
-		return a->n_vals;
-	}
-	return 0;
-}
-
-static unsigned rdn_count(const char *ndn, size_t len)
-{
-	if (len == 0)
-		return 0;
-	unsigned n = 1;
-	for (size_t i = 0; i < len; i++) {
-		if (ndn[i] == '\\')
-			i++;
-		else if (ndn[i] == ',')
-			n++;
-	}
-	return n;
-}
-
 static int tb_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit,
 		     void *emit_ctx)
 {
 	struct lfe_tb *tb = ctx;
-	const struct lfe_search_req *req = s->req;
+	struct lfe_store_reader *rd = reader(tb);
+	size_t suffix_len;
+	const char *suffix = lfe_store_suffix(tb->st, &suffix_len);
+
 	tb->counts.searches++;
 	copy_str(tb->counts.last_search_base, sizeof tb->counts.last_search_base,
 		 s->base_ndn, s->base_ndn_len);
-	if (s->base_ndn_len && !find(tb, s->base_ndn, s->base_ndn_len))
-		return LFE_RC_NO_SUCH_OBJECT;
-	unsigned base_rdns = rdn_count(s->base_ndn, s->base_ndn_len);
-	for (size_t i = 0; i < tb->n; i++) {
-		const struct tb_entry *e = tb->e[i];
-		bool under = s->base_ndn_len == 0 ||
-			     lfe_dn_is_under(e->ndn, e->ndn_len, s->base_ndn, s->base_ndn_len);
-		if (!under)
-			continue;
-		unsigned depth = rdn_count(e->ndn, e->ndn_len);
-		if (req->scope == LFE_SCOPE_BASE && depth != base_rdns)
-			continue;
-		if (req->scope == LFE_SCOPE_ONE && depth != base_rdns + 1)
-			continue;
-		int f = lfe_filter_eval(req->filter.p, req->filter.len, tb_get, (void *)e);
-		if (f < 0)
-			return LFE_RC_PROTOCOL_ERROR;
-		if (f != LFE_FILTER_TRUE)
-			continue;
-		struct lfe_bytes dn = { (const uint8_t *)e->dn, strlen(e->dn) };
-		if (emit(emit_ctx, dn, e->attrs, e->n_attrs) < 0)
-			break;
-	}
-	return LFE_RC_SUCCESS;
+	if (!rd)
+		return LFE_RC_BUSY;
+	const struct lfe_search_params p = {
+		.base_ndn = s->base_ndn, .base_ndn_len = s->base_ndn_len,
+		.suffix = suffix, .suffix_len = suffix_len,
+		.req = s->req,
+		.attrs = tb->sattrs, .attr_cap = sizeof tb->sattrs / sizeof tb->sattrs[0],
+		.vals = tb->svals, .val_cap = sizeof tb->svals / sizeof tb->svals[0],
+	};
+	return lfe_store_search(rd, &p, emit, emit_ctx, NULL);
 }
 
 const struct lfe_backend_ops lfe_tb_ops = {

@@ -1,13 +1,16 @@
-/* tests/ldap/testbackend.h — an in-memory directory implementing
- * struct lfe_backend_ops, for session unit tests, the loopback socket
- * server and the session fuzzer.
+/* tests/ldap/testbackend.h — the real directory behind struct
+ * lfe_backend_ops, for session unit tests, the loopback socket server and
+ * the session fuzzer: a throwaway LMDB store (backend/store.h) under
+ * suffix dc=example,dc=com in a temporary directory, searched with
+ * lfe_store_search and bound with lfe_store_verify_bind, as the daemon's
+ * glue does (slow jobs run inline here: no verifier threads).
  *
- * Entries are kept in insertion order with their DN normalized (dn.h).
- * Attribute values are copied. userPassword values are the plaintext the
- * bind compares against (constant time); searches return them as stored, so
- * tests can check that the session withholds them.
+ * Passwords given to lfe_tb_add are stored as {SSHA} userPassword values;
+ * searches hand them to the session as stored, so tests can check that the
+ * session withholds them.
  *
- * Not thread-safe; one instance per test or per server.
+ * Not thread-safe; one instance per test or per server. lfe_tb_free
+ * removes the store.
  */
 #ifndef LFE_TESTS_TESTBACKEND_H
 #define LFE_TESTS_TESTBACKEND_H
@@ -27,14 +30,17 @@ enum lfe_tb_mode {
 	LFE_TB_BUSY,          /* answer BUSY */
 };
 
+#define LFE_TB_SUFFIX "dc=example,dc=com"
+
+/* A new empty store with suffix LFE_TB_SUFFIX; NULL on failure. */
 struct lfe_tb *lfe_tb_new(void);
 void lfe_tb_free(struct lfe_tb *tb);            /* NULL is a no-op */
 
 extern const struct lfe_backend_ops lfe_tb_ops; /* be_ctx = struct lfe_tb * */
 
 /* Add an entry. attrs is "type=value" strings (n of them); a password, if
- * not NULL, becomes a userPassword value. 0, -EINVAL (bad DN or attr),
- * -EEXIST, -ENOMEM. */
+ * not NULL, becomes a {SSHA} userPassword value. 0, -EINVAL (bad DN or
+ * attr, DN outside the suffix), -EEXIST, -ENOMEM, or another store error. */
 int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
 	       const char *const *attrs, size_t n);
 
