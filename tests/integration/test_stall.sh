@@ -10,14 +10,17 @@
 #  (c) a flood of slow binds from one address gets busy (51) beyond the
 #      per-source bound while a second address of the client still gets
 #      its answer.
+# LFE_STALL_PARTS (default "abc") runs a subset, e.g. against an old build.
 source "$(dirname "$0")/lib.sh"
 lfe_init stall 65
 lfe_make_store
 lfe_make_users 3000
 conf=$(lfe_conf 1)
-lfe_start "$conf" 0
+parts=${LFE_STALL_PARTS:-abc}
 
 # ---- (a) costly searches vs. binds --------------------------------------
+if [[ $parts == *a* ]]; then
+lfe_start "$conf" 0
 out=$(lfe_py '
 import socket, struct, sys, threading, time
 from ldap3 import Server, Connection
@@ -110,11 +113,13 @@ tel=$(lfe_telemetry /ldapfe/stats)
 lim=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["/ldapfe/stats"]["total"]["search_limited"] > 0)' "$tel")
 lfe_eq "(a) telemetry search_limited moved" "$lim" True
 lfe_stop
+fi
 
 # ---- (b) slow default scheme: unknown DNs through the verifier -----------
+[[ $parts == *[bc]* ]] || { echo "PASS test_stall ($parts)"; exit 0; }
 sed -i '/^\[store\]/a default_scheme = {ARGON2}' "$conf"
 lfe_start "$conf" 0
-grep -q "default_scheme" "$conf"
+if [[ $parts == *b* ]]; then
 out=$(lfe_py '
 import sys, threading, time
 from ldap3 import Server, Connection
@@ -151,8 +156,10 @@ lfe_eq "(b) fast bind latency p50 < 20 ms, p99 < 150 ms" "$(sed -n 's/^fast_ok /
 tel=$(lfe_telemetry /ldapfe/stats)
 off=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["/ldapfe/stats"]["total"]["binds_offloaded"] >= 60)' "$tel")
 lfe_eq "(b) unknown DNs went through the verifier (binds_offloaded >= 60)" "$off" True
+fi
 
 # ---- (c) per-source bound of the verifier queue ---------------------------
+if [[ $parts == *c* ]]; then
 LFE_CADDR2=10.99.$LFE_NET.3
 lfe_cli ip addr add "$LFE_CADDR2/24" dev veth0
 out=$(lfe_py '
@@ -190,6 +197,7 @@ lfe_eq "(c) second address still answered" "$(sed -n 's/^other //p' <<<"$out")" 
 tel=$(lfe_telemetry /ldapfe/stats)
 busy=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["/ldapfe/stats"]["total"]["verify_busy_source"] > 0)' "$tel")
 lfe_eq "(c) telemetry verify_busy_source moved" "$busy" True
+fi
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
-echo "PASS test_stall"
+echo "PASS test_stall ($parts)"
