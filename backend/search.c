@@ -14,6 +14,8 @@ struct walk {
 	lfe_search_emit_fn emit;
 	void *emit_ctx;
 	struct lfe_search_stats st;
+	uint64_t last;          /* clock when the current candidate began */
+	uint64_t dearest;       /* longest candidate so far, clock units */
 	int rc;                 /* LDAP result once stopped early */
 };
 
@@ -44,18 +46,33 @@ static int stop(struct walk *x, int rc)
 	return 1;
 }
 
-/* Charge one candidate to the budget; 1 when it is spent. */
+/* Charge one candidate to the budget; 1 when it is spent. The clock is
+ * read before each candidate; a candidate is started only if the dearest
+ * one so far would still end before the deadline, so one request holds
+ * the worker about its slice, not its slice plus a candidate (the first
+ * candidate always runs: every request makes progress). */
 static int over_budget(struct walk *x)
 {
 	const struct lfe_search_params *p = x->p;
 
-	if (++x->st.visited > x->max ||
-	    (p->clock && x->st.visited > 1 && p->clock(p->clock_ctx) >= p->deadline)) {
-		x->st.visited--;
-		x->st.limited = 1;
-		return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	if (x->st.visited >= x->max)
+		goto spent;
+	if (p->clock) {
+		uint64_t now = p->clock(p->clock_ctx);
+		if (x->st.visited > 0) {
+			uint64_t cost = now - x->last;
+			if (cost > x->dearest)
+				x->dearest = cost;
+			if (now >= p->deadline || p->deadline - now < x->dearest)
+				goto spent;
+		}
+		x->last = now;
 	}
+	x->st.visited++;
 	return 0;
+spent:
+	x->st.limited = 1;
+	return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
 }
 
 /* Evaluate one candidate and emit it if it matches. 0 to go on, 1 to stop

@@ -11,7 +11,11 @@
  * and run until the caller's clock passes `deadline`; past either it ends
  * with adminLimitExceeded (11), keeping the entries already returned. The
  * clock is the caller's (the daemon reads the TSC, a test a counter), so the
- * backend stays free of DPDK and of syscalls; it is read once per candidate.
+ * backend stays free of DPDK and of syscalls; it is read once per candidate,
+ * and a candidate is begun only if the costliest one so far would still
+ * end before the deadline (the first always runs, so every search makes
+ * progress). The cost of one candidate is the filter's: bounding it is the
+ * filter caps' job (ldap/filter.h).
  *
  * Thread rules: runs on the reader's thread; emitted slices point into the
  * LMDB map and die with the reader's transaction (emit must encode them at
