@@ -91,7 +91,7 @@ lfe_ctl() { "$LFE_CTL" --store "$LFE_STORE" "$@"; }
 # lfe_make_store [SCHEME]: suffix entry, ou=people, users alice bob carol
 # (passwords alice-pw, bob-pw, carol-pw) and dave (dave-pw, {CRYPT}: slow).
 lfe_make_store() {
-	local scheme=${1:-{SSHA}}
+	local scheme=${1:-"{SSHA}"}
 	mkdir -p "$LFE_STORE"
 	lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
 	lfe_ctl user add "dc=example,dc=com" --attr objectClass=dcObject \
