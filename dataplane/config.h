@@ -21,7 +21,8 @@
  *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
  *             address (required, a.b.c.d/len), gateway [none], mtu [1500]
  *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
- *             verifier_threads [1], verify_queue [1024: jobs per worker],
+ *             verifier_threads [1], verify_queue [1024: slow verifications queued,
+ *             shared equally by the workers],
  *             verify_per_source [8: outstanding jobs per client IPv4
  *             address and worker; beyond it a bind is answered busy],
  *             idle_sleep_us [0: pure polling]

@@ -11,10 +11,10 @@
  * verdict from its loop (lfe_verifier_poll) and returns the object to the
  * pool.
  *
- * Sizes: a worker has at most verify_queue jobs outstanding (checked before
- * it takes an object), the pool holds n_workers × verify_queue objects and
- * a completion ring 2 × verify_queue: neither a pool get nor a ring enqueue
- * can fail within the bound.
+ * Sizes: a worker has at most verify_queue / n_workers jobs outstanding
+ * (checked before it takes an object), the pool holds n_workers times that
+ * and a completion ring 2 × verify_queue: neither a pool get nor a ring
+ * enqueue can fail within the bound.
  *
  * Per-worker bookkeeping (worker lcore only): two small open-addressing
  * tables, connection index → its outstanding job and client address →
@@ -184,9 +184,11 @@ struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t er
 		return NULL;
 	}
 	vf->d = d;
-	vf->per_worker = d->cfg.verify_queue;
-	vf->per_source = d->cfg.verify_per_source ? d->cfg.verify_per_source : 1;
+	/* verify_queue is the daemon's total, shared equally: a core's share
+	 * cannot be taken by another core's flood. */
 	uint32_t nw = d->n_workers ? d->n_workers : 1;
+	vf->per_worker = RTE_MAX(d->cfg.verify_queue / nw, 1u);
+	vf->per_source = d->cfg.verify_per_source ? d->cfg.verify_per_source : 1;
 	vf->pool = rte_mempool_create("lfe_vreq", nw * vf->per_worker, sizeof(struct vreq), 0, 0,
 				      NULL, NULL, NULL, NULL, SOCKET_ID_ANY, 0);
 	if (vf->pool == NULL) {

@@ -11,7 +11,8 @@
  * Fairness and bounds. Each worker has its own request ring; the threads
  * serve the rings round-robin, one job at a time, so a core flooded with
  * slow binds cannot delay the jobs of another core behind its own. Per
- * worker: at most verify_queue jobs outstanding, at most one per connection
+ * worker: at most verify_queue / n_workers jobs outstanding (its equal
+ * share of the daemon's queue), at most one per connection
  * (the session serialises binds; this enforces it), at most
  * verify_per_source per client IPv4 address. Beyond any bound submit fails
  * and the caller answers busy (51). A connection that closes cancels its
@@ -52,7 +53,7 @@ void lfe_verifier_free(struct lfe_verifier *v);
  * address is src (IPv4, host order). Returns 0, or
  *   -EBUSY    this connection already has a job outstanding;
  *   -EDQUOT   src has verify_per_source jobs outstanding on this worker;
- *   -ENOBUFS  this worker has verify_queue jobs outstanding;
+ *   -ENOBUFS  this worker's share of verify_queue is taken;
  *   -E2BIG    pw longer than LFE_VERIFY_PW_MAX.
  * The caller keeps (and wipes) its own job and pw. Busy refusals are
  * counted in w->st (verify_busy_conn, verify_busy_source, binds_busy is

@@ -183,7 +183,7 @@ int main(void)
 		return 77;
 	}
 	lfe_config_defaults(&d.cfg);
-	d.cfg.verify_queue = QUEUE;
+	d.cfg.verify_queue = 2 * QUEUE;   /* QUEUE per worker */
 	d.cfg.verify_per_source = PER_SOURCE;
 	d.cfg.verifier_threads = 1;
 	d.n_workers = 2;
