@@ -9,6 +9,7 @@
 
 #include "backend/search.h"
 #include "backend/store.h"
+#include "berbuild.h"
 
 static int failures;
 
@@ -30,66 +31,7 @@ static struct lfe_bytes S(const char *s)
 
 /* ---- BER filters, built by hand ---- */
 
-struct buf {
-	uint8_t b[1u << 20];
-	size_t n;
-};
-
-/* Wrap b[from..n) in a TLV of tag: move the content up by the header. */
-static void wrap(struct buf *f, size_t from, uint8_t tag)
-{
-	size_t len = f->n - from;
-	uint8_t h[6];
-	size_t hl = 0;
-	h[hl++] = tag;
-	if (len < 128) {
-		h[hl++] = (uint8_t)len;
-	} else if (len < 256) {
-		h[hl++] = 0x81;
-		h[hl++] = (uint8_t)len;
-	} else if (len < 65536) {
-		h[hl++] = 0x82;
-		h[hl++] = (uint8_t)(len >> 8);
-		h[hl++] = (uint8_t)len;
-	} else {
-		h[hl++] = 0x83;
-		h[hl++] = (uint8_t)(len >> 16);
-		h[hl++] = (uint8_t)(len >> 8);
-		h[hl++] = (uint8_t)len;
-	}
-	memmove(f->b + from + hl, f->b + from, len);
-	memcpy(f->b + from, h, hl);
-	f->n += hl;
-}
-
-static void octets(struct buf *f, uint8_t tag, const char *s)
-{
-	size_t at = f->n;
-	memcpy(f->b + f->n, s, strlen(s));
-	f->n += strlen(s);
-	wrap(f, at, tag);
-}
-
-static void eq(struct buf *f, const char *attr, const char *val)
-{
-	size_t at = f->n;
-	octets(f, 0x04, attr);
-	octets(f, 0x04, val);
-	wrap(f, at, 0xa3);
-}
-
-/* (attr=*p0*p1*...*) with n "any" pieces. */
-static void substr(struct buf *f, const char *attr, const char *piece, unsigned n)
-{
-	size_t at = f->n;
-	octets(f, 0x04, attr);
-	size_t seq = f->n;
-	for (unsigned i = 0; i < n; i++)
-		octets(f, 0x81, piece);
-	wrap(f, seq, 0x30);
-	wrap(f, at, 0xa4);
-}
-
+static uint8_t fbuf[1u << 20];
 /* ---- the search ---- */
 
 struct result {
@@ -130,7 +72,7 @@ struct q {
 static struct lfe_ldap_attr attrs[64];
 static struct lfe_bytes vals[512];
 
-static int search(struct lfe_store_reader *rd, const struct q *q, const struct buf *f,
+static int search(struct lfe_store_reader *rd, const struct q *q, const struct bb *f,
 		  struct result *res, struct lfe_search_stats *st, uint64_t *clock)
 {
 	struct lfe_search_req req = { .scope = q->scope, .size_limit = q->size_limit,
@@ -159,7 +101,7 @@ static int put(struct lfe_store *st, const char *dn, const char *uid, const char
 int main(void)
 {
 	char path[300], dn[128], uid[32];
-	static struct buf f;
+	struct bb f = { fbuf, 0 };
 	struct result res;
 	struct lfe_search_stats st;
 	uint64_t clock = 0;
@@ -195,7 +137,7 @@ int main(void)
 
 	/* One user by uid: the uid index gives one candidate. */
 	f.n = 0;
-	eq(&f, "uid", "user7");
+	bb_eq(&f, "uid", "user7");
 	res = (struct result){ 0 };
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res, &st, &clock),
 		 LFE_RC_SUCCESS);
@@ -211,7 +153,7 @@ int main(void)
 		 LFE_RC_NO_SUCH_OBJECT);
 	/* Scopes over the objectClass index (every user is a candidate). */
 	f.n = 0;
-	eq(&f, "objectClass", "inetOrgPerson");
+	bb_eq(&f, "objectClass", "inetOrgPerson");
 	res = (struct result){ 0 };
 	CHECK_EQ(search(rd, &(struct q){ .base = "ou=people," SUFFIX, .scope = LFE_SCOPE_ONE }, &f, &res, &st, &clock),
 		 LFE_RC_SUCCESS);
@@ -269,9 +211,9 @@ int main(void)
 	 * on its budget, having visited only what the budget allows. */
 	f.n = 0;
 	size_t and_at = f.n;
-	eq(&f, "objectClass", "inetOrgPerson");
-	substr(&f, "cn", "zz", 2000);
-	wrap(&f, and_at, 0xa0);
+	bb_eq(&f, "objectClass", "inetOrgPerson");
+	bb_substr(&f, "cn", "zz", 2000);
+	bb_wrap(&f, and_at, 0xa0);
 	clock = 0;
 	res = (struct result){ 0 };
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .deadline = 10 }, &f, &res, &st, &clock),
@@ -280,7 +222,7 @@ int main(void)
 
 	/* No index serves the filter: refused, nothing visited. */
 	f.n = 0;
-	eq(&f, "sn", "x");
+	bb_eq(&f, "sn", "x");
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res, &st, &clock),
 		 LFE_RC_UNWILLING_TO_PERFORM);
 	CHECK_EQ(st.unindexed, 1);

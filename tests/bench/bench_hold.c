@@ -36,6 +36,7 @@
 #include "ldap/client.h"
 #include "ldap/filter.h"
 #include "ldap/session.h"
+#include "../backend/berbuild.h"
 
 #define SUFFIX "dc=example,dc=com"
 #define RUNS 5
@@ -126,29 +127,13 @@ struct buf {
 	size_t n;
 };
 
+/* The shared builder over a struct buf. */
+#define BB(f) (&(struct bb){ (f)->b, (f)->n })
 static void wrap(struct buf *f, size_t from, uint8_t tag)
 {
-	size_t len = f->n - from, hl = 0;
-	uint8_t h[6];
-	h[hl++] = tag;
-	if (len < 128) {
-		h[hl++] = (uint8_t)len;
-	} else if (len < 256) {
-		h[hl++] = 0x81;
-		h[hl++] = (uint8_t)len;
-	} else if (len < 65536) {
-		h[hl++] = 0x82;
-		h[hl++] = (uint8_t)(len >> 8);
-		h[hl++] = (uint8_t)len;
-	} else {
-		h[hl++] = 0x83;
-		h[hl++] = (uint8_t)(len >> 16);
-		h[hl++] = (uint8_t)(len >> 8);
-		h[hl++] = (uint8_t)len;
-	}
-	memmove(f->b + from + hl, f->b + from, len);
-	memcpy(f->b + from, h, hl);
-	f->n += hl;
+	struct bb *x = BB(f);
+	bb_wrap(x, from, tag);
+	f->n = x->n;
 }
 
 static void raw(struct buf *f, const void *p, size_t n)
@@ -159,9 +144,9 @@ static void raw(struct buf *f, const void *p, size_t n)
 
 static void octets(struct buf *f, uint8_t tag, const char *s)
 {
-	size_t at = f->n;
-	raw(f, s, strlen(s));
-	wrap(f, at, tag);
+	struct bb *x = BB(f);
+	bb_octets(x, tag, s);
+	f->n = x->n;
 }
 
 /* SearchRequest with messageID 2, filter given by fn. */
@@ -200,18 +185,12 @@ static void f_present(struct buf *f, unsigned u)
 /* (&(objectClass=inetOrgPerson)(cn=*zq*zq*...*)) with n pieces. */
 static void f_costly(struct buf *f, unsigned n)
 {
-	size_t and_at = f->n, eq = f->n;
-	octets(f, 0x04, "objectClass");
-	octets(f, 0x04, "inetOrgPerson");
-	wrap(f, eq, 0xa3);
-	size_t sub = f->n;
-	octets(f, 0x04, "cn");
-	size_t seq = f->n;
-	for (unsigned i = 0; i < n; i++)
-		octets(f, 0x81, "zq");
-	wrap(f, seq, 0x30);
-	wrap(f, sub, 0xa4);
-	wrap(f, and_at, 0xa0);
+	struct bb *x = BB(f);
+	size_t and_at = x->n;
+	bb_eq(x, "objectClass", "inetOrgPerson");
+	bb_substr(x, "cn", "zq", n);
+	bb_wrap(x, and_at, 0xa0);
+	f->n = x->n;
 }
 
 static void bind_pdu(struct buf *f, const char *dn, const char *pw)

@@ -11,14 +11,6 @@
 # Environment: LFE_BENCH_RUNS (3), LFE_BENCH_FAST_N (300 binds per kind and
 # run for {SSHA}), LFE_BENCH_SLOW_N (40 for {ARGON2}).
 source "$(dirname "$0")/../integration/lib.sh"
-# Stop the daemon for a restart: SIGTERM, and SIGKILL if it outlives the
-# bounded wait (the next start reuses its EAL file prefix).
-restart_stop() {
-	local pid=$LFE_PID
-	lfe_stop
-	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid" 2>/dev/null || true; fi
-	echo "stop: $LFE_STOP_RC ($LFE_STOP_MS ms)" >&2
-}
 runs=${LFE_BENCH_RUNS:-3}
 
 measure() {   # scheme n users...
@@ -56,7 +48,7 @@ conf=$(lfe_conf 1)
 lfe_start "$conf" 0
 echo "bind latency through ldapfe (1 worker, 1 verifier thread), median of $runs runs:"
 measure '{SSHA}' "${LFE_BENCH_FAST_N:-300}" alice bob carol user1 user2 user3
-restart_stop
+lfe_stop_restart
 
 rm -rf "$LFE_STORE"
 lfe_make_store '{ARGON2}'

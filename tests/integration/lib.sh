@@ -184,6 +184,14 @@ lfe_stop() {
 	LFE_PID=
 }
 
+# lfe_stop_restart: lfe_stop before a restart, and SIGKILL if the daemon
+# outlives the bounded wait (the next start reuses its EAL file prefix).
+lfe_stop_restart() {
+	local pid=$LFE_PID
+	lfe_stop
+	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid" 2>/dev/null || true; fi
+}
+
 # Run a command in the client namespace.
 lfe_cli() { ip netns exec "$LFE_CLI" "$@"; }
 

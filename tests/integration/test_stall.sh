@@ -12,14 +12,6 @@
 #      its answer.
 # LFE_STALL_PARTS (default "abc") runs a subset, e.g. against an old build.
 source "$(dirname "$0")/lib.sh"
-# Stop the daemon for a restart: SIGTERM, and SIGKILL if it outlives the
-# bounded wait (the next start reuses its EAL file prefix).
-restart_stop() {
-	local pid=$LFE_PID
-	lfe_stop
-	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid" 2>/dev/null || true; fi
-	echo "stop: $LFE_STOP_RC ($LFE_STOP_MS ms)" >&2
-}
 lfe_init stall 65
 lfe_make_store
 lfe_make_users 3000
@@ -120,7 +112,7 @@ lfe_eq "(a) bind latency p99 < 200 ms, max < 500 ms" "$(sed -n 's/^bounded //p' 
 tel=$(lfe_telemetry /ldapfe/stats)
 lim=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["/ldapfe/stats"]["total"]["search_limited"] > 0)' "$tel")
 lfe_eq "(a) telemetry search_limited moved" "$lim" True
-restart_stop
+lfe_stop_restart
 fi
 
 # ---- (b) slow default scheme: unknown DNs through the verifier -----------
