@@ -57,6 +57,9 @@ struct lfe_tb *lfe_tb_new(void)
 		lfe_tb_free(tb);
 		return NULL;
 	}
+	/* LMDB keeps its files open and mapped: remove their names now, so a
+	 * process that never calls lfe_tb_free (a fuzzer) leaves nothing. */
+	rm_store(tb->dir);
 	return tb;
 }
 
