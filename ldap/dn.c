@@ -70,6 +70,7 @@ static const struct attr_def attr_defs[] = {
 	ATTR("postalcode", "2.5.4.17", "", true),
 	ATTR("objectclass", "2.5.4.0", "", true), /* objectIdentifierMatch: descr names ignore case */
 	ATTR("userpassword", "2.5.4.35", "", false),
+	ATTR("authpassword", "1.3.6.1.4.1.4203.1.3.4", "", false),  /* RFC 3112 */
 	ATTR("member", "2.5.4.31", "", false),
 	ATTR("uniquemember", "2.5.4.50", "", false),
 	ATTR("uidnumber", "1.3.6.1.1.1.1.0", "", false),
@@ -179,6 +180,7 @@ static const struct attr_def *attr_lookup(const uint8_t *t, size_t n)
 
 bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len)
 {
+	len = lfe_attr_base_len(type, len);
 	if (!type || !type_valid(type, len))
 		return false;
 	const struct attr_def *d = attr_lookup(type, len);

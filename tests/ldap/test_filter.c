@@ -201,11 +201,15 @@ static void test_bad(void)
 		CHECK(rc == bads[i].rc, "%s: rc %d", bads[i].name, rc);
 		if (bads[i].rc == 0)
 			continue;
-		/* Every entry point refuses what validate refuses. */
+		/* to_string validates; eval and find_eq run on filters validated
+		 * at decode and do not check the grammar again, but stay
+		 * memory-safe (ASan) and never report TRUE or a hit on them. */
 		CHECK(lfe_filter_to_string(f, n, s, sizeof s) == bads[i].rc, "%s: to_string", bads[i].name);
-		CHECK(lfe_filter_find_eq(f, n, "a", &v) == bads[i].rc, "%s: find_eq", bads[i].name);
-		CHECK(lfe_filter_eval(f, n, get_none, NULL) ==
-		      bads[i].rc, "%s: eval", bads[i].name);
+		int fe = lfe_filter_find_eq(f, n, "a", &v);
+		CHECK(fe <= 0, "%s: find_eq %d", bads[i].name, fe);
+		int ev = lfe_filter_eval(f, n, get_none, NULL);
+		CHECK(ev < 0 || ev == LFE_FILTER_FALSE || ev == LFE_FILTER_UNDEFINED, "%s: eval %d",
+		      bads[i].name, ev);
 	}
 	static const struct {
 		bool nots;
