@@ -67,12 +67,7 @@ void lfe_tb_free(struct lfe_tb *tb)
 
 static bool same_type(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-	char ca[TB_NAME_MAX], cb[TB_NAME_MAX];
-	ssize_t x = lfe_attr_canon(a, al, ca, sizeof ca);
-	ssize_t y = lfe_attr_canon(b, bl, cb, sizeof cb);
-	if (x < 0 || y < 0)
-		return al == bl && strncasecmp((const char *)a, (const char *)b, al) == 0;
-	return x == y && memcmp(ca, cb, (size_t)x) == 0;
+	return lfe_attr_type_eq(a, al, b, bl);
 }
 
 static int entry_add_val(struct tb_entry *e, const char *type, size_t tl,
