@@ -171,6 +171,8 @@ control|bad.ldif:14: changetype records are not supported|dn: uid=x,ou=people,dc
 url value|bad.ldif:14: URL values|dn: uid=x,ou=people,dc=example,dc=com\njpegPhoto:< file:///etc/passwd\n
 bad base64|bad.ldif:14: invalid base64|dn: uid=x,ou=people,dc=example,dc=com\ncn:: Zm9v!\n
 base64 pad bits|bad.ldif:14: invalid base64|dn: uid=x,ou=people,dc=example,dc=com\ncn:: Zm9=\n
+base64 after padding|bad.ldif:14: invalid base64 value of "userPassword"|dn: uid=x,ou=people,dc=example,dc=com\nuserPassword:: YQ==YQ==\n
+base64 data after one pad|bad.ldif:14: invalid base64 value of "userPassword;x-legacy"|dn: uid=x,ou=people,dc=example,dc=com\nuserPassword;x-legacy:: YQ=A\n
 missing colon|bad.ldif:14: missing ':'|dn: uid=x,ou=people,dc=example,dc=com\njust text\n
 bad attr name|bad.ldif:14: invalid attribute name|dn: uid=x,ou=people,dc=example,dc=com\nc n: x\n
 late version|bad.ldif:13: "version:" is only allowed|version: 1\n
