@@ -1054,6 +1054,18 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 
 		if (!is_password_type(kv.av[i].type.p, kv.av[i].type.len))
 			continue;
+		/* authPassword has its own syntax, "scheme$authInfo$authValue"
+		 * (RFC 3112), always hashed. */
+		if (lfe_attr_base_eq(kv.av[i].type.p, kv.av[i].type.len,
+				     (const uint8_t *)"authPassword", 12)) {
+			const uint8_t *d = memchr(kv.av[i].val.p, '$', kv.av[i].val.len);
+			if (d && d != kv.av[i].val.p &&
+			    memchr(d + 1, '$', kv.av[i].val.len - (size_t)(d + 1 - kv.av[i].val.p)))
+				continue;
+			result = usage_error(cmd, "--attr %.*s= takes an RFC 3112 value (scheme$salt$hash)",
+					     (int)kv.av[i].type.len, (const char *)kv.av[i].type.p);
+			goto out;
+		}
 		if (lfe_pw_scheme_name((const char *)kv.av[i].val.p, kv.av[i].val.len, scheme,
 				       sizeof(scheme)) < 0 || strcmp(scheme, "{CLEARTEXT}") == 0) {
 			result = usage_error(cmd, "--attr %.*s= takes an already hashed value ({SCHEME}...); "

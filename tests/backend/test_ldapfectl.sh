@@ -73,6 +73,8 @@ user no sub|2|missing sub-command|user
 user bad sub|2|unknown sub-command "mod"|user mod uid=a,dc=x
 user add bad attr|2|--attr wants TYPE=VALUE|user add uid=a,dc=x --attr mail
 user add cleartext pw|2|already hashed value|user add uid=a,dc=x --attr userPassword=secret
+user add cleartext pw option|2|already hashed value|user add uid=a,dc=x --attr userPassword;x-legacy=secret
+user add plain authPassword|2|takes an RFC 3112 value|user add uid=a,dc=x --attr authPassword;foo=secret
 bad scheme syntax|2|invalid password scheme|--scheme {no$pe} info
 export extra arg|2|unexpected argument|export extra
 EOF
