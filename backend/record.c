@@ -209,6 +209,8 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
 
 	if (lfe_record_header(rec, len, &dn, &n_attrs, &o) < 0)
 		return -EBADMSG;
+	struct lfe_attr_key key;
+	lfe_attr_key_init(&key, (const uint8_t *)type, type_len);
 	while (o < len) {
 		size_t tl = rec[o];
 		if (tl == 0 || len - o < 1 + tl + 8)
@@ -218,7 +220,7 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
 		size_t vl = ld32(rec + o + 1 + tl + 4);
 		if (vl > len - vo)
 			return -EBADMSG;
-		if (lfe_attr_type_eq(t, tl, (const uint8_t *)type, type_len)) {
+		if (lfe_attr_key_eq(&key, t, tl)) {
 			uint32_t n = ld32(rec + o + 1 + tl);
 			if (n > vl / 4)
 				return -EBADMSG;

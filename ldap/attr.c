@@ -1,10 +1,8 @@
 /* ldap/attr.c — attribute description equality; see attr.h.
  *
  * The table of known types, aliases and OIDs stays in dn.c, where DN
- * normalization needs it on its fast path; lfe_attr_canon() is its door.
- * The common case (both sides spelled alike, as stored types and filter
- * types usually are) is decided by one case-insensitive compare; only a
- * mismatch pays for the two table look-ups.
+ * normalization needs it on its fast path; lfe_attr_type_same() and
+ * lfe_attr_canon() are its doors.
  */
 #include "attr.h"
 
@@ -32,18 +30,11 @@ size_t lfe_attr_base_len(const uint8_t *t, size_t len)
 	return semi ? (size_t)(semi - t) : (t ? len : 0);
 }
 
-/* Types only (no options). */
+/* Types only (no options): lfe_attr_type_same() in dn.c, next to the
+ * table of names, aliases and OIDs. */
 static bool type_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-	char ca[LFE_ATTR_NAME_MAX], cb[LFE_ATTR_NAME_MAX];
-
-	if (alen == 0 || blen == 0)
-		return false;
-	if (eq_nocase(a, alen, b, blen))
-		return true;
-	ssize_t na = lfe_attr_canon(a, alen, ca, sizeof ca);
-	ssize_t nb = na > 0 ? lfe_attr_canon(b, blen, cb, sizeof cb) : -1;
-	return nb > 0 && na == nb && memcmp(ca, cb, (size_t)na) == 0;
+	return lfe_attr_type_same(a, alen, b, blen);
 }
 
 bool lfe_attr_base_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
@@ -91,14 +82,23 @@ bool lfe_attr_desc_matches(const uint8_t *want, size_t wlen, const uint8_t *have
 	       opts_subset(want + wb, wlen - wb, have + hb, hlen - hb);
 }
 
+bool lfe_attr_key_eq(const struct lfe_attr_key *k, const uint8_t *t, size_t len)
+{
+	size_t tb = lfe_attr_base_len(t, len);
+
+	if (!lfe_attr_key_type_is(k, t, tb))
+		return false;
+	return (k->opts_len == 0 && tb == len) ||
+	       (opts_subset(k->opts, k->opts_len, t + tb, len - tb) &&
+		opts_subset(t + tb, len - tb, k->opts, k->opts_len));
+}
+
 bool lfe_attr_type_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-	size_t ab = lfe_attr_base_len(a, alen), bb = lfe_attr_base_len(b, blen);
+	struct lfe_attr_key k;
 
-	if (ab == alen && bb == blen)
-		return type_eq(a, alen, b, blen);
-	return type_eq(a, ab, b, bb) && opts_subset(a + ab, alen - ab, b + bb, blen - bb) &&
-	       opts_subset(b + bb, blen - bb, a + ab, alen - ab);
+	lfe_attr_key_init(&k, a, alen);
+	return lfe_attr_key_eq(&k, b, blen);
 }
 
 bool lfe_attr_is_secret(const uint8_t *t, size_t len)

@@ -28,6 +28,26 @@
 /* Length of the type part of a description: the bytes before the first ';'. */
 size_t lfe_attr_base_len(const uint8_t *t, size_t len);
 
+/* Same type, both without options (the core of the functions below; it
+ * lives in dn.c beside the table). */
+bool lfe_attr_type_same(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+/* One description resolved once (its spellings looked up in the table),
+ * then compared against many: what a scan over an entry's attributes uses
+ * (the bind path looks for userPassword among every stored type). The key
+ * points into t and the static table; it lives as long as t. */
+struct lfe_attr_key {
+	const uint8_t *type, *opts;     /* type part; ";opt;..." part (may be empty) */
+	size_t type_len, opts_len;
+	const char *name, *alias, *oid; /* known spellings; NULL when unknown */
+	uint8_t name_len, alias_len, oid_len;
+};
+void lfe_attr_key_init(struct lfe_attr_key *k, const uint8_t *t, size_t len);
+/* Is t (a type without options) the key's type? */
+bool lfe_attr_key_type_is(const struct lfe_attr_key *k, const uint8_t *t, size_t len);
+/* lfe_attr_type_eq(key's description, t). */
+bool lfe_attr_key_eq(const struct lfe_attr_key *k, const uint8_t *t, size_t len);
+
 /* Same type, options ignored: "userid;x-a" and "UID" are the same type. */
 bool lfe_attr_base_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 
