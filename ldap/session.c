@@ -25,8 +25,18 @@
  *    (`ldapsearch -b "" -s base`) rarely ask for "+". supportedControl and
  *    supportedSASLMechanisms are omitted: no control is honoured (a critical
  *    one gets unavailableCriticalExtension) and SASL is not offered.
- *  - Search entries never carry userPassword or authPassword, whatever is
- *    requested: an authentication front end must not disclose hashes.
+ *  - Search entries never carry userPassword or authPassword (by name or
+ *    OID, with any option), whatever is requested: an authentication front
+ *    end must not disclose hashes. Each entry a backend emits is checked
+ *    against the filter once more on the policy's view of it (secrets and
+ *    attributes outside search_attrs Undefined), so a backend that matched
+ *    on a secret cannot leak it through the result set either.
+ *  - messageID 0 (RFC 4511 §4.1.1.1: unsolicited notifications only) in a
+ *    request: protocolError Notice of Disconnection, connection closed.
+ *  - A search the decoder refuses for a cap (filter nodes, depth, substring
+ *    pieces, attribute list: -E2BIG) is answered adminLimitExceeded (11) and
+ *    the connection goes on; its framing was sound.
+ *  - The search access policy: session.h, struct lfe_search_policy.
  */
 #include "session.h"
 
