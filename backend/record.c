@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ldap/attr.h"
+
 static inline uint16_t ld16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
@@ -207,6 +209,8 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
 
 	if (lfe_record_header(rec, len, &dn, &n_attrs, &o) < 0)
 		return -EBADMSG;
+	struct lfe_attr_key key;
+	lfe_attr_key_init(&key, (const uint8_t *)type, type_len);
 	while (o < len) {
 		size_t tl = rec[o];
 		if (tl == 0 || len - o < 1 + tl + 8)
@@ -216,7 +220,7 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
 		size_t vl = ld32(rec + o + 1 + tl + 4);
 		if (vl > len - vo)
 			return -EBADMSG;
-		if (tl == type_len && strncasecmp((const char *)t, type, tl) == 0) {
+		if (lfe_attr_key_eq(&key, t, tl)) {
 			uint32_t n = ld32(rec + o + 1 + tl);
 			if (n > vl / 4)
 				return -EBADMSG;
@@ -259,7 +263,7 @@ int lfe_record_validate(const uint8_t *rec, size_t len)
 
 static bool type_eq(struct lfe_bytes a, struct lfe_bytes b)
 {
-	return a.len == b.len && strncasecmp((const char *)a.p, (const char *)b.p, a.len) == 0;
+	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
 }
 
 ssize_t lfe_record_replace_size(const uint8_t *rec, size_t len,

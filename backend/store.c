@@ -166,20 +166,9 @@ static int ascii_lower(int c)
 
 static unsigned idx_of_type(const uint8_t *type, size_t len)
 {
-	char canon[64];
-	const char *name = (const char *)type;
-
-	if (len && type[0] >= '0' && type[0] <= '9') {
-		ssize_t cl = lfe_attr_canon(type, len, canon, sizeof(canon));
-
-		if (cl <= 0)
-			return IDX_NONE;
-		name = canon;
-		len = (size_t)cl;
-	}
 	for (size_t i = 0; i < sizeof(idx_names) / sizeof(idx_names[0]); i++)
-		if (strlen(idx_names[i].name) == len &&
-		    strncasecmp(idx_names[i].name, name, len) == 0)
+		if (lfe_attr_type_eq(type, len, (const uint8_t *)idx_names[i].name,
+				     strlen(idx_names[i].name)))
 			return idx_names[i].idx;
 	return IDX_NONE;
 }
@@ -904,7 +893,7 @@ static ssize_t normalize_dn(const struct lfe_store *st, const uint8_t *dn, size_
 
 static bool type_same(struct lfe_bytes a, struct lfe_bytes b)
 {
-	return a.len == b.len && strncasecmp((const char *)a.p, (const char *)b.p, a.len) == 0;
+	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
 }
 
 /* Check an entry before anything is written: types unique, indexed values

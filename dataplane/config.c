@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ldap/dn.h"
 #include "net.h"
 
-enum key_type { K_STR, K_U32, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16 };
+enum key_type { K_STR, K_U32, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
+		K_ACCESS, K_SCOPE, K_DN, K_ATTRS };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -37,6 +39,11 @@ static const struct key_def keys[] = {
 	{ "ldap", "request_slice_us", K_U32, CF(request_slice_us), 0, 10, 1000000 },
 	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000 },
 	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
+	{ "ldap", "search_access", K_ACCESS, CF(search_access), 0, 0, 0 },
+	{ "ldap", "search_scope", K_SCOPE, CF(search_scope), 0, 0, 0 },
+	{ "ldap", "search_base", K_DN, CF(search_base), sizeof(((struct lfe_config *)0)->search_base), 0, 0 },
+	{ "ldap", "search_attrs", K_ATTRS, CF(search_attrs),
+	  sizeof(((struct lfe_config *)0)->search_attrs), 0, 0 },
 	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
 	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
@@ -338,6 +345,29 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 		if (lfe_net_parse_ipv4(v, (uint32_t *)f) < 0 || *(uint32_t *)f == 0)
 			why = "expected a dotted-quad IPv4 address";
 		break;
+	case K_ACCESS:
+		lfe_search_access_parse(v, (enum lfe_search_access *)f, &why);
+		break;
+	case K_SCOPE:
+		lfe_search_scope_parse(v, (enum lfe_search_scope_max *)f, &why);
+		break;
+	case K_DN: {
+		char n[LFE_DN_MAX + 1];
+		ssize_t nl = v[0] ? lfe_dn_normalize((const uint8_t *)v, strlen(v), n, sizeof(n)) : -EINVAL;
+		if (nl <= 0 || (size_t)nl >= k->size)
+			why = "not a valid (non-empty) DN";
+		else
+			memcpy(f, n, (size_t)nl + 1);
+		break;
+	}
+	case K_ATTRS: {
+		struct lfe_search_policy p;
+		if (lfe_search_attrs_parse(&p, v, &why) == 0 && p.n_attrs == 0)
+			why = "empty list (leave the key out to allow every non-secret attribute)";
+		else if (why == NULL)
+			memcpy(f, v, strlen(v) + 1);
+		break;
+	}
 	}
 	if (why)
 		return errf(err, -EINVAL, "[%.32s] %s: \"%.64s\": %s", section, key, v, why);
@@ -374,6 +404,18 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 	}
 	if (c->n_ports == 0)
 		return errf(err, -EINVAL, "[port0]: at least one port is required");
+	if (c->search_access == LFE_SEARCH_ACCESS_ANONYMOUS && !c->allow_anonymous)
+		return errf(err, -EINVAL, "[ldap] search_access: anonymous conflicts with "
+			    "allow_anonymous = false (anonymous clients may not search then)");
+	if (c->search_base[0] && c->suffix[0]) {
+		char s[LFE_DN_MAX + 1];
+		ssize_t sl = lfe_dn_normalize((const uint8_t *)c->suffix, strlen(c->suffix), s, sizeof(s));
+		if (sl < 0)
+			return errf(err, -EINVAL, "[ldap] suffix: not a valid DN");
+		if (!lfe_dn_is_under(c->search_base, strlen(c->search_base), s, (size_t)sl))
+			return errf(err, -EINVAL, "[ldap] search_base: not at or under the suffix %.200s",
+				    c->suffix);
+	}
 	return 0;
 }
 

@@ -16,7 +16,16 @@
  *             max_conns_per_core [4096], suffix [the store's],
  *             request_slice_us [200: the most worker time one search may
  *             take before it ends with adminLimitExceeded],
- *             search_max_candidates [10000: entries one search may visit]
+ *             search_max_candidates [10000: entries one search may visit],
+ *             search_access = anonymous | bound | none [anonymous when
+ *               allow_anonymous, else bound]: who may search (the root DSE
+ *               stays readable to all; allow_anonymous = false refuses
+ *               anonymous searches and conflicts with "anonymous"),
+ *             search_base [the suffix]: searches must be at or under it,
+ *             search_scope = base | one | sub [sub]: the widest scope,
+ *             search_attrs [all but userPassword/authPassword]: comma list
+ *               of the only attribute types a search may return or test
+ *               in a filter (answers: ldap/session.h, "Search access")
  *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
  *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
  *             address (required, a.b.c.d/len), gateway [none], mtu [1500]
@@ -33,6 +42,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ldap/session.h"   /* enum lfe_search_access, lfe_search_scope_max */
 
 #define LFE_CFG_MAX_PORTS     8u
 #define LFE_CFG_MAX_LISTEN    8u
@@ -63,6 +74,10 @@ struct lfe_config {
 	uint32_t request_slice_us;
 	uint32_t search_max_candidates;
 	char suffix[1024];      /* empty = the store's */
+	enum lfe_search_access search_access;      /* DEFAULT: from allow_anonymous */
+	enum lfe_search_scope_max search_scope;
+	char search_base[1024]; /* normalized; empty = the suffix */
+	char search_attrs[1024];/* as given (validated); empty = all non-secret */
 	/* [portN] */
 	struct lfe_cfg_port port[LFE_CFG_MAX_PORTS];
 	uint32_t n_ports;       /* set by lfe_config_finish */

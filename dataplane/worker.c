@@ -40,6 +40,7 @@
 
 #include "glue.h"
 #include "verifier.h"
+#include "ldap/dn.h"
 #include "worker.h"
 
 const char *const lfe_wstats_names[LFE_WSTATS_N] = {
@@ -561,6 +562,27 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	w->scfg.naming_context = d->naming[0] ? d->naming : NULL;
 	w->scfg.vendor_name = "ldapfe";
 	w->scfg.vendor_version = "0.1.0";
+	/* Search policy; config.c validated every value at start. */
+	w->scfg.search.access = c->search_access;
+	w->scfg.search.max_scope = c->search_scope;
+	size_t sfx_len;
+	const char *sfx = lfe_store_suffix(d->store, &sfx_len);
+	if (c->search_base[0]) {
+		w->scfg.search.base = c->search_base;
+		w->scfg.search.base_len = strlen(c->search_base);
+		if (!lfe_dn_is_under(c->search_base, w->scfg.search.base_len, sfx, sfx_len)) {
+			snprintf(err, errlen, "[ldap] search_base: not at or under the store's suffix %s", sfx);
+			goto fail;
+		}
+	} else {
+		w->scfg.search.base = sfx;
+		w->scfg.search.base_len = sfx_len;
+	}
+	const char *why = NULL;
+	if (lfe_search_attrs_parse(&w->scfg.search, c->search_attrs, &why) < 0) {
+		snprintf(err, errlen, "[ldap] search_attrs: %s", why);
+		goto fail;
+	}
 
 	snprintf(name, sizeof(name), "lfe_done_%u", idx);
 	w->done_ring = rte_ring_create(name, rte_align32pow2(c->verify_queue * 2u), socket, RING_F_SC_DEQ);

@@ -70,6 +70,7 @@ static const struct attr_def attr_defs[] = {
 	ATTR("postalcode", "2.5.4.17", "", true),
 	ATTR("objectclass", "2.5.4.0", "", true), /* objectIdentifierMatch: descr names ignore case */
 	ATTR("userpassword", "2.5.4.35", "", false),
+	ATTR("authpassword", "1.3.6.1.4.1.4203.1.3.4", "", false),  /* RFC 3112 */
 	ATTR("member", "2.5.4.31", "", false),
 	ATTR("uniquemember", "2.5.4.50", "", false),
 	ATTR("uidnumber", "1.3.6.1.1.1.1.0", "", false),
@@ -177,8 +178,59 @@ static const struct attr_def *attr_lookup(const uint8_t *t, size_t n)
 	return NULL;
 }
 
+void lfe_attr_key_init(struct lfe_attr_key *k, const uint8_t *t, size_t len)
+{
+	size_t bl = lfe_attr_base_len(t, len);
+	const struct attr_def *d = bl && type_valid(t, bl) ? attr_lookup(t, bl) : NULL;
+
+	k->type = t;
+	k->type_len = bl;
+	k->opts = t ? t + bl : NULL;
+	k->opts_len = t ? len - bl : 0;
+	k->name = k->alias = k->oid = NULL;
+	k->name_len = k->alias_len = k->oid_len = 0;
+	if (d) {
+		k->name = d->name, k->name_len = d->name_len;
+		k->alias = d->alias, k->alias_len = d->alias_len;
+		k->oid = d->oid, k->oid_len = d->oid_len;
+	}
+}
+
+/* Is n (any case) the descr s (lower case) of length sl? */
+static bool is_descr(const uint8_t *n, size_t nl, const char *s, size_t sl)
+{
+	return nl == sl && sl && lower(n[0]) == (uint8_t)s[0] && eq_nocase(n, s, nl);
+}
+
+bool lfe_attr_key_type_is(const struct lfe_attr_key *k, const uint8_t *t, size_t len)
+{
+	if (!t || len == 0 || k->type_len == 0)
+		return false;
+	if (len == k->type_len) {
+		size_t i = 0;
+		while (i < len && lower(t[i]) == lower(k->type[i]))
+			i++;
+		if (i == len)
+			return true;
+	}
+	if (!k->name)
+		return false;   /* an unknown type has one spelling */
+	if (is_digit(t[0]))
+		return len == k->oid_len && memcmp(t, k->oid, len) == 0;
+	return is_descr(t, len, k->name, k->name_len) || is_descr(t, len, k->alias, k->alias_len);
+}
+
+bool lfe_attr_type_same(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+	struct lfe_attr_key k;
+
+	lfe_attr_key_init(&k, a, an);
+	return k.opts_len == 0 && lfe_attr_base_len(b, bn) == bn && lfe_attr_key_type_is(&k, b, bn);
+}
+
 bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len)
 {
+	len = lfe_attr_base_len(type, len);
 	if (!type || !type_valid(type, len))
 		return false;
 	const struct attr_def *d = attr_lookup(type, len);

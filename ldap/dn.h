@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attr.h"
+
 #define LFE_DN_MAX      1024u  /* longest normalized DN we keep */
 #define LFE_DN_MAX_RDNS 64u
 #define LFE_DN_MAX_AVAS 16u    /* AVAs in one multi-valued RDN */
@@ -39,13 +41,7 @@ bool lfe_dn_is_under(const char *ndn, size_t ndn_len,
  * into ndn. Returns the parent's length. */
 size_t lfe_dn_parent(const char *ndn, size_t ndn_len, const char **parent);
 
-/* Is `type` (any case) an attribute whose values compare case-insensitively?
- * Accepts names and the known OIDs. */
-bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len);
-
-/* Canonical lower-case name of an attribute type given by name or known OID
- * ("0.9.2342.19200300.100.1.1" -> "uid"); writes NUL-terminated, returns
- * length, -EINVAL or -ENOSPC. Unknown OIDs are kept as they are. */
-ssize_t lfe_attr_canon(const uint8_t *type, size_t len, char *out, size_t cap);
+/* lfe_attr_canon() and lfe_attr_is_case_ignore() are declared in attr.h
+ * (they live in dn.c, next to the table of known types). */
 
 #endif

@@ -13,8 +13,13 @@
  *     compares integers numerically when both sides are canonical decimal
  *     integers (uidNumber >= 1000 must not compare "999" above "1000"),
  *     else byte-wise; approxMatch is equality; extensibleMatch is equality
- *     when no matchingRule is named, else UNDEFINED.
+ *     when no matchingRule is named, else UNDEFINED;
+ *   - items on secret attributes, and on attributes the provider reports
+ *     hidden, are UNDEFINED (filter.h);
+ *   - a filter "(cn=x)" tests the values stored under exactly "cn" (or an
+ *     alias or OID of it): subtypes such as "cn;lang-en" are not searched.
  */
+#include "attr.h"
 #include "ber.h"
 #include "dn.h"
 #include "filter.h"
@@ -106,9 +111,14 @@ static bool read_mra(struct lfe_ber *b, struct mra *m)
 	return lfe_ber_done(&s);
 }
 
+/* What validation counts against the caps of filter.h. */
+struct vcount {
+	unsigned nodes, pieces;
+};
+
 /* SubstringFilter's `substrings`: initial first and at most once, final
- * last and at most once, at least one piece. */
-static bool check_subs(struct lfe_ber *subs)
+ * last and at most once, at least one piece; the piece caps. */
+static bool check_subs(struct lfe_ber *subs, struct vcount *vc)
 {
 	struct lfe_ber s = *subs;
 	unsigned n = 0;
@@ -121,6 +131,8 @@ static bool check_subs(struct lfe_ber *subs)
 			return false;
 		if (seen_final)
 			return lfe_ber_fail(&s, -EBADMSG);
+		if (n == LFE_LDAP_MAX_SUB_PIECES || ++vc->pieces > LFE_LDAP_MAX_FILTER_PIECES)
+			return lfe_ber_fail(&s, -E2BIG);
 		if (tag == SUB_INITIAL) {
 			if (n != 0)
 				return lfe_ber_fail(&s, -EBADMSG);
@@ -136,22 +148,25 @@ static bool check_subs(struct lfe_ber *subs)
 	return lfe_ber_done(&s);
 }
 
-static bool read_sub(struct lfe_ber *b, struct lfe_bytes *attr, struct lfe_ber *subs)
+/* vc == NULL: the pieces are not checked (evaluation; sub_match reads
+ * them through the cursor as they come). */
+static bool read_sub(struct lfe_ber *b, struct lfe_bytes *attr, struct lfe_ber *subs,
+		     struct vcount *vc)
 {
 	struct lfe_ber s;
 
 	return lfe_ber_enter(b, F_SUB, &s) && read_desc(&s, LFE_BER_OCTETS, attr) &&
-	       lfe_ber_enter(&s, LFE_BER_SEQUENCE, subs) && check_subs(subs) &&
+	       lfe_ber_enter(&s, LFE_BER_SEQUENCE, subs) && (!vc || check_subs(subs, vc)) &&
 	       lfe_ber_done(&s);
 }
 
-static bool validate_node(struct lfe_ber *b, unsigned depth, unsigned *nodes)
+static bool validate_node(struct lfe_ber *b, unsigned depth, struct vcount *vc)
 {
 	struct lfe_ber s;
 	struct lfe_bytes a, v;
 	struct mra m;
 
-	if (++*nodes > LFE_LDAP_MAX_FILTER_NODES || depth > LFE_LDAP_MAX_FILTER_DEPTH)
+	if (++vc->nodes > LFE_LDAP_MAX_FILTER_NODES || depth > LFE_LDAP_MAX_FILTER_DEPTH)
 		return lfe_ber_fail(b, -E2BIG);
 	int tag = lfe_ber_peek(b);
 	switch (tag) {
@@ -160,11 +175,11 @@ static bool validate_node(struct lfe_ber *b, unsigned depth, unsigned *nodes)
 		if (!lfe_ber_enter(b, (uint8_t)tag, &s))
 			return false;
 		while (lfe_ber_more(&s))
-			if (!validate_node(&s, depth + 1, nodes))
+			if (!validate_node(&s, depth + 1, vc))
 				return false;
 		return lfe_ber_done(&s);
 	case F_NOT:
-		return lfe_ber_enter(b, F_NOT, &s) && validate_node(&s, depth + 1, nodes) &&
+		return lfe_ber_enter(b, F_NOT, &s) && validate_node(&s, depth + 1, vc) &&
 		       lfe_ber_done(&s);
 	case F_EQ:
 	case F_GE:
@@ -172,7 +187,7 @@ static bool validate_node(struct lfe_ber *b, unsigned depth, unsigned *nodes)
 	case F_APPROX:
 		return read_ava(b, (uint8_t)tag, &a, &v);
 	case F_SUB:
-		return read_sub(b, &a, &s);
+		return read_sub(b, &a, &s, vc);
 	case F_PRESENT:
 		return read_desc(b, F_PRESENT, &a);
 	case F_EXT:
@@ -185,10 +200,10 @@ static bool validate_node(struct lfe_ber *b, unsigned depth, unsigned *nodes)
 int lfe_filter_validate(const uint8_t *f, size_t len)
 {
 	struct lfe_ber b;
-	unsigned nodes = 0;
+	struct vcount vc = { 0, 0 };
 
 	lfe_ber_init(&b, f, len);
-	if (validate_node(&b, 1, &nodes))
+	if (validate_node(&b, 1, &vc))
 		lfe_ber_done(&b);
 	return lfe_ber_error(&b);
 }
@@ -299,17 +314,59 @@ enum cmp_kind { CMP_EQ, CMP_GE, CMP_LE, CMP_SUB };
 struct evalc {
 	lfe_filter_attr_fn get;
 	void *ctx;
+	uint64_t *work;     /* NULL: unbounded */
+	bool out;           /* the budget ran out */
 };
 
-static int eval_item(const struct evalc *e, enum cmp_kind k, struct lfe_bytes attr,
+/* Charge n units; false (and e->out) when the budget cannot pay. */
+static bool charge(struct evalc *e, uint64_t n)
+{
+	if (!e->work)
+		return true;
+	if (*e->work < n) {
+		*e->work = 0;
+		e->out = true;
+		return false;
+	}
+	*e->work -= n;
+	return true;
+}
+
+/* Bytes a comparison of v examines at most (substrings: per piece). */
+static uint64_t cmp_cost(enum cmp_kind k, struct lfe_bytes v, const struct lfe_ber *subs)
+{
+	uint64_t pieces = 1;
+
+	if (k == CMP_SUB) {
+		struct lfe_ber s = *subs;
+		for (pieces = 0; lfe_ber_more(&s) && lfe_ber_skip(&s); pieces++)
+			;
+	}
+	return pieces * (1 + (uint64_t)v.len);
+}
+
+/* Values of attr, or LFE_FILTER_HIDDEN for a secret or hidden one. */
+static uint32_t item_vals(const struct evalc *e, struct lfe_bytes attr, struct lfe_bytes *vals,
+			  uint32_t cap)
+{
+	if (attr.len == 0 || lfe_attr_is_secret(attr.p, attr.len))
+		return LFE_FILTER_HIDDEN;
+	return e->get(e->ctx, attr, vals, cap);
+}
+
+static int eval_item(struct evalc *e, enum cmp_kind k, struct lfe_bytes attr,
 		     struct lfe_bytes val, const struct lfe_ber *subs)
 {
 	struct lfe_bytes vals[EVAL_VALS];
-	uint32_t n = e->get(e->ctx, attr, vals, EVAL_VALS);
+	uint32_t n = item_vals(e, attr, vals, EVAL_VALS);
+	if (n == LFE_FILTER_HIDDEN)
+		return LFE_FILTER_UNDEFINED;
 	uint32_t seen = n < EVAL_VALS ? n : EVAL_VALS;
 	bool ci = lfe_attr_is_case_ignore(attr.p, attr.len);
 
 	for (uint32_t i = 0; i < seen; i++) {
+		if (!charge(e, cmp_cost(k, vals[i], subs)))
+			return LFE_FILTER_UNDEFINED;
 		bool hit;
 		switch (k) {
 		case CMP_EQ:
@@ -331,9 +388,10 @@ static int eval_item(const struct evalc *e, enum cmp_kind k, struct lfe_bytes at
 	return n > seen ? LFE_FILTER_UNDEFINED : LFE_FILTER_FALSE;
 }
 
-/* Walks a filter validate_node() accepted; the cursor still guards every
- * read, and any failure surfaces through its sticky error. */
-static int eval_node(struct lfe_ber *b, const struct evalc *e)
+/* Walks a filter validate_node() accepted at decode, without checking the
+ * grammar again; the cursor still guards every read, nesting is bounded
+ * here too, and any failure surfaces through the cursor's sticky error. */
+static int eval_node(struct lfe_ber *b, struct evalc *e, unsigned depth)
 {
 	struct lfe_ber s;
 	struct lfe_bytes a, v;
@@ -341,6 +399,12 @@ static int eval_node(struct lfe_ber *b, const struct evalc *e)
 	int r;
 	int tag = lfe_ber_peek(b);
 
+	if (depth > LFE_LDAP_MAX_FILTER_DEPTH) {
+		lfe_ber_fail(b, -E2BIG);
+		return LFE_FILTER_UNDEFINED;
+	}
+	if (!charge(e, 1))
+		return LFE_FILTER_UNDEFINED;
 	switch (tag) {
 	case F_AND:
 	case F_OR: {
@@ -348,8 +412,8 @@ static int eval_node(struct lfe_ber *b, const struct evalc *e)
 		int acc = is_and ? LFE_FILTER_TRUE : LFE_FILTER_FALSE;
 		if (!lfe_ber_enter(b, (uint8_t)tag, &s))
 			return LFE_FILTER_UNDEFINED;
-		while (lfe_ber_more(&s)) {
-			r = eval_node(&s, e);
+		while (lfe_ber_more(&s) && !e->out) {
+			r = eval_node(&s, e, depth + 1);
 			if (r == (is_and ? LFE_FILTER_FALSE : LFE_FILTER_TRUE))
 				return r;
 			if (r == LFE_FILTER_UNDEFINED)
@@ -360,7 +424,9 @@ static int eval_node(struct lfe_ber *b, const struct evalc *e)
 	case F_NOT:
 		if (!lfe_ber_enter(b, F_NOT, &s))
 			return LFE_FILTER_UNDEFINED;
-		r = eval_node(&s, e);
+		r = eval_node(&s, e, depth + 1);
+		if (!lfe_ber_done(&s))
+			return LFE_FILTER_UNDEFINED;
 		return r == LFE_FILTER_UNDEFINED ? r : !r;
 	case F_EQ:
 	case F_APPROX:
@@ -373,17 +439,23 @@ static int eval_node(struct lfe_ber *b, const struct evalc *e)
 			return LFE_FILTER_UNDEFINED;
 		return eval_item(e, tag == F_GE ? CMP_GE : CMP_LE, a, v, NULL);
 	case F_SUB:
-		if (!read_sub(b, &a, &s))
+		if (!read_sub(b, &a, &s, NULL))
 			return LFE_FILTER_UNDEFINED;
 		return eval_item(e, CMP_SUB, a, (struct lfe_bytes){ NULL, 0 }, &s);
 	case F_PRESENT: {
 		struct lfe_bytes none[1];
 		if (!read_desc(b, F_PRESENT, &a))
 			return LFE_FILTER_UNDEFINED;
-		return e->get(e->ctx, a, none, 0) > 0 ? LFE_FILTER_TRUE : LFE_FILTER_FALSE;
+		uint32_t n = item_vals(e, a, none, 0);
+		if (n == LFE_FILTER_HIDDEN)
+			return LFE_FILTER_UNDEFINED;
+		return n > 0 ? LFE_FILTER_TRUE : LFE_FILTER_FALSE;
 	}
 	case F_EXT:
-		if (!read_mra(b, &m) || m.has_rule)
+		/* No matching rule is implemented, and a rule without a type
+		 * would match every attribute, secrets included: both are
+		 * UNDEFINED without looking at a value. */
+		if (!read_mra(b, &m) || m.has_rule || !m.has_type)
 			return LFE_FILTER_UNDEFINED;
 		r = eval_item(e, CMP_EQ, m.type, m.value, NULL);
 		/* dnAttributes would also match the entry's DN values, which
@@ -397,18 +469,24 @@ static int eval_node(struct lfe_ber *b, const struct evalc *e)
 	}
 }
 
-int lfe_filter_eval(const uint8_t *f, size_t len, lfe_filter_attr_fn get, void *ctx)
+int lfe_filter_eval_budget(const uint8_t *f, size_t len, lfe_filter_attr_fn get, void *ctx,
+			   uint64_t *work)
 {
 	struct lfe_ber b;
-	struct evalc e = { get, ctx };
-	int rc = lfe_filter_validate(f, len);
+	struct evalc e = { get, ctx, work, false };
 
-	if (rc)
-		return rc;
 	lfe_ber_init(&b, f, len);
-	int r = eval_node(&b, &e);
-	rc = lfe_ber_error(&b);
+	int r = eval_node(&b, &e, 1);
+	if (e.out)
+		return -ETIME;
+	lfe_ber_done(&b);
+	int rc = lfe_ber_error(&b);
 	return rc ? rc : r;
+}
+
+int lfe_filter_eval(const uint8_t *f, size_t len, lfe_filter_attr_fn get, void *ctx)
+{
+	return lfe_filter_eval_budget(f, len, get, ctx, NULL);
 }
 
 /* ---- RFC 4515 string form ---------------------------------------------- */
@@ -487,7 +565,7 @@ static void str_node(struct lfe_ber *b, struct sbuf *sb)
 		return;
 	case F_SUB: {
 		bool first = true;
-		if (!read_sub(b, &a, &s))
+		if (!read_sub(b, &a, &s, NULL))
 			return;
 		sb_str(sb, "(");
 		sb_bytes(sb, a);
@@ -559,9 +637,8 @@ ssize_t lfe_filter_to_string(const uint8_t *f, size_t len, char *out, size_t cap
 
 static bool desc_is(struct lfe_bytes d, const char *attr)
 {
-	size_t n = strlen(attr);
-
-	return d.len == n && eq_at(d.p, (const uint8_t *)attr, n, true);
+	return !lfe_attr_is_secret(d.p, d.len) &&
+	       lfe_attr_type_eq(d.p, d.len, (const uint8_t *)attr, strlen(attr));
 }
 
 int lfe_filter_find_eq(const uint8_t *f, size_t len, const char *attr,
@@ -569,10 +646,7 @@ int lfe_filter_find_eq(const uint8_t *f, size_t len, const char *attr,
 {
 	struct lfe_ber b, s;
 	struct lfe_bytes a, v;
-	int rc = lfe_filter_validate(f, len);
 
-	if (rc)
-		return rc;
 	lfe_ber_init(&b, f, len);
 	int t = lfe_ber_peek(&b);
 	if (t == F_EQ) {

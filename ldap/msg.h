@@ -30,6 +30,8 @@
 #define LFE_LDAP_MAX_ATTRS        64u   /* attributes listed in a SearchRequest */
 #define LFE_LDAP_MAX_FILTER_DEPTH 32u
 #define LFE_LDAP_MAX_FILTER_NODES 256u
+#define LFE_LDAP_MAX_SUB_PIECES   16u   /* pieces of one substrings item */
+#define LFE_LDAP_MAX_FILTER_PIECES 64u  /* substring pieces in one filter */
 
 /* A slice of a caller-owned buffer. */
 struct lfe_bytes {
@@ -75,6 +77,7 @@ enum lfe_ldap_rc {
 	LFE_RC_NO_SUCH_OBJECT = 32,
 	LFE_RC_INVALID_DN_SYNTAX = 34,
 	LFE_RC_INVALID_CREDENTIALS = 49,
+	LFE_RC_INSUFFICIENT_ACCESS_RIGHTS = 50,
 	LFE_RC_BUSY = 51,
 	LFE_RC_UNAVAILABLE = 52,
 	LFE_RC_UNWILLING_TO_PERFORM = 53,

@@ -25,8 +25,18 @@
  *    (`ldapsearch -b "" -s base`) rarely ask for "+". supportedControl and
  *    supportedSASLMechanisms are omitted: no control is honoured (a critical
  *    one gets unavailableCriticalExtension) and SASL is not offered.
- *  - Search entries never carry userPassword or authPassword, whatever is
- *    requested: an authentication front end must not disclose hashes.
+ *  - Search entries never carry userPassword or authPassword (by name or
+ *    OID, with any option), whatever is requested: an authentication front
+ *    end must not disclose hashes. Each entry a backend emits is checked
+ *    against the filter once more on the policy's view of it (secrets and
+ *    attributes outside search_attrs Undefined), so a backend that matched
+ *    on a secret cannot leak it through the result set either.
+ *  - messageID 0 (RFC 4511 §4.1.1.1: unsolicited notifications only) in a
+ *    request: protocolError Notice of Disconnection, connection closed.
+ *  - A search the decoder refuses for a cap (filter nodes, depth, substring
+ *    pieces, attribute list: -E2BIG) is answered adminLimitExceeded (11) and
+ *    the connection goes on; its framing was sound.
+ *  - The search access policy: session.h, struct lfe_search_policy.
  */
 #include "session.h"
 
@@ -40,7 +50,6 @@
 #define HDR_CAP 16u               /* longest LDAPMessage header + peek */
 #define RESULT_RESERVE 160u       /* any LDAPResult we send, our diagnostics */
 #define SEL_MAX 128u              /* attributes of one entry after selection */
-#define ATTR_NAME_MAX 64u
 
 #define OID_WHOAMI "1.3.6.1.4.1.4203.1.11.3"
 #define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
@@ -265,26 +274,9 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 struct attr_sel {
 	bool all_user, all_oper, types_only, dse;
 	uint32_t n;
-	uint8_t len[LFE_LDAP_MAX_ATTRS];
-	char name[LFE_LDAP_MAX_ATTRS][ATTR_NAME_MAX];
+	const struct lfe_search_policy *pol;   /* NULL for the root DSE */
+	struct lfe_bytes name[LFE_LDAP_MAX_ATTRS];   /* requested, into the PDU */
 };
-
-/* Canonical lower-case type name; attribute options and unknown names
- * that lfe_attr_canon refuses are folded to lower case as they are. */
-static ssize_t canon(const uint8_t *t, size_t len, char *out, size_t cap)
-{
-	ssize_t n = lfe_attr_canon(t, len, out, cap);
-	if (n >= 0)
-		return n;
-	if (len == 0 || len >= cap)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = t[i];
-		out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-	}
-	out[len] = '\0';
-	return (ssize_t)len;
-}
 
 static bool name_is(const char *name, size_t len, const char *lit)
 {
@@ -292,15 +284,9 @@ static bool name_is(const char *name, size_t len, const char *lit)
 	return len == l && memcmp(name, lit, l) == 0;
 }
 
-/* Never disclosed by a search. */
-static bool attr_secret(const char *n, size_t len)
-{
-	return name_is(n, len, "userpassword") || name_is(n, len, "authpassword");
-}
-
 /* Operational attributes an entry may carry (RFC 4512, 3045, 4530, 5020 and
  * the common password-policy ones): returned for "+" or by name only. */
-static bool attr_operational(const char *n, size_t len)
+static bool attr_operational(struct lfe_bytes type)
 {
 	static const char *const oper[] = {
 		"createtimestamp", "modifytimestamp", "creatorsname", "modifiersname",
@@ -309,17 +295,38 @@ static bool attr_operational(const char *n, size_t len)
 		"pwdchangedtime", "pwdaccountlockedtime", "pwdfailuretime",
 		"pwdhistory", "pwdpolicysubentry", "nsuniqueid",
 	};
+	char n[LFE_ATTR_NAME_MAX];
+	ssize_t l = lfe_attr_canon(type.p, lfe_attr_base_len(type.p, type.len), n, sizeof n);
+	if (l <= 0)
+		return false;
 	for (size_t i = 0; i < sizeof oper / sizeof oper[0]; i++)
-		if (name_is(n, len, oper[i]))
+		if (name_is(n, (size_t)l, oper[i]))
 			return true;
 	return false;
 }
 
-static void sel_init(struct attr_sel *sel, const struct lfe_search_req *req, bool dse)
+/* May this search see the attribute at all (return it, test it)? Secrets
+ * never; with a policy list, only its types and their subtypes. */
+static bool policy_allows(const struct lfe_search_policy *pol, struct lfe_bytes type)
 {
-	memset(sel, 0, offsetof(struct attr_sel, len));
+	if (lfe_attr_is_secret(type.p, type.len))
+		return false;
+	if (!pol || pol->n_attrs == 0)
+		return true;
+	for (uint32_t i = 0; i < pol->n_attrs; i++)
+		if (lfe_attr_desc_matches((const uint8_t *)pol->attrs[i], strlen(pol->attrs[i]),
+					  type.p, type.len))
+			return true;
+	return false;
+}
+
+static void sel_init(struct attr_sel *sel, const struct lfe_search_req *req,
+		     const struct lfe_search_policy *pol)
+{
+	memset(sel, 0, offsetof(struct attr_sel, name));
 	sel->types_only = req->types_only;
-	sel->dse = dse;
+	sel->dse = pol == NULL;
+	sel->pol = pol;
 	if (req->n_attrs == 0) {
 		sel->all_user = true;
 		return;
@@ -337,30 +344,51 @@ static void sel_init(struct attr_sel *sel, const struct lfe_search_req *req, boo
 		/* "1.1" alone selects nothing; beside other names it is ignored. */
 		if (a->len == 3 && memcmp(a->p, "1.1", 3) == 0)
 			continue;
-		ssize_t n = canon(a->p, a->len, sel->name[sel->n], ATTR_NAME_MAX);
-		if (n > 0)
-			sel->len[sel->n++] = (uint8_t)n;
+		if (a->len)
+			sel->name[sel->n++] = *a;
 	}
 }
 
 static bool sel_wants(const struct attr_sel *sel, struct lfe_bytes type)
 {
-	char n[ATTR_NAME_MAX];
-	ssize_t l = canon(type.p, type.len, n, sizeof n);
-	if (l <= 0)
-		return false;
 	if (!sel->dse) {
-		if (attr_secret(n, (size_t)l))
+		if (!policy_allows(sel->pol, type))
 			return false;
-		if (attr_operational(n, (size_t)l) ? sel->all_oper : sel->all_user)
+		if (attr_operational(type) ? sel->all_oper : sel->all_user)
 			return true;
 	} else if (sel->all_user || sel->all_oper) {
 		return true;
 	}
+	/* A requested type returns its subtypes too (RFC 4512 §2.5.2). */
 	for (uint32_t i = 0; i < sel->n; i++)
-		if (sel->len[i] == (size_t)l && memcmp(sel->name[i], n, (size_t)l) == 0)
+		if (lfe_attr_desc_matches(sel->name[i].p, sel->name[i].len, type.p, type.len))
 			return true;
 	return false;
+}
+
+/* One entry as the session's filter check sees it: the attributes the
+ * backend emitted, less what the policy hides. */
+struct entry_view {
+	const struct lfe_ldap_attr *attrs;
+	uint32_t n;
+	const struct lfe_search_policy *pol;
+};
+
+static uint32_t view_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+{
+	const struct entry_view *v = ctx;
+
+	if (!policy_allows(v->pol, type))
+		return LFE_FILTER_HIDDEN;
+	for (uint32_t i = 0; i < v->n; i++) {
+		const struct lfe_ldap_attr *a = &v->attrs[i];
+		if (!lfe_attr_type_eq(a->type.p, a->type.len, type.p, type.len))
+			continue;
+		for (uint32_t k = 0; k < a->n_vals && k < cap; k++)
+			vals[k] = a->vals[k];
+		return a->n_vals;
+	}
+	return 0;
 }
 
 enum search_stop { SS_NONE, SS_SIZE, SS_FULL, SS_RETRY, SS_WIDE, SS_ERR };
@@ -368,6 +396,7 @@ enum search_stop { SS_NONE, SS_SIZE, SS_FULL, SS_RETRY, SS_WIDE, SS_ERR };
 struct search_ctx {
 	struct lfe_session_io *io;
 	const struct attr_sel *sel;
+	const struct lfe_search_req *req;
 	int32_t msgid;
 	int32_t size_limit;
 	uint32_t n_entries;
@@ -384,6 +413,17 @@ static int search_emit(void *vctx, struct lfe_bytes dn,
 
 	if (c->stop != SS_NONE)
 		return -ECANCELED;
+	/* The filter once more, on the policy's view of the entry: items on
+	 * secret or hidden attributes are Undefined here whatever the backend
+	 * saw, so no backend can leak them through matching. Three-valued
+	 * logic only turns TRUE into UNDEFINED when items become Undefined, so
+	 * this never adds an entry the backend did not find. */
+	if (!c->sel->dse) {
+		struct entry_view v = { attrs, n_attrs, c->sel->pol };
+		if (lfe_filter_eval(c->req->filter.p, c->req->filter.len, view_get, &v) !=
+		    LFE_FILTER_TRUE)
+			return 0;
+	}
 	if (c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
 		c->stop = SS_SIZE;
 		return -EOVERFLOW;
@@ -456,13 +496,9 @@ static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
 static uint32_t dse_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
 {
 	const struct dse *d = ctx;
-	char want[ATTR_NAME_MAX], have[ATTR_NAME_MAX];
-	ssize_t wl = canon(type.p, type.len, want, sizeof want);
-	if (wl <= 0)
-		return 0;
+
 	for (uint32_t i = 0; i < d->n; i++) {
-		ssize_t hl = canon(d->a[i].type.p, d->a[i].type.len, have, sizeof have);
-		if (hl != wl || memcmp(have, want, (size_t)wl) != 0)
+		if (!lfe_attr_type_eq(d->a[i].type.p, d->a[i].type.len, type.p, type.len))
 			continue;
 		for (uint32_t k = 0; k < d->a[i].n_vals && k < cap; k++)
 			vals[k] = d->a[i].vals[k];
@@ -480,6 +516,29 @@ static int search_done(struct lfe_session_io *io, struct search_ctx *c,
 	return h;
 }
 
+/* Who/where refusals of the policy (session.h): a diagnostic, or NULL
+ * when the search may run. */
+static const char *search_refusal(const struct lfe_session *s, const struct lfe_search_req *req,
+				  const char *base, size_t base_len)
+{
+	const struct lfe_session_cfg *cfg = s->cfg;
+	const struct lfe_search_policy *p = &cfg->search;
+	enum lfe_search_access acc = p->access;
+
+	if (acc == LFE_SEARCH_ACCESS_DEFAULT)
+		acc = cfg->allow_anonymous ? LFE_SEARCH_ACCESS_ANONYMOUS : LFE_SEARCH_ACCESS_BOUND;
+	if (acc == LFE_SEARCH_ACCESS_NONE)
+		return "searching is disabled here";
+	if (s->bound_len == 0 && (acc != LFE_SEARCH_ACCESS_ANONYMOUS || !cfg->allow_anonymous))
+		return "anonymous search is disabled; bind first";
+	if (p->base && !lfe_dn_is_under(base, base_len, p->base, p->base_len))
+		return "search base outside the searchable subtree";
+	if ((p->max_scope == LFE_SEARCH_SCOPE_BASE && req->scope != LFE_SCOPE_BASE) ||
+	    (p->max_scope == LFE_SEARCH_SCOPE_ONE && req->scope == LFE_SCOPE_SUB))
+		return "search scope wider than allowed";
+	return NULL;
+}
+
 static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 		     const struct lfe_ldap_msg *m)
 {
@@ -488,7 +547,7 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 	char base[LFE_DN_MAX + 1];
 	struct attr_sel sel;
 	struct search_ctx c = {
-		.io = io, .sel = &sel, .msgid = m->msgid,
+		.io = io, .sel = &sel, .req = req, .msgid = m->msgid,
 		.size_limit = req->size_limit, .start_len = io->out_len,
 	};
 
@@ -502,7 +561,7 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 	if (bl == 0 && req->scope == LFE_SCOPE_BASE) {
 		struct dse d;
 		dse_build(&d, cfg);
-		sel_init(&sel, req, true);
+		sel_init(&sel, req, NULL);
 		int f = lfe_filter_eval(req->filter.p, req->filter.len, dse_get, &d);
 		if (f < 0)
 			return search_done(io, &c, LFE_RC_PROTOCOL_ERROR, "malformed filter");
@@ -510,10 +569,13 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 		if (f == LFE_FILTER_TRUE)
 			search_emit(&c, (struct lfe_bytes){ (const uint8_t *)"", 0 }, d.a, d.n);
 	} else {
+		const char *why = search_refusal(s, req, base, (size_t)bl);
+		if (why)
+			return search_done(io, &c, LFE_RC_INSUFFICIENT_ACCESS_RIGHTS, why);
 		if (!cfg->be || !cfg->be->search)
 			return search_done(io, &c, LFE_RC_UNWILLING_TO_PERFORM,
 					   "search is not supported here");
-		sel_init(&sel, req, false);
+		sel_init(&sel, req, &cfg->search);
 		struct lfe_be_search bs = {
 			.base_ndn = base, .base_ndn_len = (size_t)bl, .req = req,
 		};
@@ -600,9 +662,21 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 		      const uint8_t *pdu, size_t len)
 {
 	struct lfe_ldap_msg m;
+	int dr = lfe_ldap_decode(pdu, len, &m);
 
-	if (lfe_ldap_decode(pdu, len, &m) < 0)
+	/* A well-framed search over the filter or attribute-list caps is a
+	 * limit, not garbage: answer it and keep the connection. */
+	if (dr == -E2BIG && m.op == LFE_OP_SEARCH_REQ && m.msgid > 0) {
+		s->st.searches++;
+		return reply(io, m.msgid, LFE_OP_SEARCH_DONE, LFE_RC_ADMIN_LIMIT_EXCEEDED,
+			     "filter or attribute list exceeds the server's limits");
+	}
+	if (dr < 0)
 		return protocol_close(s, io, "malformed LDAP message");
+	/* RFC 4511 §4.1.1.1: messageID 0 is reserved for unsolicited
+	 * notifications; a request carrying it is a protocol error. */
+	if (m.msgid == 0)
+		return protocol_close(s, io, "messageID 0 is reserved");
 	if (m.op == LFE_OP_UNBIND_REQ)
 		return H_CLOSE;
 	if (m.op == LFE_OP_ABANDON_REQ)
@@ -809,6 +883,102 @@ int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
 		s->bound_len = s->pending_len;
 	}
 	s->pending = false;
+	return 0;
+}
+
+/* -------------------------------------------------------------- policy */
+
+static bool word_is(const char *s, const char *lit)
+{
+	return s && strcmp(s, lit) == 0;
+}
+
+int lfe_search_access_parse(const char *s, enum lfe_search_access *out, const char **why)
+{
+	static const struct { const char *name; enum lfe_search_access v; } t[] = {
+		{ "anonymous", LFE_SEARCH_ACCESS_ANONYMOUS },
+		{ "bound", LFE_SEARCH_ACCESS_BOUND },
+		{ "none", LFE_SEARCH_ACCESS_NONE },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		if (word_is(s, t[i].name)) {
+			*out = t[i].v;
+			return 0;
+		}
+	}
+	*why = "expected anonymous, bound or none";
+	return -EINVAL;
+}
+
+int lfe_search_scope_parse(const char *s, enum lfe_search_scope_max *out, const char **why)
+{
+	static const struct { const char *name; enum lfe_search_scope_max v; } t[] = {
+		{ "base", LFE_SEARCH_SCOPE_BASE },
+		{ "one", LFE_SEARCH_SCOPE_ONE },
+		{ "sub", LFE_SEARCH_SCOPE_SUB },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		if (word_is(s, t[i].name)) {
+			*out = t[i].v;
+			return 0;
+		}
+	}
+	*why = "expected base, one or sub";
+	return -EINVAL;
+}
+
+/* A descr or numericoid, no options: what lfe_attr_canon accepts. */
+static bool plain_type(const char *t, size_t n)
+{
+	char tmp[LFE_ATTR_NAME_MAX];
+	return lfe_attr_canon((const uint8_t *)t, n, tmp, sizeof tmp) > 0;
+}
+
+int lfe_search_attrs_parse(struct lfe_search_policy *p, const char *list, const char **why)
+{
+	char a[LFE_SEARCH_MAX_ATTRS][LFE_ATTR_NAME_MAX];
+	uint32_t n = 0;
+
+	while (list && *list) {
+		size_t l = strcspn(list, ",");
+		const char *t = list, *e = list + l;
+		list = *e ? e + 1 : e;
+		while (t < e && (*t == ' ' || *t == '\t'))
+			t++;
+		while (e > t && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		size_t tl = (size_t)(e - t);
+		if (tl == 0 || (*list == '\0' && list[-1] == ',')) {
+			*why = "empty attribute name in the list";
+			return -EINVAL;
+		}
+		if (memchr(t, ';', tl)) {
+			*why = "attribute options are not allowed (a type covers its subtypes)";
+			return -EINVAL;
+		}
+		if (!plain_type(t, tl)) {
+			*why = "not an attribute type (a name or a numeric OID)";
+			return -EINVAL;
+		}
+		if (lfe_attr_is_secret((const uint8_t *)t, tl)) {
+			*why = "userPassword and authPassword can never be searched";
+			return -EINVAL;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			if (lfe_attr_type_eq((const uint8_t *)a[i], strlen(a[i]), (const uint8_t *)t, tl)) {
+				*why = "attribute listed twice";
+				return -EINVAL;
+			}
+		}
+		if (n == LFE_SEARCH_MAX_ATTRS) {
+			*why = "too many attributes (at most 32)";
+			return -EINVAL;
+		}
+		memcpy(a[n], t, tl);
+		a[n++][tl] = '\0';
+	}
+	memcpy(p->attrs, a, sizeof a[0] * n);
+	p->n_attrs = n;
 	return 0;
 }
 

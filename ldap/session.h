@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attr.h"
 #include "msg.h"
 
 struct lfe_session;
@@ -63,6 +64,61 @@ struct lfe_backend_ops {
 		      lfe_be_emit_fn emit, void *emit_ctx);
 };
 
+/* Search access policy (the daemon's [ldap] search_* keys).
+ *
+ * Who may search: `access`. allow_anonymous = false refuses anonymous
+ * searches whatever `access` says. Where: `base` (a search's base must be
+ * at or under it) and `max_scope` (the widest scope). What: `attrs` (the
+ * only attribute types a search may return or test in a filter; their
+ * subtypes with options included; none of them may be secret).
+ *
+ * Answers, decided after RFC 4513 §6.1 and slapd's ACL behaviour:
+ *  - a search refused by who/where (access, allow_anonymous, base, scope)
+ *    gets insufficientAccessRights (50) and no entry. The refusal depends
+ *    on the request and the identity only, never on what the directory
+ *    holds, so it discloses nothing about which entries exist;
+ *  - attributes outside `attrs`, and the secret ones (attr.h) always, are
+ *    treated as slapd treats attributes without search/read access: not
+ *    returned, and every filter item on them is Undefined, so a filter on
+ *    them can never make an entry match (no error: an error would tell
+ *    which attributes exist);
+ *  - the root DSE (base "", scope base) stays readable to everyone, bound
+ *    or not, whatever the policy: clients need it for discovery
+ *    (namingContexts, supportedLDAPVersion) before they bind. */
+enum lfe_search_access {
+	LFE_SEARCH_ACCESS_DEFAULT = 0,  /* anonymous if allow_anonymous, else bound */
+	LFE_SEARCH_ACCESS_ANONYMOUS,    /* anyone */
+	LFE_SEARCH_ACCESS_BOUND,        /* bound identities only */
+	LFE_SEARCH_ACCESS_NONE,         /* nobody (the root DSE excepted) */
+};
+
+enum lfe_search_scope_max {
+	LFE_SEARCH_SCOPE_SUB = 0,       /* any scope (default) */
+	LFE_SEARCH_SCOPE_ONE,           /* base and one level */
+	LFE_SEARCH_SCOPE_BASE,          /* base only */
+};
+
+#define LFE_SEARCH_MAX_ATTRS 32u
+
+struct lfe_search_policy {
+	enum lfe_search_access access;
+	enum lfe_search_scope_max max_scope;
+	const char *base;               /* normalized DN (dn.h); NULL: any base */
+	size_t base_len;
+	uint32_t n_attrs;               /* 0: every attribute but the secret ones */
+	char attrs[LFE_SEARCH_MAX_ATTRS][LFE_ATTR_NAME_MAX];  /* types as given */
+};
+
+/* Parsers shared by the daemon's config and the session (one spelling
+ * each). 0, or -EINVAL with *why set to a static reason. */
+int lfe_search_access_parse(const char *s, enum lfe_search_access *out, const char **why);
+int lfe_search_scope_parse(const char *s, enum lfe_search_scope_max *out, const char **why);
+/* Fill p->attrs/n_attrs from a comma list of attribute types ("uid, cn,
+ * mail"); "" or NULL: no restriction. Refuses empty items, malformed or
+ * overlong types, options, duplicates (lfe_attr_type_eq), secret types and
+ * more than LFE_SEARCH_MAX_ATTRS. On error p is unchanged. */
+int lfe_search_attrs_parse(struct lfe_search_policy *p, const char *list, const char **why);
+
 /* Allocator for PDUs split across input chunks. get returns a buffer of at
  * least `size` bytes or NULL (then the connection is reset: LFE_SESS_ABORT). */
 struct lfe_session_alloc {
@@ -81,6 +137,9 @@ struct lfe_session_cfg {
 	const char *naming_context;     /* suffix as configured, may be NULL */
 	const char *vendor_name;        /* NULL → "ldapfe" */
 	const char *vendor_version;     /* NULL → omitted */
+	struct lfe_search_policy search;   /* all zero: anyone allowed by
+	                                    * allow_anonymous, anywhere, any
+	                                    * non-secret attribute */
 };
 
 /* Flags in lfe_session_io.flags after a call. */

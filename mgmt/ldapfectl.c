@@ -350,22 +350,12 @@ static int hash_password(const struct ctl *c, const char *pw, size_t len, char *
 
 static bool is_password_type(const uint8_t *t, size_t n)
 {
-	static const char *const names[] = { "userPassword", "authPassword" };
-	const uint8_t *semi = memchr(t, ';', n);
-
-	if (semi)
-		n = (size_t)(semi - t);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == n && strncasecmp((const char *)t, names[i], n) == 0)
-			return true;
-	return false;
+	return lfe_attr_is_secret(t, n);
 }
 
 static bool is_type(const struct lfe_bytes *t, const char *name)
 {
-	size_t n = strlen(name);
-
-	return t->len == n && strncasecmp((const char *)t->p, name, n) == 0;
+	return lfe_attr_type_eq(t->p, t->len, (const uint8_t *)name, strlen(name));
 }
 
 /* ------------------------------------------------------ attribute lists */
@@ -387,10 +377,18 @@ static void attr_list_free(struct attr_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* Hash of the canonical type (aliases and OIDs hash alike); options are
+ * left to same_type. */
 static uint32_t type_hash(struct lfe_bytes t)
 {
 	uint32_t h = 2166136261u;
+	char canon[LFE_ATTR_NAME_MAX];
+	ssize_t cl = lfe_attr_canon(t.p, lfe_attr_base_len(t.p, t.len), canon, sizeof(canon));
 
+	if (cl > 0)
+		t = (struct lfe_bytes){ (const uint8_t *)canon, (size_t)cl };
+	else
+		t.len = lfe_attr_base_len(t.p, t.len);
 	for (size_t i = 0; i < t.len; i++) {
 		uint8_t ch = t.p[i];
 
@@ -403,7 +401,7 @@ static uint32_t type_hash(struct lfe_bytes t)
 
 static bool same_type(struct lfe_bytes a, struct lfe_bytes b)
 {
-	return a.len == b.len && strncasecmp((const char *)a.p, (const char *)b.p, a.len) == 0;
+	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
 }
 
 static int group_attrs(const struct lfe_ldif_av *av, uint32_t n, struct attr_list *out)
@@ -671,7 +669,8 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		for (uint32_t i = 0; i < e.n; i++) {
 			char scheme[SCHEME_MAX];
 
-			if (!is_type(&e.av[i].type, "userPassword") ||
+			if (!lfe_attr_base_eq(e.av[i].type.p, e.av[i].type.len,
+					      (const uint8_t *)"userPassword", 12) ||
 			    lfe_pw_scheme_name((const char *)e.av[i].val.p, e.av[i].val.len,
 					       scheme, sizeof(scheme)) <= 0)
 				continue;
@@ -968,16 +967,12 @@ static bool kv_has_type(const struct kv_list *l, const char *type)
  * too) and values the way the attribute compares them? */
 static bool kv_has_value(const struct kv_list *l, const struct berval *t, const struct berval *v)
 {
-	char want[128], have[128];
-	bool ci;
+	bool ci = lfe_attr_is_case_ignore((const uint8_t *)t->bv_val, t->bv_len);
 
-	if (lfe_attr_canon((const uint8_t *)t->bv_val, t->bv_len, want, sizeof(want)) < 0)
-		return false;
-	ci = lfe_attr_is_case_ignore((const uint8_t *)t->bv_val, t->bv_len);
 	for (uint32_t i = 0; i < l->n; i++) {
 		const struct lfe_ldif_av *a = &l->av[i];
 
-		if (lfe_attr_canon(a->type.p, a->type.len, have, sizeof(have)) < 0 || strcmp(want, have))
+		if (!lfe_attr_type_eq(a->type.p, a->type.len, (const uint8_t *)t->bv_val, t->bv_len))
 			continue;
 		if (a->val.len == v->bv_len &&
 		    (ci ? strncasecmp((const char *)a->val.p, v->bv_val, v->bv_len)
@@ -1059,6 +1054,18 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 
 		if (!is_password_type(kv.av[i].type.p, kv.av[i].type.len))
 			continue;
+		/* authPassword has its own syntax, "scheme$authInfo$authValue"
+		 * (RFC 3112), always hashed. */
+		if (lfe_attr_base_eq(kv.av[i].type.p, kv.av[i].type.len,
+				     (const uint8_t *)"authPassword", 12)) {
+			const uint8_t *d = memchr(kv.av[i].val.p, '$', kv.av[i].val.len);
+			if (d && d != kv.av[i].val.p &&
+			    memchr(d + 1, '$', kv.av[i].val.len - (size_t)(d + 1 - kv.av[i].val.p)))
+				continue;
+			result = usage_error(cmd, "--attr %.*s= takes an RFC 3112 value (scheme$salt$hash)",
+					     (int)kv.av[i].type.len, (const char *)kv.av[i].type.p);
+			goto out;
+		}
 		if (lfe_pw_scheme_name((const char *)kv.av[i].val.p, kv.av[i].val.len, scheme,
 				       sizeof(scheme)) < 0 || strcmp(scheme, "{CLEARTEXT}") == 0) {
 			result = usage_error(cmd, "--attr %.*s= takes an already hashed value ({SCHEME}...); "

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ldap/attr.h"
+
 enum { LL_END = 0, LL_BLANK = 1, LL_LINE = 2 };
 
 static int fail(struct lfe_ldif_err *err, unsigned line, int rc, const char *fmt, ...)
@@ -288,9 +290,7 @@ static int split_line(const uint8_t *s, size_t n, unsigned line, struct line_par
 
 static bool type_is(const struct line_parts *lp, const char *name)
 {
-	size_t n = strlen(name);
-
-	return lp->type_len == n && strncasecmp((const char *)lp->type, name, n) == 0;
+	return lfe_attr_type_eq(lp->type, lp->type_len, (const uint8_t *)name, strlen(name));
 }
 
 /* Append the decoded value to e->buf; its offset and length go to *off, *len. */

@@ -73,6 +73,8 @@ user no sub|2|missing sub-command|user
 user bad sub|2|unknown sub-command "mod"|user mod uid=a,dc=x
 user add bad attr|2|--attr wants TYPE=VALUE|user add uid=a,dc=x --attr mail
 user add cleartext pw|2|already hashed value|user add uid=a,dc=x --attr userPassword=secret
+user add cleartext pw option|2|already hashed value|user add uid=a,dc=x --attr userPassword;x-legacy=secret
+user add plain authPassword|2|takes an RFC 3112 value|user add uid=a,dc=x --attr authPassword;foo=secret
 bad scheme syntax|2|invalid password scheme|--scheme {no$pe} info
 export extra arg|2|unexpected argument|export extra
 EOF
@@ -171,6 +173,8 @@ control|bad.ldif:14: changetype records are not supported|dn: uid=x,ou=people,dc
 url value|bad.ldif:14: URL values|dn: uid=x,ou=people,dc=example,dc=com\njpegPhoto:< file:///etc/passwd\n
 bad base64|bad.ldif:14: invalid base64|dn: uid=x,ou=people,dc=example,dc=com\ncn:: Zm9v!\n
 base64 pad bits|bad.ldif:14: invalid base64|dn: uid=x,ou=people,dc=example,dc=com\ncn:: Zm9=\n
+base64 after padding|bad.ldif:14: invalid base64 value of "userPassword"|dn: uid=x,ou=people,dc=example,dc=com\nuserPassword:: YQ==YQ==\n
+base64 data after one pad|bad.ldif:14: invalid base64 value of "userPassword;x-legacy"|dn: uid=x,ou=people,dc=example,dc=com\nuserPassword;x-legacy:: YQ=A\n
 missing colon|bad.ldif:14: missing ':'|dn: uid=x,ou=people,dc=example,dc=com\njust text\n
 bad attr name|bad.ldif:14: invalid attribute name|dn: uid=x,ou=people,dc=example,dc=com\nc n: x\n
 late version|bad.ldif:13: "version:" is only allowed|version: 1\n

@@ -60,6 +60,32 @@ static void test_set_table(void)
 		{ "ldap", "search_max_candidates", "0", -EINVAL, "[ldap] search_max_candidates" },
 		{ "ldap", "search_max_candidates", "10000001", -EINVAL, "out of range 1..10000000" },
 		{ "ldap", "search_max_candidates", "500", 0, NULL },
+		{ "ldap", "search_access", "bound", 0, NULL },
+		{ "ldap", "search_access", "none", 0, NULL },
+		{ "ldap", "search_access", " anonymous ", 0, NULL },
+		{ "ldap", "search_access", "everyone", -EINVAL,
+		  "[ldap] search_access: \"everyone\": expected anonymous, bound or none" },
+		{ "ldap", "search_access", "", -EINVAL, "[ldap] search_access" },
+		{ "ldap", "search_scope", "one", 0, NULL },
+		{ "ldap", "search_scope", "subtree", -EINVAL,
+		  "[ldap] search_scope: \"subtree\": expected base, one or sub" },
+		{ "ldap", "search_base", "ou=People, dc=example,dc=com", 0, NULL },
+		{ "ldap", "search_base", "not a dn", -EINVAL, "[ldap] search_base: \"not a dn\": not a valid" },
+		{ "ldap", "search_base", "", -EINVAL, "[ldap] search_base" },
+		{ "ldap", "search_attrs", "uid, cn,mail , 0.9.2342.19200300.100.1.3x", -EINVAL,
+		  "[ldap] search_attrs" },
+		{ "ldap", "search_attrs", "uid, cn,mail,objectClass", 0, NULL },
+		{ "ldap", "search_attrs", "uid,userPassword", -EINVAL, "can never be searched" },
+		{ "ldap", "search_attrs", "uid,2.5.4.35", -EINVAL, "can never be searched" },
+		{ "ldap", "search_attrs", "authPassword", -EINVAL, "can never be searched" },
+		{ "ldap", "search_attrs", "uid,userid", -EINVAL, "listed twice" },
+		{ "ldap", "search_attrs", "cn;lang-en", -EINVAL, "options" },
+		{ "ldap", "search_attrs", "uid,,cn", -EINVAL, "empty attribute name" },
+		{ "ldap", "search_attrs", "uid,", -EINVAL, "empty attribute name" },
+		{ "ldap", "search_attrs", "", -EINVAL, "[ldap] search_attrs" },
+		{ "ldap", "search_attrs", "c n", -EINVAL, "not an attribute type" },
+		{ "ldap", "search_attrs", "a1,a2,a3,a4,a5,a6,a7,a8,a9,a10,a11,a12,a13,a14,a15,a16,a17,"
+		  "a18,a19,a20,a21,a22,a23,a24,a25,a26,a27,a28,a29,a30,a31,a32,a33", -EINVAL, "too many" },
 		{ "port0", "dev", "net_af_packet0,iface=veth0,qpairs=2", 0, NULL },
 		{ "port0", "address", "10.99.0.1/24", 0, NULL },
 		{ "port0", "address", "10.99.0.1", -EINVAL, "a.b.c.d/len" },
@@ -173,6 +199,20 @@ static void test_finish_table(void)
 		{ "dup dev", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
 			       { "port0", "address", "10.0.0.1/24" }, { "port1", "dev", "d0" },
 			       { "port1", "address", "10.0.1.1/24" } }, "[port1] dev: same as [port0]" },
+		{ "anon search without anon", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				{ "port0", "address", "10.0.0.1/24" }, { "ldap", "allow_anonymous", "false" },
+				{ "ldap", "search_access", "anonymous" } },
+		  "[ldap] search_access: anonymous conflicts with allow_anonymous = false" },
+		{ "bound search without anon", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				{ "port0", "address", "10.0.0.1/24" }, { "ldap", "allow_anonymous", "false" },
+				{ "ldap", "search_access", "bound" } }, NULL },
+		{ "search base outside suffix", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				{ "port0", "address", "10.0.0.1/24" }, { "ldap", "suffix", "dc=example,dc=com" },
+				{ "ldap", "search_base", "ou=x,dc=other" } },
+		  "[ldap] search_base: not at or under the suffix" },
+		{ "search base under suffix", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				{ "port0", "address", "10.0.0.1/24" }, { "ldap", "suffix", "DC=Example,dc=com" },
+				{ "ldap", "search_base", "ou=People,dc=example,dc=com" } }, NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct fincase *c = &cases[i];
@@ -203,6 +243,31 @@ static void test_refused_leaves_nothing(void)
 	CHECK(lfe_config_finish(&c, err) == -EINVAL && strstr(err, "[port0] address: required"), "%s", err);
 	CHECK(lfe_config_set(&c, "ldap", "port", "389,99999", err) == -EINVAL, "bad port list");
 	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "ports untouched");
+}
+
+static void test_search_policy_values(void)
+{
+	struct lfe_config c;
+	char err[LFE_CFG_ERR_LEN] = "";
+	lfe_config_defaults(&c);
+	CHECK(c.search_access == LFE_SEARCH_ACCESS_DEFAULT && c.search_scope == LFE_SEARCH_SCOPE_SUB &&
+	      c.search_base[0] == '\0' && c.search_attrs[0] == '\0', "search defaults");
+	CHECK(lfe_config_set(&c, "ldap", "search_access", "bound", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_scope", "base", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_base", "OU=People,  DC=Example,dc=com", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_attrs", "uid, mail", err) == 0, "%s", err);
+	CHECK(c.search_access == LFE_SEARCH_ACCESS_BOUND, "access");
+	CHECK(c.search_scope == LFE_SEARCH_SCOPE_BASE, "scope");
+	CHECK(strcmp(c.search_base, "ou=people,dc=example,dc=com") == 0, "base normalized: %s", c.search_base);
+	struct lfe_search_policy p;
+	const char *why = NULL;
+	CHECK(lfe_search_attrs_parse(&p, c.search_attrs, &why) == 0 && p.n_attrs == 2 &&
+	      strcmp(p.attrs[0], "uid") == 0 && strcmp(p.attrs[1], "mail") == 0, "attrs");
+	/* A refused value leaves the earlier one in place. */
+	CHECK(lfe_config_set(&c, "ldap", "search_access", "all", err) == -EINVAL, "bad access");
+	CHECK(c.search_access == LFE_SEARCH_ACCESS_BOUND, "access untouched");
+	CHECK(lfe_config_set(&c, "ldap", "search_attrs", "uid,userPassword", err) == -EINVAL, "secret");
+	CHECK(strcmp(c.search_attrs, "uid, mail") == 0, "attrs untouched: %s", c.search_attrs);
 }
 
 static void test_impair(void)
@@ -238,6 +303,7 @@ int main(void)
 	test_values();
 	test_finish_table();
 	test_refused_leaves_nothing();
+	test_search_policy_values();
 	test_impair();
 	if (failures) {
 		fprintf(stderr, "test_config: %d failure(s)\n", failures);

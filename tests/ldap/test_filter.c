@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ldap/attr.h"
 #include "ldap/ber.h"
 #include "ldap/filter.h"
 
@@ -201,11 +202,15 @@ static void test_bad(void)
 		CHECK(rc == bads[i].rc, "%s: rc %d", bads[i].name, rc);
 		if (bads[i].rc == 0)
 			continue;
-		/* Every entry point refuses what validate refuses. */
+		/* to_string validates; eval and find_eq run on filters validated
+		 * at decode and do not check the grammar again, but stay
+		 * memory-safe (ASan) and never report TRUE or a hit on them. */
 		CHECK(lfe_filter_to_string(f, n, s, sizeof s) == bads[i].rc, "%s: to_string", bads[i].name);
-		CHECK(lfe_filter_find_eq(f, n, "a", &v) == bads[i].rc, "%s: find_eq", bads[i].name);
-		CHECK(lfe_filter_eval(f, n, get_none, NULL) ==
-		      bads[i].rc, "%s: eval", bads[i].name);
+		int fe = lfe_filter_find_eq(f, n, "a", &v);
+		CHECK(fe <= 0, "%s: find_eq %d", bads[i].name, fe);
+		int ev = lfe_filter_eval(f, n, get_none, NULL);
+		CHECK(ev < 0 || ev == LFE_FILTER_FALSE || ev == LFE_FILTER_UNDEFINED, "%s: eval %d",
+		      bads[i].name, ev);
 	}
 	static const struct {
 		bool nots;
@@ -345,6 +350,208 @@ static void test_eval(void)
 	}
 }
 
+
+/* ---- secrets ---------------------------------------------------------- */
+
+/* An entry holding every kind of secret. The provider matches types the
+ * way the store does (lfe_attr_type_eq) and records whether the evaluator
+ * ever asked it for a secret. */
+#define PW_MAIN "{SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g"
+#define PW_LEGACY "{CRYPT}legacyhash"
+#define AUTH_MAIN "SHA1$c2FsdA$aGFzaA"
+#define AUTH_FOO "MD5$Zm9v$YmFy"
+
+static const struct fattr secret_entry[] = {
+	{ "uid", { "alice" } },
+	{ "objectClass", { "person" } },
+	{ "userPassword", { PW_MAIN } },
+	{ "userPassword;x-legacy", { PW_LEGACY } },
+	{ "authPassword", { AUTH_MAIN } },
+	{ "authPassword;foo", { AUTH_FOO } },
+};
+
+static int asked_secret;
+
+static uint32_t get_secret_entry(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals,
+				 uint32_t cap)
+{
+	(void)ctx;
+	if (lfe_attr_is_secret(type.p, type.len))
+		asked_secret++;
+	for (size_t i = 0; i < sizeof secret_entry / sizeof secret_entry[0]; i++) {
+		const struct fattr *a = &secret_entry[i];
+		if (!lfe_attr_type_eq((const uint8_t *)a->type, strlen(a->type), type.p, type.len))
+			continue;
+		uint32_t n = 0;
+		for (; a->vals[n]; n++)
+			if (n < cap)
+				vals[n] = (struct lfe_bytes){ (const uint8_t *)a->vals[n], strlen(a->vals[n]) };
+		return n;
+	}
+	return 0;
+}
+
+/* Every filter type, on every spelling of every secret, alone and nested,
+ * is Undefined; the values used are the stored ones, so each filter would
+ * be TRUE if the evaluator looked. */
+static void test_secrets(void)
+{
+	static const struct {
+		const char *type, *val, *head, *mid, *tail;
+	} types[] = {
+		{ "userPassword", PW_MAIN, "{SSHA}", "Mm5", "mj9g" },
+		{ "USERPASSWORD", PW_MAIN, "{SSHA}W", "Pz8", "9g" },
+		{ "2.5.4.35", PW_MAIN, "{SSHA}W6", "Ggi", "g" },
+		{ "userPassword;x-legacy", PW_LEGACY, "{CRYPT}", "acy", "hash" },
+		{ "UserPassword;X-Legacy", PW_LEGACY, "{C", "egac", "sh" },
+		{ "2.5.4.35;x-legacy", PW_LEGACY, "{CRYPT}l", "y", "h" },
+		{ "authPassword", AUTH_MAIN, "SHA1$", "FsdA", "aGFzaA" },
+		{ "1.3.6.1.4.1.4203.1.3.4", AUTH_MAIN, "SHA", "$", "A" },
+		{ "authPassword;foo", AUTH_FOO, "MD5$", "m9v", "YmFy" },
+		{ "AUTHPASSWORD;FOO", AUTH_FOO, "M", "$", "y" },
+	};
+	/* %1$s type, %2$s value, %3$s head, %4$s mid, %5$s tail */
+	static const char *const forms[] = {
+		"(%1$s=%2$s)", "(%1$s=*)", "(%1$s=%3$s*)", "(%1$s=*%4$s*)", "(%1$s=*%5$s)",
+		"(%1$s=%3$s*%4$s*%5$s)", "(%1$s>=!)", "(%1$s<=~)", "(%1$s>=%2$s)", "(%1$s<=%2$s)",
+		"(%1$s~=%2$s)", "(%1$s:=%2$s)", "(%1$s:dn:=%2$s)", "(%1$s:caseExactMatch:=%2$s)",
+		"(%1$s:2.5.13.5:=%2$s)", "(!(%1$s=%2$s))", "(!(%1$s=nomatch))", "(!(%1$s=*))",
+		"(!(!(%1$s=*)))", "(&(uid=alice)(%1$s=%3$s*))", "(&(uid=alice)(!(%1$s=x)))",
+		"(|(uid=bob)(%1$s=%2$s))", "(|(uid=bob)(!(%1$s=%2$s)))",
+		"(&(objectClass=person)(|(uid=bob)(%1$s=*%4$s*)))",
+	};
+	uint8_t f[1024];
+	char s[512];
+	unsigned n = 0;
+
+	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+		for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+			snprintf(s, sizeof s, forms[k], types[t].type, types[t].val, types[t].head,
+				 types[t].mid, types[t].tail);
+#pragma GCC diagnostic pop
+			size_t fl = enc(s, f, sizeof f);
+			asked_secret = 0;
+			int r = lfe_filter_eval(f, fl, get_secret_entry, NULL);
+			CHECK(r == U, "%s: %d, want Undefined", s, r);
+			CHECK(asked_secret == 0, "%s: provider asked for a secret", s);
+			n++;
+		}
+	}
+	/* Extensible match without a type never reaches any value. */
+	static const char *const typeless[] = { "(:caseExactMatch:=" PW_MAIN ")",
+						"(:dn:2.5.13.5:=" AUTH_MAIN ")" };
+	for (size_t i = 0; i < 2; i++) {
+		size_t fl = enc(typeless[i], f, sizeof f);
+		asked_secret = 0;
+		CHECK(lfe_filter_eval(f, fl, get_secret_entry, NULL) == U, "%s", typeless[i]);
+		CHECK(asked_secret == 0, "%s: provider asked", typeless[i]);
+	}
+	/* The rest of the entry still matches as usual. */
+	size_t fl = enc("(|(uid=alice)(userPassword=" PW_MAIN "))", f, sizeof f);
+	CHECK(lfe_filter_eval(f, fl, get_secret_entry, NULL) == T, "legitimate OR branch");
+	fl = enc("(userPassword;x-other=*)", f, sizeof f);
+	CHECK(lfe_filter_eval(f, fl, get_secret_entry, NULL) == U, "unknown option");
+	CHECK(n == 240, "%u secret filters", n);
+}
+
+/* A provider hiding an attribute makes every item on it Undefined. */
+static uint32_t get_hide_uid(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+{
+	if (lfe_attr_base_eq(type.p, type.len, (const uint8_t *)"uid", 3))
+		return LFE_FILTER_HIDDEN;
+	return get_secret_entry(ctx, type, vals, cap);
+}
+
+static void test_hidden(void)
+{
+	static const struct { const char *f; int want; } cases[] = {
+		{ "(uid=alice)", U }, { "(uid=*)", U }, { "(!(uid=bob))", U }, { "(userid=al*)", U },
+		{ "(uid>=a)", U }, { "(uid:=alice)", U }, { "(objectClass=person)", T },
+		{ "(&(objectClass=person)(!(uid=x)))", U }, { "(|(objectClass=person)(uid=x))", T },
+	};
+	uint8_t f[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = enc(cases[i].f, f, sizeof f);
+		int r = lfe_filter_eval(f, n, get_hide_uid, NULL);
+		CHECK(r == cases[i].want, "hidden %s: %d want %d", cases[i].f, r, cases[i].want);
+	}
+}
+
+/* ---- work bounds ------------------------------------------------------ */
+
+/* "(cn=*x*x...*)" with k any-pieces per item, `items` items under an AND. */
+static size_t pieces_filter(unsigned items, unsigned k, uint8_t *f, size_t cap)
+{
+	char s[4096];
+	size_t o = 0;
+
+	if (items > 1)
+		o += (size_t)snprintf(s + o, sizeof s - o, "(&");
+	for (unsigned i = 0; i < items; i++) {
+		o += (size_t)snprintf(s + o, sizeof s - o, "(cn=");
+		for (unsigned j = 0; j < k; j++)
+			o += (size_t)snprintf(s + o, sizeof s - o, "*x");
+		o += (size_t)snprintf(s + o, sizeof s - o, "*)");
+	}
+	if (items > 1)
+		snprintf(s + o, sizeof s - o, ")");
+	return enc(s, f, cap);
+}
+
+static void test_caps(void)
+{
+	static const struct { unsigned items, k; int rc; } cases[] = {
+		{ 1, LFE_LDAP_MAX_SUB_PIECES, 0 },
+		{ 1, LFE_LDAP_MAX_SUB_PIECES + 1, -E2BIG },
+		{ 1, 1000, -E2BIG },
+		{ 4, 16, 0 },                      /* 64 pieces in all */
+		{ 5, 13, -E2BIG },                 /* 65 */
+		{ 64, 1, 0 },
+		{ 65, 1, -E2BIG },
+	};
+	static uint8_t f[65536];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = pieces_filter(cases[i].items, cases[i].k, f, sizeof f);
+		int rc = lfe_filter_validate(f, n);
+		CHECK(rc == cases[i].rc, "%u items x %u pieces: %d want %d", cases[i].items,
+		      cases[i].k, rc, cases[i].rc);
+	}
+	/* Unvalidated input nested past the depth bound: eval refuses it
+	 * instead of recursing (the cursor alone would allow ~32k levels). */
+	size_t n = build(f, sizeof f, true, 5000);
+	CHECK(lfe_filter_eval(f, n, get_none, NULL) == -E2BIG, "deep eval");
+}
+
+static void test_budget(void)
+{
+	uint8_t f[256];
+	size_t n = enc("(|(cn=*zz*)(uid=alice))", f, sizeof f);
+	uint64_t work = UINT64_MAX;
+
+	CHECK(lfe_filter_eval_budget(f, n, get_attr, NULL, &work) == T, "large budget");
+	uint64_t used = UINT64_MAX - work;
+	/* 3 nodes; "Alice Smith" (11 bytes) and "Al" (2) once per piece;
+	 * "alice" (5) once. */
+	CHECK(used == 3 + 12 + 3 + 6, "work used %llu", (unsigned long long)used);
+	work = used;
+	CHECK(lfe_filter_eval_budget(f, n, get_attr, NULL, &work) == T && work == 0, "exact budget");
+	work = used - 1;
+	CHECK(lfe_filter_eval_budget(f, n, get_attr, NULL, &work) == -ETIME && work == 0,
+	      "budget one short");
+	work = 0;
+	CHECK(lfe_filter_eval_budget(f, n, get_attr, NULL, &work) == -ETIME, "empty budget");
+	/* One budget across the candidates of a request runs out. */
+	work = 10 * used;
+	unsigned calls = 0;
+	int r;
+	while ((r = lfe_filter_eval_budget(f, n, get_attr, NULL, &work)) == T && calls < 100)
+		calls++;
+	CHECK(r == -ETIME && calls == 10, "shared budget: %u calls, rc %d", calls, r);
+	CHECK(lfe_filter_eval_budget(f, n, get_attr, NULL, NULL) == T, "no budget");
+}
+
 /* ---- index helper ----------------------------------------------------- */
 
 static const struct {
@@ -366,6 +573,10 @@ static const struct {
 	{ "(cn=x)", "uid", 0, NULL },
 	{ "(uidNumber=5)", "uid", 0, NULL },
 	{ "(&)", "uid", 0, NULL },
+	{ "(userid=carol)", "uid", 1, "carol" },           /* alias */
+	{ "(0.9.2342.19200300.100.1.1=dan)", "uid", 1, "dan" },
+	{ "(uid;x-opt=eve)", "uid", 0, NULL },              /* another description */
+	{ "(userPassword=x)", "userPassword", 0, NULL },    /* never for a secret */
 };
 
 static void test_find_eq(void)
@@ -396,6 +607,10 @@ int main(void)
 	test_bad();
 	test_eval();
 	test_find_eq();
+	test_secrets();
+	test_hidden();
+	test_caps();
+	test_budget();
 	printf("test_filter: %zu round trips, %zu malformed, %zu evaluations, %zu index lookups, "
 	       "%d failures\n", sizeof rts / sizeof rts[0], sizeof bads / sizeof bads[0],
 	       sizeof evals / sizeof evals[0], sizeof finds / sizeof finds[0], failures);

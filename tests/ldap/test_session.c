@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include <ldap.h>
+
+#include "ldap/attr.h"
 #include "ldap/session.h"
 #include "testbackend.h"
 
@@ -700,7 +704,9 @@ static void test_pending(void)
 		lfe_tb_set_mode(f.tb, LFE_TB_PENDING);
 		lfe_session_set_generation(f.s, 7);
 		struct pdu in = { .n = 0 }, b = { .n = 0 };
-		bind_req(&b, 1, ALICE, cases[i].pw);
+		/* A messageID of two octets, not 1: the deferred answer must
+		 * carry the request's own. */
+		bind_req(&b, 0x1234, ALICE, cases[i].pw);
 		put(&in, b.b, b.n);
 		whoami(&in, 2);
 
@@ -733,7 +739,7 @@ static void test_pending(void)
 		CHECK(lfe_session_bind_done(f.s, tok, v, &io) == 0, "bind_done");
 		f.nr = parse_all(f.out, io.out_len, f.r, 32);
 		if (f.nr == 1)
-			check_result(&f.r[0], 1, 1, cases[i].code, NULL);
+			check_result(&f.r[0], 0x1234, 1, cases[i].code, NULL);
 		else
 			CHECK(0, "bind_done wrote %d responses", f.nr);
 		CHECK(lfe_session_bind_done(f.s, tok, v, &io) == -ESTALE, "verdict delivered twice");
@@ -1091,6 +1097,369 @@ static void test_malformed(void)
 	}
 }
 
+
+/* ------------------------------------------------ secrets, policy, limits */
+
+static LDAP *ld;
+
+/* An RFC 4515 filter encoded by libldap (the assertion control's value is
+ * exactly a Filter), appended to f. */
+static void f_str(struct pdu *f, const char *s)
+{
+	struct berval bv = { 0, NULL };
+	if (ldap_create_assertion_control_value(ld, (char *)s, &bv) != LDAP_SUCCESS) {
+		fprintf(stderr, "libldap cannot encode %s\n", s);
+		exit(2);
+	}
+	put(f, bv.bv_val, bv.bv_len);
+	ber_memfree(bv.bv_val);
+}
+
+#define LEGACY "{CRYPT}legacyhash"
+#define AUTHPW "SHA1$c2FsdA$aGFzaA"
+#define AUTHFOO "MD5$Zm9v$YmFy"
+
+/* The fixture plus carol, who holds every kind of secret. */
+#define CAROL "uid=carol,ou=people,dc=example,dc=com"
+static void fx_init_secrets(struct fx *f)
+{
+	static const char *const carol[] = { "objectClass=top", "objectClass=person", "uid=carol",
+					     "cn=Carol", "sn=Secret", "mail=carol@example.com",
+					     "userPassword;x-legacy=" LEGACY, "authPassword=" AUTHPW,
+					     "authPassword;foo=" AUTHFOO };
+	fx_init(f);
+	if (lfe_tb_add(f->tb, CAROL, "s3cret", carol, 9)) {
+		fprintf(stderr, "carol setup failed\n");
+		exit(2);
+	}
+}
+
+/* A careless backend: every entry under the base matches, whatever the
+ * filter. The session's own check must still keep secrets out. */
+static int matchall_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit,
+			   void *emit_ctx)
+{
+	struct lfe_be_search all = *s;
+	struct lfe_search_req req = *s->req;
+	/* (objectClass=top): every entry of the fixture, and indexed, so the
+	 * real store's search takes it. */
+	static const uint8_t every[] = { 0xa3, 0x12, 0x04, 0x0b, 'o', 'b', 'j', 'e', 'c', 't',
+					 'C', 'l', 'a', 's', 's', 0x04, 0x03, 't', 'o', 'p' };
+	req.filter = (struct lfe_bytes){ every, sizeof every };
+	all.req = &req;
+	return lfe_tb_ops.search(ctx, &all, emit, emit_ctx);
+}
+
+static void test_msgid0(void)
+{
+	struct pdu ops[4];
+	memset(ops, 0, sizeof ops);
+	struct pdu any = { .n = 0 };
+	f_present(&any, "objectClass");
+	bind_req(&ops[0], 0, ALICE, "secret");
+	search_req(&ops[1], 0, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { NULL } });
+	whoami(&ops[2], 0);
+	unbind_req(&ops[3], 0);
+	for (int i = 0; i < 4; i++) {
+		struct fx f;
+		fx_init(&f);
+		struct pdu in = { .n = 0 };
+		put(&in, ops[i].b, ops[i].n);
+		whoami(&in, 9);       /* must not be answered */
+		fx_run(&f, &in);
+		check_notice(&f, "messageID 0");
+		CHECK(lfe_tb_counts(f.tb)->binds == 0 && lfe_tb_counts(f.tb)->searches == 0,
+		      "msgid 0 op %d reached the backend", i);
+		fx_fini(&f);
+	}
+}
+
+/* A search over the filter caps is answered adminLimitExceeded and the
+ * connection goes on. */
+static void test_filter_limits(void)
+{
+	static const struct { const char *name; unsigned items, pieces; int code; } cases[] = {
+		{ "16 pieces", 1, 16, 0 },
+		{ "17 pieces in one item", 1, 17, 11 },
+		{ "20000 pieces", 1, 20000, 11 },
+		{ "65 pieces in all", 5, 13, 11 },
+		{ "257 nodes", 256, 0, 11 },
+	};
+	static char s[200000];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		/* Under an indexed AND, so the one allowed case reaches the store. */
+		size_t o = (size_t)snprintf(s, sizeof s, "(&(objectClass=top)(|");
+		for (unsigned k = 0; k < cases[i].items; k++) {
+			o += (size_t)snprintf(s + o, sizeof s - o, cases[i].pieces ? "(cn=" : "(cn=x)");
+			for (unsigned j = 0; j < cases[i].pieces; j++)
+				o += (size_t)snprintf(s + o, sizeof s - o, "*a");
+			if (cases[i].pieces)
+				o += (size_t)snprintf(s + o, sizeof s - o, "*)");
+		}
+		snprintf(s + o, sizeof s - o, "))");
+		struct berval bv = { 0, NULL };
+		if (ldap_create_assertion_control_value(ld, s, &bv) != LDAP_SUCCESS)
+			abort();
+		/* Big filters do not fit the test's PDU builder: frame by hand. */
+		static uint8_t in[200000];
+		struct pdu head = { .n = 0 }, tail = { .n = 0 }, al = { .n = 0 };
+		tlv_str(&head, 0x04, SUFFIX);
+		tlv_int(&head, 0x0a, 2);
+		tlv_int(&head, 0x0a, 0);
+		tlv_int(&head, 0x02, 0);
+		tlv_int(&head, 0x02, 0);
+		tlv(&head, 0x01, "\x00", 1);
+		tlv_pdu(&tail, 0x30, &al);
+		size_t oplen = head.n + bv.bv_len + tail.n, n = 0;
+		uint8_t mid[] = { 0x02, 0x01, 0x05, 0x63, 0x83, (uint8_t)(oplen >> 16),
+				  (uint8_t)(oplen >> 8), (uint8_t)oplen };
+		size_t msglen = sizeof mid + oplen;
+		in[n++] = 0x30, in[n++] = 0x83;
+		in[n++] = (uint8_t)(msglen >> 16), in[n++] = (uint8_t)(msglen >> 8), in[n++] = (uint8_t)msglen;
+		memcpy(in + n, mid, sizeof mid), n += sizeof mid;
+		memcpy(in + n, head.b, head.n), n += head.n;
+		memcpy(in + n, bv.bv_val, bv.bv_len), n += bv.bv_len;
+		memcpy(in + n, tail.b, tail.n), n += tail.n;
+		ber_memfree(bv.bv_val);
+		struct pdu w = { .n = 0 };
+		whoami(&w, 6);
+		memcpy(in + n, w.b, w.n), n += w.n;
+
+		struct fx f;
+		fx_init(&f);
+		f.cfg.max_pdu = sizeof in;
+		lfe_session_fini(f.s);
+		f.s = lfe_session_init(f.mem, &f.cfg);
+		CHECK(fx_call(&f, in, n, sizeof f.out) == 0, "%s: process", cases[i].name);
+		f.nr = parse_all(f.out, f.io.out_len, f.r, 32);
+		CHECK(f.nr == 2 && f.io.in_used == n && f.io.flags == 0, "%s: %d responses, flags %u",
+		      cases[i].name, f.nr, f.io.flags);
+		if (f.nr == 2) {
+			check_result(&f.r[0], 5, 5, cases[i].code, NULL);
+			check_result(&f.r[1], 6, 24, 0, NULL);
+		}
+		CHECK((int)lfe_tb_counts(f.tb)->searches == (cases[i].code == 0),
+		      "%s: backend calls", cases[i].name);
+		fx_fini(&f);
+	}
+}
+
+static int has_secret(const struct resp *r)
+{
+	for (int i = 0; i < r->n_attrs; i++)
+		if (lfe_attr_is_secret((const uint8_t *)r->attrs[i].type, strlen(r->attrs[i].type)))
+			return 1;
+	return 0;
+}
+
+/* Secrets with options are never returned, whatever is asked. */
+static void test_secret_attrs(void)
+{
+	static const char *const lists[][4] = {
+		{ NULL }, { "*" }, { "+" }, { "*", "+" }, { "userPassword" },
+		{ "userPassword;x-legacy" }, { "USERPASSWORD;X-LEGACY" }, { "2.5.4.35" },
+		{ "2.5.4.35;x-legacy" }, { "authPassword" }, { "authPassword;foo" },
+		{ "1.3.6.1.4.1.4203.1.3.4" }, { "authPassword", "cn" },
+	};
+	struct pdu carol = { .n = 0 };
+	f_eq(&carol, "uid", "carol");
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+		struct fx f;
+		fx_init_secrets(&f);
+		struct pdu in = { .n = 0 };
+		struct sreq r = { SUFFIX, 2, 0, 0, &carol, { NULL } };
+		for (int k = 0; k < 4 && lists[i][k]; k++)
+			r.attrs[k] = lists[i][k];
+		search_req(&in, 3, &r);
+		int n = fx_run(&f, &in);
+		CHECK(n == 2, "attrs %zu: %d responses", i, n);
+		if (n == 2) {
+			CHECK(strcasecmp(f.r[0].dn, CAROL) == 0, "attrs %zu: entry", i);
+			CHECK(!has_secret(&f.r[0]), "attrs %zu (%s): a secret was returned", i,
+			      lists[i][0] ? lists[i][0] : "none");
+			check_result(&f.r[1], 3, 5, 0, NULL);
+		}
+		fx_fini(&f);
+	}
+}
+
+/* Every filter type on every secret spelling, anonymous and bound, with
+ * the in-memory backend and with a backend that ignores the filter: the
+ * entry never comes back. */
+static void test_secret_filters(void)
+{
+	static const char *const types[] = { "userPassword", "userPassword;x-legacy", "2.5.4.35",
+					     "authPassword", "authPassword;foo",
+					     "1.3.6.1.4.1.4203.1.3.4" };
+	static const char *const vals[] = { "s3cret", LEGACY, "s3cret", AUTHPW, AUTHFOO, AUTHPW };
+	static const char *const forms[] = {
+		"(&(uid=carol)(%1$s=%2$s))", "(&(uid=carol)(%1$s=*))", "(&(uid=carol)(%1$s=%3$.3s*))",
+		"(&(uid=carol)(%1$s=*%3$.2s*))", "(&(uid=carol)(%1$s>=!))", "(&(uid=carol)(%1$s<=~))",
+		"(&(uid=carol)(%1$s~=%2$s))", "(&(uid=carol)(%1$s:=%2$s))",
+		"(&(uid=carol)(%1$s:dn:=%2$s))", "(&(uid=carol)(!(%1$s=nomatch)))",
+		"(&(uid=carol)(!(!(%1$s=*))))", "(&(uid=carol)(:caseExactMatch:=%2$s))",
+	};
+	for (int leaky = 0; leaky < 2; leaky++) {
+		for (int bound_as_bob = 0; bound_as_bob < 2; bound_as_bob++) {
+			for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+				for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++) {
+					char s[256];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+					snprintf(s, sizeof s, forms[k], types[t], vals[t], vals[t]);
+#pragma GCC diagnostic pop
+					struct fx f;
+					fx_init_secrets(&f);
+					if (leaky)
+						f.ops.search = matchall_search;
+					struct pdu in = { .n = 0 }, filt = { .n = 0 };
+					if (bound_as_bob)
+						bind_req(&in, 1, BOB, "b0b");
+					f_str(&filt, s);
+					search_req(&in, 2, &(struct sreq){ SUFFIX, 2, 0, 0, &filt,
+									   { "*", "+" } });
+					int n = fx_run(&f, &in);
+					int want = 1 + bound_as_bob;
+					CHECK(n == want, "%s (leaky %d, bound %d): %d responses", s, leaky,
+					      bound_as_bob, n);
+					if (n == want)
+						check_result(&f.r[n - 1], 2, 5, 0, NULL);
+					fx_fini(&f);
+				}
+			}
+		}
+	}
+	/* The careless backend alone would return carol: the session's check
+	 * is what stops it. A legitimate filter still finds her. */
+	struct fx f;
+	fx_init_secrets(&f);
+	f.ops.search = matchall_search;
+	struct pdu in = { .n = 0 }, filt = { .n = 0 };
+	f_str(&filt, "(|(uid=carol)(userPassword=nomatch))");
+	search_req(&in, 2, &(struct sreq){ SUFFIX, 2, 0, 0, &filt, { "uid" } });
+	int n = fx_run(&f, &in);
+	CHECK(n == 2 && strcasecmp(f.r[0].dn, CAROL) == 0, "legitimate filter: %d responses", n);
+	fx_fini(&f);
+}
+
+/* The search access policy: who, where, which attributes. */
+static void test_policy(void)
+{
+	struct pdu carol = { .n = 0 }, mail = { .n = 0 }, notmail = { .n = 0 }, either = { .n = 0 },
+		   any = { .n = 0 };
+	f_eq(&carol, "uid", "carol");
+	f_eq(&mail, "mail", "carol@example.com");
+	f_str(&notmail, "(&(uid=carol)(!(mail=x)))");
+	/* An OR under an indexed AND: the real store needs an index to search. */
+	f_str(&either, "(&(uid=carol)(|(uid=carol)(mail=x)))");
+	f_present(&any, "objectClass");
+	static const char *const uid_cn[] = { "uid", "cn", NULL };
+	static const char *const uid_only[] = { "uid", NULL };
+	const struct {
+		const char *name;
+		bool allow_anon;
+		enum lfe_search_access access;
+		const char *base;          /* normalized policy base or NULL */
+		enum lfe_search_scope_max scope;
+		const char *const *attrs;  /* policy attrs or NULL */
+		bool bind;                 /* bind as bob first */
+		struct sreq req;
+		int code, entries;
+		const char *const *want;   /* exact attribute set of the first entry */
+	} cases[] = {
+		{ "default anon", true, 0, NULL, 0, NULL, false,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 0, 1, NULL },
+		{ "no anon: anon search", false, 0, NULL, 0, NULL, false,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "no anon: bound search", false, 0, NULL, 0, NULL, true,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 0, 1, NULL },
+		{ "no anon overrides access=anonymous", false, LFE_SEARCH_ACCESS_ANONYMOUS, NULL, 0,
+		  NULL, false, { SUFFIX, 2, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "bound: anon", true, LFE_SEARCH_ACCESS_BOUND, NULL, 0, NULL, false,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "bound: bound", true, LFE_SEARCH_ACCESS_BOUND, NULL, 0, NULL, true,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 0, 1, NULL },
+		{ "none: bound", true, LFE_SEARCH_ACCESS_NONE, NULL, 0, NULL, true,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "none: root DSE readable", true, LFE_SEARCH_ACCESS_NONE, NULL, 0, NULL, false,
+		  { "", 0, 0, 0, &any, { NULL } }, 0, 1, NULL },
+		{ "no anon: root DSE readable", false, LFE_SEARCH_ACCESS_BOUND, NULL, 0, NULL, false,
+		  { "", 0, 0, 0, &any, { NULL } }, 0, 1, NULL },
+		{ "base: above", true, 0, "ou=people," SUFFIX, 0, NULL, false,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "base: at", true, 0, "ou=people," SUFFIX, 0, NULL, false,
+		  { "OU=People," SUFFIX, 2, 0, 0, &carol, { NULL } }, 0, 1, NULL },
+		{ "base: below", true, 0, "ou=people," SUFFIX, 0, NULL, false,
+		  { CAROL, 0, 0, 0, &any, { NULL } }, 0, 1, NULL },
+		{ "base: sibling", true, 0, "ou=people," SUFFIX, 0, NULL, true,
+		  { "ou=groups," SUFFIX, 2, 0, 0, &any, { NULL } }, 50, 0, NULL },
+		{ "scope one: sub", true, 0, NULL, LFE_SEARCH_SCOPE_ONE, NULL, false,
+		  { SUFFIX, 2, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "scope one: one", true, 0, NULL, LFE_SEARCH_SCOPE_ONE, NULL, false,
+		  { "ou=people," SUFFIX, 1, 0, 0, &carol, { NULL } }, 0, 1, NULL },
+		{ "scope base: one", true, 0, NULL, LFE_SEARCH_SCOPE_BASE, NULL, true,
+		  { "ou=people," SUFFIX, 1, 0, 0, &carol, { NULL } }, 50, 0, NULL },
+		{ "scope base: base", true, 0, NULL, LFE_SEARCH_SCOPE_BASE, NULL, false,
+		  { CAROL, 0, 0, 0, &any, { NULL } }, 0, 1, NULL },
+		{ "attrs: returned set", true, 0, NULL, 0, uid_cn, false,
+		  { SUFFIX, 2, 0, 0, &carol, { "*", "+", "mail" } }, 0, 1, uid_cn },
+		{ "attrs: hidden in filter", true, 0, NULL, 0, uid_cn, false,
+		  { SUFFIX, 2, 0, 0, &mail, { NULL } }, 0, 0, NULL },
+		{ "attrs: hidden under NOT", true, 0, NULL, 0, uid_cn, false,
+		  { SUFFIX, 2, 0, 0, &notmail, { NULL } }, 0, 0, NULL },
+		{ "attrs: OR with a visible branch", true, 0, NULL, 0, uid_only, false,
+		  { SUFFIX, 2, 0, 0, &either, { NULL } }, 0, 1, uid_only },
+		{ "attrs: unrestricted sees mail", true, 0, NULL, 0, NULL, false,
+		  { SUFFIX, 2, 0, 0, &mail, { "mail" } }, 0, 1,
+		  (const char *const[]){ "mail", NULL } },
+	};
+	for (int leaky = 0; leaky < 2; leaky++) {
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			struct fx f;
+			fx_init_secrets(&f);
+			if (leaky)
+				f.ops.search = matchall_search;
+			f.cfg.allow_anonymous = cases[i].allow_anon;
+			f.cfg.search.access = cases[i].access;
+			f.cfg.search.max_scope = cases[i].scope;
+			if (cases[i].base) {
+				f.cfg.search.base = cases[i].base;
+				f.cfg.search.base_len = strlen(cases[i].base);
+			}
+			for (int k = 0; cases[i].attrs && cases[i].attrs[k]; k++)
+				snprintf(f.cfg.search.attrs[f.cfg.search.n_attrs++], LFE_ATTR_NAME_MAX, "%s",
+					 cases[i].attrs[k]);
+			struct pdu in = { .n = 0 };
+			if (cases[i].bind)
+				bind_req(&in, 1, BOB, "b0b");
+			search_req(&in, 2, &cases[i].req);
+			int n = fx_run(&f, &in);
+			int want = cases[i].bind + cases[i].entries + 1;
+			CHECK(n == want, "%s (leaky %d): %d responses want %d", cases[i].name, leaky, n, want);
+			if (n != want) {
+				fx_fini(&f);
+				continue;
+			}
+			if (cases[i].bind)
+				check_result(&f.r[0], 1, 1, 0, NULL);
+			check_result(&f.r[n - 1], 2, 5, cases[i].code, NULL);
+			if (cases[i].code == 50)
+				CHECK(lfe_tb_counts(f.tb)->searches == 0, "%s: refused search ran",
+				      cases[i].name);
+			if (cases[i].want && cases[i].entries) {
+				const struct resp *e = &f.r[cases[i].bind];
+				int nw = 0;
+				for (; cases[i].want[nw]; nw++)
+					CHECK(attr(e, cases[i].want[nw]), "%s: %s missing", cases[i].name,
+					      cases[i].want[nw]);
+				CHECK(e->n_attrs == nw, "%s: %d attributes want %d", cases[i].name,
+				      e->n_attrs, nw);
+			}
+			fx_fini(&f);
+		}
+	}
+}
+
 static void test_framing(void)
 {
 	struct pdu any = { .n = 0 }, top = { .n = 0 };
@@ -1290,6 +1659,8 @@ static void test_backpressure(void)
 
 int main(void)
 {
+	if (ldap_initialize(&ld, "ldap://127.0.0.1:1") != LDAP_SUCCESS)
+		return 2;
 	test_bind();
 	test_bind_backend_verdicts();
 	test_pending();
@@ -1302,6 +1673,12 @@ int main(void)
 	test_malformed();
 	test_framing();
 	test_backpressure();
+	test_msgid0();
+	test_filter_limits();
+	test_secret_attrs();
+	test_secret_filters();
+	test_policy();
+	ldap_unbind_ext(ld, NULL, NULL);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
