@@ -9,7 +9,7 @@
 
 #include "net.h"
 
-enum key_type { K_STR, K_U32, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16 };
+enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16 };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -32,8 +32,12 @@ static const struct key_def keys[] = {
 	{ "ldap", "ports", K_PORTS, 0, 0, 1, 65535 },
 	{ "ldap", "max_pdu", K_U32, CF(max_pdu), 0, 1024, 16u << 20 },
 	{ "ldap", "allow_anonymous", K_BOOL, CF(allow_anonymous), 0, 0, 0 },
-	{ "ldap", "idle_timeout_ms", K_U32, CF(idle_timeout_ms), 0, 0, 86400000u },
+	{ "ldap", "idle_timeout_ms", K_U64, CF(idle_timeout_ms), 0, 0, 86400000u },
 	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20 },
+	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20 },
+	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u },
+	{ "ldap", "first_request_ms", K_U64, CF(first_request_ms), 0, 0, 3600000u },
+	{ "ldap", "bind_timeout_ms", K_U64, CF(bind_timeout_ms), 0, 0, 86400000u },
 	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
 	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
@@ -43,6 +47,8 @@ static const struct key_def keys[] = {
 	{ "workers", "verifier_threads", K_U32, CF(verifier_threads), 0, 1, 64 },
 	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
 	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
+	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
+	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
 };
 
 /* Password schemes a store may default to (those backend/pwscheme.c hashes). */
@@ -72,6 +78,9 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->allow_anonymous = true;
 	c->idle_timeout_ms = 300000;
 	c->max_conns_per_core = 4096;
+	c->max_conns_per_source = 256;
+	c->pdu_timeout_ms = 5000;
+	c->first_request_ms = 10000;
 	c->verifier_threads = 1;
 	c->verify_queue = 1024;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
@@ -271,6 +280,7 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 			memcpy(f, v, strlen(v) + 1);
 		break;
 	case K_U32:
+	case K_U64:
 	case K_U16: {
 		int rc = lfe_config_parse_u64(v, k->min, k->max, &u);
 		if (rc == -ERANGE) {
@@ -278,6 +288,8 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 				    (unsigned long long)k->min, (unsigned long long)k->max);
 		} else if (rc < 0) {
 			why = "not a decimal number";
+		} else if (k->type == K_U64) {
+			*(uint64_t *)f = u;
 		} else if (k->type == K_U32) {
 			*(uint32_t *)f = (uint32_t)u;
 		} else {
@@ -365,6 +377,8 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 	}
 	if (c->n_ports == 0)
 		return errf(err, -EINVAL, "[port0]: at least one port is required");
+	if (c->group[0] && !c->user[0])
+		return errf(err, -EINVAL, "[daemon] group: needs [daemon] user");
 	return 0;
 }
 

@@ -10,14 +10,26 @@
  *   [store]   path (required), default_scheme [{SSHA512}],
  *             allow_cleartext [false]
  *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
- *             allow_anonymous [true], idle_timeout_ms [300000],
- *             max_conns_per_core [4096], suffix [the store's]
+ *             allow_anonymous [true], idle_timeout_ms [300000; ≤ 1 day],
+ *             max_conns_per_core [4096], suffix [the store's],
+ *             max_conns_per_source [256; per core, 0 = no cap: a SYN beyond
+ *             it is answered RST], pdu_timeout_ms [5000; 100..3600000: a
+ *             request split over segments must be complete within it],
+ *             first_request_ms [10000; 0 = off, ≤ 1 h: the first request
+ *             must start within it of connect], bind_timeout_ms [0 = off;
+ *             ≤ 1 day: a connection not bound (to a DN) within it of connect
+ *             is closed]. Every deadline closes with RST and is counted.
  *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
  *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
  *             address (required, a.b.c.d/len), gateway [none], mtu [1500]
  *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
  *             verifier_threads [1], verify_queue [1024],
  *             idle_sleep_us [0: pure polling]
+ *   [daemon]  user [none: stay root], group [the user's primary group]:
+ *             once ports are up and memory is mapped, the daemon drops to
+ *             this user (setgroups/setgid/setuid) with no capabilities left
+ *             (af_packet, tap and memif need none after start). An unknown
+ *             user or group is refused at start.
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
 #define LFE_DATAPLANE_CONFIG_H
@@ -50,8 +62,12 @@ struct lfe_config {
 	uint32_t n_ldap_ports;
 	uint32_t max_pdu;
 	bool allow_anonymous;
-	uint32_t idle_timeout_ms;
+	uint64_t idle_timeout_ms;       /* 64-bit: converted to µs */
 	uint32_t max_conns_per_core;
+	uint32_t max_conns_per_source;  /* 0 = no cap */
+	uint64_t pdu_timeout_ms;
+	uint64_t first_request_ms;      /* 0 = off */
+	uint64_t bind_timeout_ms;       /* 0 = off */
 	char suffix[1024];      /* empty = the store's */
 	/* [portN] */
 	struct lfe_cfg_port port[LFE_CFG_MAX_PORTS];
@@ -62,6 +78,9 @@ struct lfe_config {
 	uint32_t verifier_threads;
 	uint32_t verify_queue;
 	uint32_t idle_sleep_us;
+	/* [daemon] */
+	char user[64];                  /* empty = keep running as started */
+	char group[64];                 /* empty = the user's primary group */
 };
 
 /* Defaults for every optional key. */

@@ -48,6 +48,20 @@ static void test_set_table(void)
 		{ "ldap", "allow_anonymous", "off", 0, NULL },
 		{ "ldap", "idle_timeout_ms", "0", 0, NULL },
 		{ "ldap", "idle_timeout_ms", "86400001", -EINVAL, "out of range" },
+		{ "ldap", "idle_timeout_ms", "4294968", 0, NULL },
+		{ "ldap", "idle_timeout_ms", "18446744073709551616", -EINVAL, "[ldap] idle_timeout_ms" },
+		{ "ldap", "max_conns_per_source", "0", 0, NULL },
+		{ "ldap", "max_conns_per_source", "1048577", -EINVAL, "[ldap] max_conns_per_source" },
+		{ "ldap", "pdu_timeout_ms", "0", -EINVAL, "[ldap] pdu_timeout_ms: 0 out of range 100..3600000" },
+		{ "ldap", "pdu_timeout_ms", "250", 0, NULL },
+		{ "ldap", "first_request_ms", "0", 0, NULL },
+		{ "ldap", "first_request_ms", "3600001", -EINVAL, "[ldap] first_request_ms" },
+		{ "ldap", "bind_timeout_ms", "86400001", -EINVAL, "[ldap] bind_timeout_ms" },
+		{ "ldap", "bind_timeout_ms", "5s", -EINVAL, "not a decimal number" },
+		{ "daemon", "user", "ldapfe", 0, NULL },
+		{ "daemon", "user", "", -EINVAL, "[daemon] user" },
+		{ "daemon", "group", "", -EINVAL, "must not be empty" },
+		{ "daemon", "shell", "/bin/sh", -ENOENT, "[daemon] shell: unknown key" },
 		{ "ldap", "max_conns_per_core", "0", -EINVAL, "[ldap] max_conns_per_core" },
 		{ "ldap", "max_conns_per_core", "10000", 0, NULL },
 		{ "ldap", "suffix", "dc=example,dc=com", 0, NULL },
@@ -100,10 +114,15 @@ static void test_values(void)
 	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "default port");
 	CHECK(c.max_pdu == 65536 && c.allow_anonymous && c.max_conns_per_core == 4096, "defaults");
 	CHECK(strcmp(c.default_scheme, "{SSHA512}") == 0, "default scheme");
+	CHECK(c.max_conns_per_source == 256 && c.pdu_timeout_ms == 5000 && c.first_request_ms == 10000 &&
+	      c.bind_timeout_ms == 0 && c.user[0] == '\0', "connection defaults");
 	static const char *const kv[][3] = {
 		{ "store", "path", " /tmp/store " }, { "store", "default_scheme", "{pbkdf2-sha512}" },
 		{ "ldap", "ports", "389, 1389" }, { "ldap", "max_pdu", "4096" },
-		{ "ldap", "allow_anonymous", "FALSE" }, { "ldap", "idle_timeout_ms", "1500" },
+		{ "ldap", "allow_anonymous", "FALSE" }, { "ldap", "idle_timeout_ms", "4294968" },
+		{ "ldap", "max_conns_per_source", "64" }, { "ldap", "pdu_timeout_ms", "2000" },
+		{ "ldap", "first_request_ms", "3000" }, { "ldap", "bind_timeout_ms", "60000" },
+		{ "daemon", "user", "nobody" }, { "daemon", "group", "nogroup" },
 		{ "port0", "dev", "net_af_packet0,iface=v0" }, { "port0", "address", "10.99.1.1/24" },
 		{ "port0", "gateway", "10.99.1.254" }, { "port1", "dev", "net_tap0" },
 		{ "port1", "address", "10.99.2.1/30" }, { "workers", "lcores", "1,3-4" },
@@ -115,7 +134,13 @@ static void test_values(void)
 	CHECK(strcmp(c.store_path, "/tmp/store") == 0, "path trimmed: '%s'", c.store_path);
 	CHECK(strcmp(c.default_scheme, "{PBKDF2-SHA512}") == 0, "scheme canonical: %s", c.default_scheme);
 	CHECK(c.n_ldap_ports == 2 && c.ldap_ports[0] == 389 && c.ldap_ports[1] == 1389, "ports");
-	CHECK(c.max_pdu == 4096 && !c.allow_anonymous && c.idle_timeout_ms == 1500, "ldap");
+	CHECK(c.max_pdu == 4096 && !c.allow_anonymous && c.idle_timeout_ms == 4294968, "ldap");
+	/* Its µs (what the TCP stack gets) must not wrap: 32 bits made it 1 ms. */
+	CHECK(c.idle_timeout_ms * 1000u == 4294968000ull, "idle µs %llu",
+	      (unsigned long long)(c.idle_timeout_ms * 1000u));
+	CHECK(c.max_conns_per_source == 64 && c.pdu_timeout_ms == 2000 && c.first_request_ms == 3000 &&
+	      c.bind_timeout_ms == 60000, "deadlines");
+	CHECK(strcmp(c.user, "nobody") == 0 && strcmp(c.group, "nogroup") == 0, "daemon user");
 	CHECK(c.n_ports == 2, "n_ports %u", c.n_ports);
 	CHECK(c.port[0].addr == IP(10, 99, 1, 1) && c.port[0].prefix_len == 24, "addr");
 	CHECK(c.port[0].gateway == IP(10, 99, 1, 254) && c.port[1].gateway == 0, "gateway");
@@ -155,6 +180,9 @@ static void test_finish_table(void)
 		{ "dup dev", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
 			       { "port0", "address", "10.0.0.1/24" }, { "port1", "dev", "d0" },
 			       { "port1", "address", "10.0.1.1/24" } }, "[port1] dev: same as [port0]" },
+		{ "group alone", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				   { "port0", "address", "10.0.0.1/24" }, { "daemon", "group", "nogroup" } },
+		  "[daemon] group: needs [daemon] user" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct fincase *c = &cases[i];
