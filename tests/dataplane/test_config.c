@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dataplane/config.h"
+#include "dataplane/priv.h"
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
@@ -215,6 +216,21 @@ static void test_refused_leaves_nothing(void)
 	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "ports untouched");
 }
 
+/* [daemon] user/group are looked up at start: unknown names stop it. */
+static void test_priv_resolve(void)
+{
+	char err[LFE_CFG_ERR_LEN] = "";
+	uid_t u = 0;
+	gid_t g = 0;
+	CHECK(lfe_priv_resolve("nosuchuser-lfe", NULL, &u, &g, err) == -ENOENT &&
+	      strstr(err, "[daemon] user: \"nosuchuser-lfe\": no such user"), "%s", err);
+	CHECK(lfe_priv_resolve("root", NULL, &u, &g, err) == -EINVAL && strstr(err, "uid 0"), "%s", err);
+	CHECK(lfe_priv_resolve("nobody", "nosuchgroup-lfe", &u, &g, err) == -ENOENT &&
+	      strstr(err, "[daemon] group"), "%s", err);
+	CHECK(lfe_priv_resolve("nobody", NULL, &u, &g, err) == 0 && u != 0, "nobody: %s", err);
+	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == 0 && g == 0, "explicit group: %s", err);
+}
+
 static void test_impair(void)
 {
 	static const struct { const char *s; int rc; uint32_t drop, dup, reo; uint64_t seed; } cases[] = {
@@ -249,6 +265,7 @@ int main(void)
 	test_finish_table();
 	test_refused_leaves_nothing();
 	test_impair();
+	test_priv_resolve();
 	if (failures) {
 		fprintf(stderr, "test_config: %d failure(s)\n", failures);
 		return 1;
