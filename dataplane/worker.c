@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <rte_errno.h>
 #include <rte_cycles.h>
@@ -52,7 +53,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
 	"conns_src_capped", "conns_evicted", "conns_idle_closed",
 	"conns_first_request_expired", "conns_bind_expired", "conns_pdu_expired",
-	"arp_ignored",
+	"arp_ignored", "conns_table_full", "pdu_no_buffer",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
@@ -401,6 +402,7 @@ static void publish(struct lfe_worker *w)
 	w->st.conns_src_capped = ts->drop_src_cap;
 	w->st.conns_evicted = ts->evicted;
 	w->st.conns_idle_closed = ts->idle_closed;
+	w->st.conns_table_full = ts->drop_table_full;
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 }
@@ -498,25 +500,35 @@ int lfe_worker_main(void *arg)
 
 /* ---- construction (not on the fast path) ---- */
 
-/* Small PDUs (every bind, the searches of login flows) come from a pool
- * with one buffer per connection, so partial PDUs can never starve them;
- * larger ones share LFE_PDU_LARGE_MAX buffers, each held at most
- * pdu_timeout_ms (glue.c). */
+/* Split PDUs up to LFE_PDU_SMALL (every bind, the searches of login flows)
+ * are gathered in the running session's own buffer (a session holds at most
+ * one partial PDU), so partial PDUs of other connections can never starve
+ * them. The sessions call this only from lfe_session_process, which runs
+ * for w->cur (glue.c). Larger PDUs share LFE_PDU_LARGE_MAX pool buffers,
+ * each held at most pdu_timeout_ms (glue.c). */
 static void *pdu_get(void *ctx, size_t size)
 {
 	struct lfe_worker *w = ctx;
-	struct rte_mempool *mp = size <= w->pdu_small->elt_size ? w->pdu_small : w->pdu_pool;
 	void *p;
-	if (mp == NULL || size > mp->elt_size || rte_mempool_get(mp, &p) != 0)
+	if (size <= LFE_PDU_SMALL && w->cur) {
+		const struct lfe_slot *sl = lfe_tcp_conn_app(w->cur);
+		size_t i = (size_t)((const uint8_t *)sl - w->slot_mem) / w->slot_size;
+		return w->pdu_small + i * LFE_PDU_SMALL;
+	}
+	if (w->pdu_pool == NULL || size > w->pdu_pool->elt_size || rte_mempool_get(w->pdu_pool, &p) != 0) {
+		w->st.pdu_no_buffer++;
 		return NULL;
+	}
 	return p;
 }
 
 static void pdu_put(void *ctx, void *buf)
 {
-	(void)ctx;
-	if (buf)
-		rte_mempool_put(rte_mempool_from_obj(buf), buf);
+	struct lfe_worker *w = ctx;
+	const uint8_t *b = buf;
+	if (buf == NULL || (b >= w->pdu_small && b < w->pdu_small + w->pdu_small_len))
+		return;   /* the slot's own buffer */
+	rte_mempool_put(w->pdu_pool, buf);
 }
 
 static void *imp_clone(void *ctx, void *item)
@@ -564,16 +576,19 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	}
 
 	const struct lfe_config *c = &d->cfg;
-	uint32_t small = RTE_MIN(c->max_pdu, LFE_PDU_SMALL);
-	snprintf(name, sizeof(name), "lfe_pdus_%u", idx);
-	w->pdu_small = rte_mempool_create(name, c->max_conns_per_core, small, 0, 0, NULL, NULL, NULL, NULL,
-					  socket, RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
-	if (w->pdu_small == NULL) {
-		snprintf(err, errlen, "worker %u: PDU pool (%u x %u bytes): %s", idx, c->max_conns_per_core,
-			 small, rte_strerror(rte_errno));
+	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
+	 * (by the worker's lcore, so on its NUMA node) and only for slots that
+	 * ever gathered a split PDU. */
+	w->pdu_small_len = (size_t)c->max_conns_per_core * LFE_PDU_SMALL;
+	w->pdu_small = mmap(NULL, w->pdu_small_len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w->pdu_small == MAP_FAILED) {
+		w->pdu_small = NULL;
+		snprintf(err, errlen, "worker %u: PDU buffers (%u x %u bytes): %s", idx, c->max_conns_per_core,
+			 LFE_PDU_SMALL, strerror(errno));
 		goto fail;
 	}
-	if (c->max_pdu > small) {
+	if (c->max_pdu > LFE_PDU_SMALL) {
 		uint32_t npdu = RTE_MIN(c->max_conns_per_core, LFE_PDU_LARGE_MAX);
 		snprintf(name, sizeof(name), "lfe_pdu_%u", idx);
 		w->pdu_pool = rte_mempool_create(name, npdu, c->max_pdu, 0, 0, NULL, NULL, NULL, NULL, socket,
@@ -699,6 +714,9 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	}
 	lfe_tcp_free(w->tcp);
 	lfe_store_reader_free(w->rd);
+	if (w->pdu_small)
+		munmap(w->pdu_small, w->pdu_small_len);
+	w->pdu_small = NULL;
 	if (!dpdk_mem)
 		return;
 	if (w->steer_ring) {
@@ -711,7 +729,6 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	rte_free(w->slot_mem);
 	rte_free(w->slot_free);
 	rte_mempool_free(w->pdu_pool);
-	rte_mempool_free(w->pdu_small);
 	rte_ring_free(w->arp_ring);
 	rte_free(w);
 }

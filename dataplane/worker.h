@@ -47,7 +47,7 @@ struct lfe_wstats {
 	/* fair connection resources (tcp stats + glue deadlines) */
 	uint64_t conns_src_capped, conns_evicted, conns_idle_closed;
 	uint64_t conns_first_request_expired, conns_bind_expired, conns_pdu_expired;
-	uint64_t arp_ignored;
+	uint64_t arp_ignored, conns_table_full, pdu_no_buffer;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };
@@ -76,7 +76,9 @@ struct lfe_worker {
 	struct lfe_store_reader *rd;
 	struct lfe_session_cfg scfg;
 	struct rte_mempool *mbufs;      /* of this worker's socket */
-	struct rte_mempool *pdu_small;  /* PDU reassembly ≤ LFE_PDU_SMALL, one per connection */
+	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one per session slot,
+	                                 * lazily mapped (untouched slots cost no memory) */
+	size_t pdu_small_len;
 	struct rte_mempool *pdu_pool;   /* larger PDUs, max_pdu each, bounded (NULL if max_pdu is small) */
 	struct rte_ring *arp_ring;      /* neighbours other workers learned from ARP */
 	struct rte_ring *done_ring;     /* verifier → this worker */
