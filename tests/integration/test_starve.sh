@@ -10,6 +10,10 @@
 #     (RST) while a second address on the client's veth still connects.
 #  C. The table full of idle unbound connections: a new client still gets
 #     in (the oldest idle one is evicted), bound connections are kept.
+#  E. (with B's daemon) Neighbours are learned from ARP only: forged IPv4
+#     frames that claim the client's address from another MAC, sent all
+#     the time, do not redirect the replies of slow binds (which leave from
+#     the verifier's completion, not in the burst of the client's frame).
 #  D. Deadlines and process items, daemon running as [daemon] user = nobody:
 #     a silent connection is reset after first_request_ms, an anonymous
 #     one after bind_timeout_ms, a bound one stays; idle_timeout_ms =
@@ -130,6 +134,51 @@ print(ok, refused, len(other), bind_rc(other[0], 1, ALICE, "alice-pw"), bind_rc(
 ' "$LFE_SADDR" "$CADDR2")
 lfe_eq "20 of 25 from one address, refused beyond, second address connects and binds" "$out" "20 5 5 0 0"
 lfe_eq "conns_src_capped" "$(tel conns_src_capped)" 5
+
+# ---- E: forged frames cannot redirect replies -----------------------------
+out=$(lfe_py "$CLIENT"'
+import threading
+mac = None
+for line in open("/proc/net/arp"):
+    f = line.split()
+    if f[0] == SRV: mac = bytes.fromhex(f[3].replace(":", ""))
+def csum(b):
+    if len(b) % 2: b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return (~s) & 0xffff
+def forged(seq):
+    icmp = struct.pack("!BBHHH", 8, 0, 0, 0x4242, seq & 0xffff) + b"forged"
+    icmp = icmp[:2] + struct.pack("!H", csum(icmp)) + icmp[4:]
+    src, dst = socket.inet_aton(sys.argv[2]), socket.inet_aton(SRV)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(icmp), seq & 0xffff, 0, 64, 1, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return mac + bytes.fromhex("020000000099") + b"\x08\x00" + ip + icmp
+raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+raw.bind(("veth0", 0))
+stop = False
+def flood():
+    n = 0
+    while not stop:
+        raw.send(forged(n)); n += 1
+        time.sleep(0.0005)
+th = threading.Thread(target=flood); th.start()
+ok = 0
+try:
+    for i in range(5):
+        s = connect(timeout=3)
+        try:
+            ok += bind_rc(s, 1, "uid=dave,ou=people,dc=example,dc=com", "dave-pw") == 0
+        except (socket.timeout, ConnectionResetError, EOFError):
+            pass
+        s.close()
+finally:
+    stop = True; th.join()
+print(mac is not None, ok)
+' "$LFE_SADDR" "$LFE_CADDR")
+lfe_eq "slow binds answered while forged frames claim the client's address" "$out" "True 5"
+ign=$(tel arp_ignored)
+lfe_log "ok: arp_ignored $ign"
 lfe_stop; lfe_log "stopped: $LFE_STOP_RC in $LFE_STOP_MS ms"
 
 # ---- C: a full table of idle connections evicts before refusing ----------
