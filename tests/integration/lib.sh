@@ -147,8 +147,8 @@ lfe_conf() {
 lfe_start() {
 	local conf=$1 lcores=$2; shift 2
 	LFE_LOG=$LFE_WORK/ldapfe.log
-	# Truncate here, not only in the background child: a second start in
-	# one test would otherwise find the previous run's "ready" line.
+	# Empty it here: the background job's own redirection may come after
+	# the first grep below, which would then see a previous run's "ready".
 	: > "$LFE_LOG"
 	ip netns exec "$LFE_SRV" "$LFE_LDAPFE" -l "$lcores" --no-pci --no-huge -m 768 \
 		--file-prefix "$LFE_PREFIX" --log-level=lib.eal:error -- \
