@@ -8,7 +8,8 @@
  * lfe_tcp_flush so replies of the whole burst leave together; tx bursts.
  * No locks, no syscalls and no heap on this path: frames come from the
  * mbuf pool of the worker's socket, sessions from a preallocated pool, PDU
- * reassembly buffers from a per-core rte_mempool.
+ * reassembly buffers from the session slot (≤ LFE_PDU_SMALL) or a bounded
+ * per-core rte_mempool (larger PDUs).
  *
  * Flow affinity — one TCP connection must stay on one core:
  *  - af_packet with qpairs=N: the kernel's PACKET_FANOUT spreads flows over
