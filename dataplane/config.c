@@ -10,7 +10,7 @@
 #include "ldap/dn.h"
 #include "net.h"
 
-enum key_type { K_STR, K_U32, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
+enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
 		K_ACCESS, K_SCOPE, K_DN, K_ATTRS };
 
 struct key_def {
@@ -34,10 +34,14 @@ static const struct key_def keys[] = {
 	{ "ldap", "ports", K_PORTS, 0, 0, 1, 65535 },
 	{ "ldap", "max_pdu", K_U32, CF(max_pdu), 0, 1024, 16u << 20 },
 	{ "ldap", "allow_anonymous", K_BOOL, CF(allow_anonymous), 0, 0, 0 },
-	{ "ldap", "idle_timeout_ms", K_U32, CF(idle_timeout_ms), 0, 0, 86400000u },
+	{ "ldap", "idle_timeout_ms", K_U64, CF(idle_timeout_ms), 0, 0, 86400000u },
 	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20 },
 	{ "ldap", "request_slice_us", K_U32, CF(request_slice_us), 0, 10, 1000000 },
 	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000 },
+	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20 },
+	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u },
+	{ "ldap", "first_request_ms", K_U64, CF(first_request_ms), 0, 0, 3600000u },
+	{ "ldap", "bind_timeout_ms", K_U64, CF(bind_timeout_ms), 0, 0, 86400000u },
 	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
 	{ "ldap", "search_access", K_ACCESS, CF(search_access), 0, 0, 0 },
 	{ "ldap", "search_scope", K_SCOPE, CF(search_scope), 0, 0, 0 },
@@ -53,6 +57,8 @@ static const struct key_def keys[] = {
 	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
 	{ "workers", "verify_per_source", K_U32, CF(verify_per_source), 0, 1, 1u << 16 },
 	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
+	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
+	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
 };
 
 /* Password schemes a store may default to (those backend/pwscheme.c hashes). */
@@ -81,6 +87,9 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->allow_anonymous = true;
 	c->idle_timeout_ms = 300000;
 	c->max_conns_per_core = 4096;
+	c->max_conns_per_source = 256;
+	c->pdu_timeout_ms = 5000;
+	c->first_request_ms = 10000;
 	c->verifier_threads = 1;
 	c->verify_queue = 1024;
 	c->verify_per_source = 8;
@@ -283,6 +292,7 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 			memcpy(f, v, strlen(v) + 1);
 		break;
 	case K_U32:
+	case K_U64:
 	case K_U16: {
 		int rc = lfe_config_parse_u64(v, k->min, k->max, &u);
 		if (rc == -ERANGE) {
@@ -290,6 +300,8 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 				    (unsigned long long)k->min, (unsigned long long)k->max);
 		} else if (rc < 0) {
 			why = "not a decimal number";
+		} else if (k->type == K_U64) {
+			*(uint64_t *)f = u;
 		} else if (k->type == K_U32) {
 			*(uint32_t *)f = (uint32_t)u;
 		} else {
@@ -416,6 +428,8 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 			return errf(err, -EINVAL, "[ldap] search_base: not at or under the suffix %.200s",
 				    c->suffix);
 	}
+	if (c->group[0] && !c->user[0])
+		return errf(err, -EINVAL, "[daemon] group: needs [daemon] user");
 	return 0;
 }
 

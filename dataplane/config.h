@@ -12,8 +12,15 @@
  *             unknown DNs get],
  *             allow_cleartext [false]
  *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
- *             allow_anonymous [true], idle_timeout_ms [300000],
+ *             allow_anonymous [true], idle_timeout_ms [300000; ≤ 1 day],
  *             max_conns_per_core [4096], suffix [the store's],
+ *             max_conns_per_source [256; per core, 0 = no cap: a SYN beyond
+ *             it is answered RST], pdu_timeout_ms [5000; 100..3600000: a
+ *             request split over segments must be complete within it],
+ *             first_request_ms [10000; 0 = off, ≤ 1 h: the first request
+ *             must start within it of connect], bind_timeout_ms [0 = off;
+ *             ≤ 1 day: a connection not bound (to a DN) within it of connect
+ *             is closed; every deadline closes with RST and is counted],
  *             request_slice_us [200: the most worker time one search may
  *             take before it ends with adminLimitExceeded],
  *             search_max_candidates [10000: entries one search may visit],
@@ -35,6 +42,11 @@
  *             verify_per_source [8: outstanding jobs per client IPv4
  *             address and worker; beyond it a bind is answered busy],
  *             idle_sleep_us [0: pure polling]
+ *   [daemon]  user [none: stay root], group [the user's primary group]:
+ *             once ports are up and memory is mapped, the daemon drops to
+ *             this user (setgroups/setgid/setuid) with no capabilities left
+ *             (af_packet, tap and memif need none after start). An unknown
+ *             user or group is refused at start.
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
 #define LFE_DATAPLANE_CONFIG_H
@@ -69,10 +81,14 @@ struct lfe_config {
 	uint32_t n_ldap_ports;
 	uint32_t max_pdu;
 	bool allow_anonymous;
-	uint32_t idle_timeout_ms;
+	uint64_t idle_timeout_ms;       /* 64-bit: converted to µs */
 	uint32_t max_conns_per_core;
 	uint32_t request_slice_us;
 	uint32_t search_max_candidates;
+	uint32_t max_conns_per_source;  /* 0 = no cap */
+	uint64_t pdu_timeout_ms;
+	uint64_t first_request_ms;      /* 0 = off */
+	uint64_t bind_timeout_ms;       /* 0 = off */
 	char suffix[1024];      /* empty = the store's */
 	enum lfe_search_access search_access;      /* DEFAULT: from allow_anonymous */
 	enum lfe_search_scope_max search_scope;
@@ -88,6 +104,9 @@ struct lfe_config {
 	uint32_t verify_queue;
 	uint32_t verify_per_source;
 	uint32_t idle_sleep_us;
+	/* [daemon] */
+	char user[64];                  /* empty = keep running as started */
+	char group[64];                 /* empty = the user's primary group */
 };
 
 /* Defaults for every optional key. */

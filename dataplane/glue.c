@@ -16,6 +16,17 @@
  * only if the handle still names a live connection (generation check) and
  * the session still expects that token.
  *
+ * Deadlines and eviction: each connection carries one TCP app deadline,
+ * the earliest of: the first request must start within first_request_ms of
+ * connect; a partial PDU must complete within pdu_timeout_ms of its first
+ * byte; with bind_timeout_ms, the connection must be bound to a DN within
+ * it of connect. It is recomputed after every delivery and checked lazily
+ * when it fires (on_deadline), so a bind that completed on a verifier
+ * thread needs no extra bookkeeping. A connection that holds nothing a
+ * reset would lose (no partial PDU, no pending bind, no unanswered or
+ * unconsumed request, not bound to a DN) is marked evictable; the TCP stack
+ * resets the one marked longest ago when a SYN finds the table full.
+ *
  * Searches (what login flows do before a bind: find the user's DN by uid or
  * mail) run in backend/search.c (lfe_store_search): index candidates only,
  * within the worker's per-request budget ([ldap] request_slice_us on the
@@ -37,6 +48,70 @@ static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 	return lfe_tcp_conn_app(c);
 }
 
+enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND };
+
+static bool slot_bound(const struct lfe_slot *sl)
+{
+	size_t n = 0;
+	lfe_session_bound_dn(sl->s, &n);
+	return n > 0;
+}
+
+/* The slot's earliest deadline (0 = none) and which one it is. */
+static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot *sl, enum dl_kind *kind)
+{
+	const struct lfe_config *cf = &w->d->cfg;
+	uint64_t d = 0;
+	*kind = DL_NONE;
+	if (!sl->got_data && cf->first_request_ms) {
+		d = sl->opened_us + cf->first_request_ms * 1000u;
+		*kind = DL_FIRST;
+	}
+	if (sl->pdu_since) {
+		uint64_t x = sl->pdu_since + cf->pdu_timeout_ms * 1000u;
+		if (!d || x < d) {
+			d = x;
+			*kind = DL_PDU;
+		}
+	}
+	if (cf->bind_timeout_ms && !slot_bound(sl)) {
+		uint64_t x = sl->opened_us + cf->bind_timeout_ms * 1000u;
+		if (!d || x < d) {
+			d = x;
+			*kind = DL_BIND;
+		}
+	}
+	return d;
+}
+
+static void slot_arm(const struct lfe_worker *w, struct lfe_slot *sl, struct lfe_tcp_conn *c)
+{
+	enum dl_kind k;
+	lfe_tcp_conn_set_deadline(c, slot_deadline(w, sl, &k));
+}
+
+static int on_deadline(void *ctx, struct lfe_tcp_conn *c)
+{
+	struct lfe_worker *w = ctx;
+	struct lfe_slot *sl = lfe_tcp_conn_app(c);
+	enum dl_kind k;
+
+	if (sl == NULL)
+		return -ETIME;
+	uint64_t d = slot_deadline(w, sl, &k);
+	if (d == 0 || d > w->now_us) {
+		lfe_tcp_conn_set_deadline(c, d);   /* bound meanwhile, or moved */
+		return 0;
+	}
+	if (k == DL_FIRST)
+		w->st.conns_first_request_expired++;
+	else if (k == DL_PDU)
+		w->st.conns_pdu_expired++;
+	else
+		w->st.conns_bind_expired++;
+	return -ETIME;
+}
+
 static int on_open(void *ctx, struct lfe_tcp_conn *c)
 {
 	struct lfe_worker *w = ctx;
@@ -51,8 +126,14 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	sl->owed = false;
 	sl->c = c;
 	sl->blocked = false;
+	sl->got_data = false;
+	sl->pending = false;
+	sl->opened_us = w->now_us;
+	sl->pdu_since = 0;
 	lfe_session_set_generation(sl->s, lfe_tcp_conn_handle(c).gen);
 	lfe_tcp_conn_set_app(c, sl);
+	slot_arm(w, sl, c);
+	lfe_tcp_conn_set_evictable(c, true);
 	w->st.conns_opened++;
 	w->st.conns_active++;
 	return 0;
@@ -92,6 +173,7 @@ static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct l
 	bool spill = false;
 
 	sl->blocked = false;
+	sl->pending = false;
 	w->cur = c;
 	while (used < len || sl->owed) {
 		uint8_t *out;
@@ -124,8 +206,10 @@ static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct l
 			used = len;   /* nothing after an unbind or a protocol error counts */
 			break;
 		}
-		if (io.flags & LFE_SESS_PENDING)
+		if (io.flags & LFE_SESS_PENDING) {
+			sl->pending = true;
 			break;
+		}
 		if (io.out_len == 0 && (io.in_used == 0 || sl->owed)) {
 			if (spill) {
 				sl->blocked = true;
@@ -146,7 +230,21 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 
 	if (sl == NULL)
 		return len;
-	return run_session(ctx, c, sl, data, len);
+	struct lfe_worker *w = ctx;
+	size_t used = run_session(w, c, sl, data, len);
+	if (sl->s == NULL)
+		return used;   /* closed inside */
+	bool gathering = lfe_session_gathering(sl->s);
+	if (len)
+		sl->got_data = true;
+	if (!gathering)
+		sl->pdu_since = 0;
+	else if (!sl->pdu_since)
+		sl->pdu_since = w->now_us;
+	slot_arm(w, sl, c);
+	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && !sl->owed && !sl->blocked &&
+				      used == len && !slot_bound(sl));
+	return used;
 }
 
 static void on_writable(void *ctx, struct lfe_tcp_conn *c)
@@ -190,6 +288,7 @@ const struct lfe_tcp_ops lfe_glue_tcp_ops = {
 	.on_writable = on_writable,
 	.on_peer_fin = NULL,
 	.on_close = on_close,
+	.on_deadline = on_deadline,
 };
 
 void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,

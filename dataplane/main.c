@@ -33,6 +33,7 @@
 #include "ldap/dn.h"
 #include "backend/pwscheme.h"
 #include "port.h"
+#include "priv.h"
 #include "telemetry.h"
 #include "verifier.h"
 #include "worker.h"
@@ -241,6 +242,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ldapfe: %s\n", err);
 		goto out_eal;
 	}
+	uid_t run_uid = 0;
+	gid_t run_gid = 0;
+	if (d->cfg.user[0] && lfe_priv_resolve(d->cfg.user, d->cfg.group, &run_uid, &run_gid, err) < 0) {
+		fprintf(stderr, "ldapfe: %s: %s\n", config, err);
+		goto out_eal;
+	}
 	d->tsc_hz = rte_get_tsc_hz();
 	if (pick_lcores(d) < 0 || setup_store(d) < 0)
 		goto out_store;
@@ -267,6 +274,15 @@ int main(int argc, char **argv)
 	rc = lfe_telemetry_init(d);
 	if (rc < 0)
 		printf("ldapfe: telemetry command not registered: %s\n", strerror(-rc));
+	/* Ports are up, memory mapped, sockets open: root is no longer needed. */
+	if (d->cfg.user[0]) {
+		if (lfe_priv_drop(run_uid, run_gid, err) < 0) {
+			fprintf(stderr, "ldapfe: %s\n", err);
+			goto out_workers;
+		}
+		printf("ldapfe: running as %s (uid %u, gid %u), no capabilities\n", d->cfg.user,
+		       (unsigned)run_uid, (unsigned)run_gid);
+	}
 
 	sig_daemon = d;
 	struct sigaction sa;

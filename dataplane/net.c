@@ -406,6 +406,12 @@ static inline uint32_t arp_set(uint32_t ip)
 	return mix32(ip) & (LFE_ARP_CACHE_SETS - 1u);
 }
 
+bool lfe_arp_learnable(const struct lfe_arp_pkt *a, uint32_t our_addr, uint32_t mask)
+{
+	return (a->op == 1 || a->op == 2) && a->tpa == our_addr && a->spa != our_addr && a->spa != 0 &&
+	       ((a->spa ^ our_addr) & mask) == 0 && !(a->sha[0] & 1u);
+}
+
 void lfe_arp_cache_put(struct lfe_arp_cache *c, uint32_t ip, const uint8_t mac[LFE_ETH_ALEN],
 		       uint64_t now_us)
 {

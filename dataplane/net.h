@@ -155,6 +155,14 @@ struct lfe_arp_cache {
 	struct lfe_arp_entry e[LFE_ARP_CACHE_SETS][LFE_ARP_CACHE_WAYS];
 };
 
+/* Whether a received ARP packet may teach us its sender's MAC. Only ARP
+ * teaches (never the source MAC of an IPv4 frame: one forged frame would
+ * redirect a peer's replies), and only a request for our address or a
+ * reply to it, from a sender inside our subnet (addr/mask) that is not us
+ * or 0 — so the gateway is learned only from its own ARP for itself. A
+ * gratuitous announcement (target = sender) does not teach. */
+bool lfe_arp_learnable(const struct lfe_arp_pkt *a, uint32_t our_addr, uint32_t mask);
+
 void lfe_arp_cache_init(struct lfe_arp_cache *c, uint64_t max_age_us);
 /* Learn or refresh ip → mac. Ignores 0 and broadcast/multicast MACs. */
 void lfe_arp_cache_put(struct lfe_arp_cache *c, uint32_t ip, const uint8_t mac[LFE_ETH_ALEN],

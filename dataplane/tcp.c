@@ -34,6 +34,15 @@
  *   fast retransmit on 3 dup ACKs, cwnd = 1 MSS after an RTO, go-back-N).
  * - Idle timeout resets the connection (RST): it frees the slot at once.
  *   No keepalive probes: an idle timeout bounds dead peers instead.
+ * - Per-source cap: a SYN from an address that already holds
+ *   max_conns_per_source connections is answered with RST, not dropped: a
+ *   real client (many users behind one NAT) learns at once instead of
+ *   retrying its SYN for minutes, and the RST is no bigger than the SYN, so
+ *   a spoofed source gains no amplification. Counted in a small hash of
+ *   source → count (at most max_conns live entries, table twice that).
+ * - Table full: TIME_WAIT slots are recycled first, then the connection the
+ *   app marked evictable longest ago is reset; only then is a SYN dropped.
+ * - App deadlines ride the same wheel entry as the other timers.
  */
 #include "dataplane/tcp.h"
 
@@ -57,6 +66,7 @@ enum {
 	F_ABORT = 1u << 7,      /* RST + on_close at the next flush */
 	F_RTT = 1u << 8,        /* an RTT sample is running */
 	F_DELIVER = 1u << 9,    /* inside on_data: no recursive delivery */
+	F_SRC = 1u << 10,       /* counted in the per-source table */
 };
 
 #define OOO_MAX 4
@@ -94,6 +104,7 @@ struct lfe_tcp_conn {
 	uint32_t rto, srtt, rttvar, rtt_seq;
 	uint64_t rtt_ts;
 	uint64_t rto_at, delack_at, state_at, last_act;
+	uint64_t app_at;          /* app deadline, 0 = none */
 	uint64_t wheel_tick;
 	uint64_t chal_at;
 	uint32_t chal_n;
@@ -118,6 +129,9 @@ struct lfe_tcp {
 	struct lnk *tl;            /* wheel: conns, then WHEEL_SIZE bucket heads, then a scratch head */
 	struct lnk *pl;            /* pending flush: conns, then the head */
 	struct lnk *wl;            /* TIME_WAIT FIFO: conns, then the head */
+	struct lnk *el;            /* evictable, oldest first: conns, then the head */
+	struct srcent { uint32_t addr, n; } *src;   /* per-source counts, n 0 = empty */
+	uint32_t srcmask;
 	uint64_t tick_done;
 	uint32_t n_armed;          /* connections in the wheel */
 	uint64_t tick_cur;
@@ -265,6 +279,61 @@ static void hash_remove(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	t->htab[i] = UINT64_MAX;
 }
 
+/* ---- per-source counts ---- */
+
+static inline uint32_t src_home(const struct lfe_tcp *t, uint32_t addr)
+{
+	return (uint32_t)(((addr ^ t->hk1) * t->hk0) >> 32) & t->srcmask;
+}
+
+static uint32_t src_slot(const struct lfe_tcp *t, uint32_t addr)
+{
+	uint32_t i = src_home(t, addr);
+	while (t->src[i].n && t->src[i].addr != addr)
+		i = (i + 1) & t->srcmask;
+	return i;
+}
+
+static uint32_t src_count(const struct lfe_tcp *t, uint32_t addr)
+{
+	return t->src[src_slot(t, addr)].n;
+}
+
+static void src_inc(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	uint32_t i = src_slot(t, c->raddr);
+	t->src[i].addr = c->raddr;
+	t->src[i].n++;
+	c->flags |= F_SRC;
+}
+
+/* Uncount; an entry that reaches 0 leaves by backward shift (as htab). */
+static void src_dec(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (!(c->flags & F_SRC))
+		return;
+	c->flags &= (uint16_t)~F_SRC;
+	uint32_t i = src_slot(t, c->raddr);
+	if (!t->src[i].n || --t->src[i].n)
+		return;
+	for (uint32_t j = (i + 1) & t->srcmask; t->src[j].n; j = (j + 1) & t->srcmask) {
+		uint32_t home = src_home(t, t->src[j].addr);
+		if (((j - home) & t->srcmask) >= ((j - i) & t->srcmask)) {
+			t->src[i] = t->src[j];
+			i = j;
+		}
+	}
+	t->src[i].n = 0;
+}
+
+static bool src_over(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+{
+	if (!t->cfg.max_conns_per_source || src_count(t, s->raddr) < t->cfg.max_conns_per_source)
+		return false;
+	t->st.drop_src_cap++;
+	return true;
+}
+
 /* ---- timers ---- */
 
 static void tmr_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
@@ -297,6 +366,8 @@ static uint64_t next_deadline(const struct lfe_tcp *t, const struct lfe_tcp_conn
 		d = c->delack_at;
 	if (c->state_at && c->state_at < d)
 		d = c->state_at;
+	if (c->app_at && c->app_at < d)
+		d = c->app_at;
 	if (t->cfg.idle_timeout_us && idle_applies(c) && c->last_act + t->cfg.idle_timeout_us < d)
 		d = c->last_act + t->cfg.idle_timeout_us;
 	return d;
@@ -502,15 +573,21 @@ static void pend(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 /* ---- connection lifetime ---- */
 
 static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+static void conn_reset(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason);
 
 static struct lfe_tcp_conn *conn_alloc(struct lfe_tcp *t)
 {
 	if (!t->n_free) {
 		uint32_t head = t->cfg.max_conns;
 		uint32_t oldest = t->wl[head].next;
-		if (oldest == head)
+		if (oldest != head) {
+			conn_free(t, &t->conns[oldest]);
+		} else if ((oldest = t->el[head].next) != head) {
+			t->st.evicted++;
+			conn_reset(t, &t->conns[oldest], -ENOSPC);
+		} else {
 			return NULL;
-		conn_free(t, &t->conns[oldest]);
+		}
 	}
 	struct lfe_tcp_conn *c = &t->conns[t->free_stack[--t->n_free]];
 	uint32_t idx = c->idx, gen = c->gen;
@@ -534,6 +611,8 @@ static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	}
 	l_del(t->pl, c->idx);
 	l_del(t->wl, c->idx);
+	l_del(t->el, c->idx);
+	src_dec(t, c);
 	c->state = ST_FREE;
 	c->flags = 0;
 	c->app = NULL;
@@ -575,6 +654,9 @@ static void enter_time_wait(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t 
 	c->state_at = now + t->cfg.time_wait_us;
 	if (!l_linked(t->wl, c->idx))
 		l_add_tail(t->wl, t->cfg.max_conns, c->idx);
+	l_del(t->el, c->idx);
+	c->app_at = 0;
+	src_dec(t, c);   /* a recyclable slot holds nothing of the source's share */
 	tmr_arm(t, c, c->state_at);
 	detach(t, c, 0);
 }
@@ -951,6 +1033,10 @@ static bool listening(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport)
 
 static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 {
+	if (src_over(t, s)) {
+		reply_rst(t, s);
+		return;
+	}
 	if (t->st.half_open >= t->cfg.max_half_open) {
 		struct lfe_tcp_seg r = {
 			.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
@@ -970,6 +1056,7 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 		return;
 	}
 	init_passive(t, c, s);
+	src_inc(t, c);
 	c->state = ST_SYN_RCVD;
 	t->st.half_open++;
 	c->irs = s->seq;
@@ -1004,6 +1091,10 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 			reply_rst(t, s);
 		return NULL;
 	}
+	if (src_over(t, s)) {
+		reply_rst(t, s);
+		return NULL;
+	}
 	struct lfe_tcp_conn *c = conn_alloc(t);
 	if (!c) {
 		t->st.drop_table_full++;
@@ -1014,6 +1105,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 	struct lfe_tcp_seg syn = *s;
 	syn.mss = (uint16_t)mss;
 	init_passive(t, c, &syn);
+	src_inc(t, c);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
 	c->last_ack_sent = s->seq;
@@ -1299,6 +1391,16 @@ static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		conn_reset(t, c, -ETIMEDOUT);
 		return;
 	}
+	if (c->app_at && c->app_at <= now) {
+		c->app_at = 0;
+		if ((c->flags & F_APP) && (!t->ops.on_deadline || t->ops.on_deadline(t->ctx, c) < 0)) {
+			t->st.deadline_closed++;
+			conn_reset(t, c, -ETIME);
+			return;
+		}
+		if (c->state == ST_FREE)
+			return;
+	}
 	if (c->rto_at && c->rto_at <= now) {
 		on_rto(t, c, now);
 		if (c->state == ST_FREE)
@@ -1399,7 +1501,8 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	    cfg->sndbuf < 64 || cfg->sndbuf > (1u << 24) || (cfg->sndbuf & (cfg->sndbuf - 1)) ||
 	    cfg->rcvbuf < 64 || cfg->rcvbuf > (1u << 24) || cfg->mss < 64 || cfg->mss > 9000 ||
 	    !cfg->rto_min_us || cfg->rto_min_us > cfg->rto_init_us || cfg->rto_init_us > cfg->rto_max_us ||
-	    cfg->rto_max_us > (1u << 30) || cfg->n_listen > 8)
+	    cfg->rto_max_us > (1u << 30) || cfg->delack_us > (1ull << 40) ||
+	    cfg->idle_timeout_us > (1ull << 40) || cfg->time_wait_us > (1ull << 40) || cfg->n_listen > 8)
 		goto fail;
 	e = -ENOMEM;
 	t = calloc(1, sizeof(*t));
@@ -1420,11 +1523,14 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	t->tl = malloc(sizeof(*t->tl) * (n + WHEEL_SIZE + 1));
 	t->pl = malloc(sizeof(*t->pl) * (n + 1));
 	t->wl = malloc(sizeof(*t->wl) * (n + 1));
+	t->el = malloc(sizeof(*t->el) * (n + 1));
+	t->srcmask = hsize - 1;
+	t->src = calloc(hsize, sizeof(*t->src));
 	/* calloc: the kernel hands out zero pages lazily, so untouched slots'
 	 * buffers cost no memory until a connection uses them. */
 	t->sbufs = calloc(n, cfg->sndbuf);
 	t->rbufs = calloc(n, cfg->rcvbuf);
-	if (!t->conns || !t->htab || !t->free_stack || !t->tl || !t->pl || !t->wl || !t->sbufs || !t->rbufs)
+	if (!t->conns || !t->htab || !t->free_stack || !t->tl || !t->pl || !t->wl || !t->el || !t->src || !t->sbufs || !t->rbufs)
 		goto fail;
 	memset(t->htab, 0xff, sizeof(*t->htab) * hsize);
 	for (uint32_t i = 0; i < n; i++) {
@@ -1438,6 +1544,7 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	for (uint32_t i = 0; i <= n; i++) {
 		l_init(t->pl, i);
 		l_init(t->wl, i);
+		l_init(t->el, i);
 	}
 	uint64_t s = cfg->secret;
 	t->hk0 = splitmix(&s) | 1;
@@ -1462,6 +1569,8 @@ void lfe_tcp_free(struct lfe_tcp *t)
 	free(t->tl);
 	free(t->pl);
 	free(t->wl);
+	free(t->el);
+	free(t->src);
 	free(t->sbufs);
 	free(t->rbufs);
 	free(t);
@@ -1612,6 +1721,25 @@ void lfe_tcp_abort(struct lfe_tcp_conn *c)
 		return;
 	c->flags |= F_ABORT;
 	pend(c->t, c);
+}
+
+void lfe_tcp_conn_set_deadline(struct lfe_tcp_conn *c, uint64_t at)
+{
+	if (c->state == ST_FREE || c->app_at == at)
+		return;
+	c->app_at = at;
+	if (at)
+		tmr_arm(c->t, c, at);
+}
+
+void lfe_tcp_conn_set_evictable(struct lfe_tcp_conn *c, bool evictable)
+{
+	struct lfe_tcp *t = c->t;
+	if (c->state == ST_FREE || c->state == ST_TIME_WAIT)
+		return;
+	l_del(t->el, c->idx);
+	if (evictable)
+		l_add_tail(t->el, t->cfg.max_conns, c->idx);
 }
 
 void lfe_tcp_conn_set_app(struct lfe_tcp_conn *c, void *app) { c->app = app; }

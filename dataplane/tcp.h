@@ -22,7 +22,9 @@
  * probes); FIN/RST in every state incl. simultaneous close; TIME_WAIT
  * bounded; idle timeout and keepalive; SYN cookies when the half-open budget
  * is exhausted; RFC 5961 challenge ACKs against blind RST/SYN; bounded
- * connection table and per-connection buffers.
+ * connection table and per-connection buffers; a per-source connection cap;
+ * eviction of connections the app marks evictable when the table is full;
+ * one app deadline per connection (first request, bind, partial PDU).
  */
 #ifndef LFE_DATAPLANE_TCP_H
 #define LFE_DATAPLANE_TCP_H
@@ -84,6 +86,12 @@ struct lfe_tcp_ops {
 	/* The connection is gone (closed, reset, timed out). Called exactly once
 	 * per on_open; the app frees its state here. */
 	void (*on_close)(void *ctx, struct lfe_tcp_conn *c, int reason /* negative errno or 0 */);
+	/* The deadline set with lfe_tcp_conn_set_deadline() passed (it is
+	 * cleared before the call). Return 0 to keep the connection (the app may
+	 * set a new deadline here), negative to have it reset: counted in
+	 * deadline_closed, on_close follows with -ETIME. May be NULL: an expired
+	 * deadline then always resets. */
+	int (*on_deadline)(void *ctx, struct lfe_tcp_conn *c);
 };
 
 struct lfe_tcp_cfg {
@@ -92,11 +100,17 @@ struct lfe_tcp_cfg {
 	uint32_t sndbuf;            /* per-connection send buffer bytes (power of 2) */
 	uint32_t rcvbuf;            /* per-connection out-of-order hold bytes / window */
 	uint16_t mss;               /* our MSS (e.g. 1460) */
-	uint32_t rto_min_us, rto_max_us, rto_init_us;
+	/* Every µs interval is 64-bit (a day of µs does not fit 32 bits);
+	 * lfe_tcp_new refuses rto_max_us > 2^30 and the others > 2^40. */
+	uint64_t rto_min_us, rto_max_us, rto_init_us;
 	uint32_t max_retries;       /* retransmissions before RST */
-	uint32_t delack_us;         /* delayed ACK */
-	uint32_t idle_timeout_us;   /* 0 = none */
-	uint32_t time_wait_us;
+	uint64_t delack_us;         /* delayed ACK */
+	uint64_t idle_timeout_us;   /* 0 = none */
+	uint64_t time_wait_us;
+	/* Passive connections one remote address may hold (SYN_RCVD through
+	 * LAST_ACK; TIME_WAIT does not count). A SYN beyond it is answered
+	 * with RST and counted in drop_src_cap. 0 = no cap. */
+	uint32_t max_conns_per_source;
 	uint64_t secret;            /* SYN cookie / ISN key (random per run) */
 	/* listening: (laddr, lport) pairs; laddr 0 = any */
 	uint32_t n_listen;
@@ -152,6 +166,19 @@ struct lfe_tcp_conn *lfe_tcp_conn_get(struct lfe_tcp *t, struct lfe_tcp_handle h
 void lfe_tcp_conn_addrs(const struct lfe_tcp_conn *c, uint32_t *laddr, uint16_t *lport,
 			uint32_t *raddr, uint16_t *rport);
 
+/* Application deadline (absolute µs, same clock as now_us; 0 = none):
+ * when it passes, ops->on_deadline decides (see there). Setting it is O(1)
+ * (the timer wheel), so the app may call it on every event. */
+void lfe_tcp_conn_set_deadline(struct lfe_tcp_conn *c, uint64_t at_us);
+
+/* Mark a connection evictable (the app holds nothing for it that a reset
+ * would lose: no partial request, no pending work, no bound identity) or
+ * not. Marking it again makes it the newest. When a SYN finds the table
+ * full and no TIME_WAIT slot to recycle, the evictable connection marked
+ * longest ago is reset (on_close reason -ENOSPC, counted in evicted) and
+ * its slot serves the SYN. O(1). */
+void lfe_tcp_conn_set_evictable(struct lfe_tcp_conn *c, bool evictable);
+
 /* Graceful shutdown: FIN every connection, refuse new SYNs. */
 void lfe_tcp_shutdown(struct lfe_tcp *t, uint64_t now_us);
 
@@ -162,6 +189,9 @@ struct lfe_tcp_stats {
 	uint64_t syncookies_sent, syncookies_ok, challenge_acks;
 	uint64_t drop_no_conn, drop_table_full, drop_bad_seq, drop_bad_ack, drop_window;
 	uint64_t idle_closed;
+	uint64_t drop_src_cap;      /* SYNs (and cookie ACKs) over max_conns_per_source */
+	uint64_t evicted;           /* evictable connections reset for a new SYN */
+	uint64_t deadline_closed;   /* app deadlines that expired into a reset */
 };
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
 

@@ -8,7 +8,8 @@
  * lfe_tcp_flush so replies of the whole burst leave together; tx bursts.
  * No locks, no syscalls and no heap on this path: frames come from the
  * mbuf pool of the worker's socket, sessions from a preallocated pool, PDU
- * reassembly buffers from a per-core rte_mempool.
+ * reassembly buffers from the session slot (≤ LFE_PDU_SMALL) or a bounded
+ * per-core rte_mempool (larger PDUs).
  *
  * Flow affinity — one TCP connection must stay on one core:
  *  - af_packet with qpairs=N: the kernel's PACKET_FANOUT spreads flows over
@@ -30,6 +31,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <rte_errno.h>
 #include <rte_cycles.h>
@@ -52,6 +54,9 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"arp_replies", "arp_requests", "icmp_replies",
 	"steered_out", "steered_in",
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
+	"conns_src_capped", "conns_evicted", "conns_idle_closed",
+	"conns_first_request_expired", "conns_bind_expired", "conns_pdu_expired",
+	"arp_ignored", "conns_table_full", "pdu_no_buffer",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
@@ -194,12 +199,37 @@ int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 	return 0;
 }
 
-static void learn(struct lfe_worker *w, const struct lfe_port *p, uint32_t saddr, const uint8_t *mac)
+/* A neighbour as passed between workers on their arp rings. */
+struct arp_msg {
+	uint32_t ip;
+	uint8_t mac[LFE_ETH_ALEN];
+	uint8_t pad[6];
+};
+_Static_assert(sizeof(struct arp_msg) == 16, "ring elements are a multiple of 4 bytes");
+
+/* Learn from ARP only (lfe_arp_learnable). The ARP frame reaches one
+ * queue, but every worker sends to that neighbour: pass it on. */
+static void learn_arp(struct lfe_worker *w, const struct lfe_port *p, const struct lfe_arp_pkt *a)
 {
-	if (in_subnet(p, saddr))
-		lfe_arp_cache_put(&w->arp, saddr, mac, w->now_us);
-	else if (p->gateway)
-		lfe_arp_cache_put(&w->arp, p->gateway, mac, w->now_us);
+	if (!lfe_arp_learnable(a, p->addr, p->mask)) {
+		w->st.arp_ignored++;
+		return;
+	}
+	lfe_arp_cache_put(&w->arp, a->spa, a->sha, w->now_us);
+	struct arp_msg m = { .ip = a->spa };
+	memcpy(m.mac, a->sha, LFE_ETH_ALEN);
+	for (uint32_t k = 0; k < w->d->n_workers; k++)
+		if (k != w->idx && w->d->w[k] && w->d->w[k]->arp_ring)
+			rte_ring_mp_enqueue_elem(w->d->w[k]->arp_ring, &m, sizeof(m));
+}
+
+static unsigned arp_in(struct lfe_worker *w)
+{
+	struct arp_msg m[8];
+	unsigned n = rte_ring_sc_dequeue_burst_elem(w->arp_ring, m, sizeof(m[0]), 8, NULL);
+	for (unsigned i = 0; i < n; i++)
+		lfe_arp_cache_put(&w->arp, m[i].ip, m[i].mac, w->now_us);
+	return n;
 }
 
 /* Handle one frame; returns true when the mbuf was consumed (sent back). */
@@ -221,8 +251,7 @@ static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
 		return false;
 	}
 	if (kind == LFE_NET_ARP) {
-		if (pkt.arp.spa != p->addr && in_subnet(p, pkt.arp.spa))
-			lfe_arp_cache_put(&w->arp, pkt.arp.spa, pkt.arp.sha, w->now_us);
+		learn_arp(w, p, &pkt.arp);
 		if (pkt.arp.op != 1 || pkt.arp.tpa != p->addr)
 			return false;
 		struct lfe_arp_pkt r = { .op = 2, .spa = p->addr, .tpa = pkt.arp.spa };
@@ -241,7 +270,6 @@ static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
 		w->st.drops[LFE_DROP_NOT_OURS]++;
 		return false;
 	}
-	learn(w, p, pkt.saddr, pkt.eth_src);
 	if (kind == LFE_NET_ICMP_ECHO) {
 		size_t n = lfe_net_icmp_echo_reply(data, &pkt, p->mac);
 		m->data_len = (uint16_t)n;
@@ -374,6 +402,10 @@ static void publish(struct lfe_worker *w)
 	w->st.tcp_retransmits = ts->retransmits;
 	w->st.tcp_resets = ts->conns_reset;
 	w->st.tcp_syncookies = ts->syncookies_sent;
+	w->st.conns_src_capped = ts->drop_src_cap;
+	w->st.conns_evicted = ts->evicted;
+	w->st.conns_idle_closed = ts->idle_closed;
+	w->st.conns_table_full = ts->drop_table_full;
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 }
@@ -426,6 +458,8 @@ int lfe_worker_main(void *arg)
 			work += rx_port(w, pi);
 		if (w->steer_ring)
 			work += steer_in(w);
+		if (w->arp_ring && !rte_ring_empty(w->arp_ring))
+			work += arp_in(w);
 		work += lfe_verifier_poll(d->verifier, w, lfe_glue_bind_done);
 		lfe_tcp_timers(w->tcp, w->now_us);
 		lfe_tcp_flush(w->tcp, w->now_us);
@@ -469,20 +503,35 @@ int lfe_worker_main(void *arg)
 
 /* ---- construction (not on the fast path) ---- */
 
+/* Split PDUs up to LFE_PDU_SMALL (every bind, the searches of login flows)
+ * are gathered in the running session's own buffer (a session holds at most
+ * one partial PDU), so partial PDUs of other connections can never starve
+ * them. The sessions call this only from lfe_session_process, which runs
+ * for w->cur (glue.c). Larger PDUs share LFE_PDU_LARGE_MAX pool buffers,
+ * each held at most pdu_timeout_ms (glue.c). */
 static void *pdu_get(void *ctx, size_t size)
 {
 	struct lfe_worker *w = ctx;
 	void *p;
-	if (size > w->pdu_pool->elt_size || rte_mempool_get(w->pdu_pool, &p) != 0)
+	if (size <= LFE_PDU_SMALL && w->cur) {
+		const struct lfe_slot *sl = lfe_tcp_conn_app(w->cur);
+		size_t i = (size_t)((const uint8_t *)sl - w->slot_mem) / w->slot_size;
+		return w->pdu_small + i * LFE_PDU_SMALL;
+	}
+	if (w->pdu_pool == NULL || size > w->pdu_pool->elt_size || rte_mempool_get(w->pdu_pool, &p) != 0) {
+		w->st.pdu_no_buffer++;
 		return NULL;
+	}
 	return p;
 }
 
 static void pdu_put(void *ctx, void *buf)
 {
 	struct lfe_worker *w = ctx;
-	if (buf)
-		rte_mempool_put(w->pdu_pool, buf);
+	const uint8_t *b = buf;
+	if (buf == NULL || (b >= w->pdu_small && b < w->pdu_small + w->pdu_small_len))
+		return;   /* the slot's own buffer */
+	rte_mempool_put(w->pdu_pool, buf);
 }
 
 static void *imp_clone(void *ctx, void *item)
@@ -530,13 +579,33 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	}
 
 	const struct lfe_config *c = &d->cfg;
-	uint32_t npdu = RTE_MIN(c->max_conns_per_core, 255u);
-	snprintf(name, sizeof(name), "lfe_pdu_%u", idx);
-	w->pdu_pool = rte_mempool_create(name, npdu, c->max_pdu, 0, 0, NULL, NULL, NULL, NULL, socket,
-					 RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
-	if (w->pdu_pool == NULL) {
-		snprintf(err, errlen, "worker %u: PDU pool (%u x %u bytes): %s", idx, npdu, c->max_pdu,
-			 rte_strerror(rte_errno));
+	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
+	 * (by the worker's lcore, so on its NUMA node) and only for slots that
+	 * ever gathered a split PDU. */
+	w->pdu_small_len = (size_t)c->max_conns_per_core * LFE_PDU_SMALL;
+	w->pdu_small = mmap(NULL, w->pdu_small_len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w->pdu_small == MAP_FAILED) {
+		w->pdu_small = NULL;
+		snprintf(err, errlen, "worker %u: PDU buffers (%u x %u bytes): %s", idx, c->max_conns_per_core,
+			 LFE_PDU_SMALL, strerror(errno));
+		goto fail;
+	}
+	if (c->max_pdu > LFE_PDU_SMALL) {
+		uint32_t npdu = RTE_MIN(c->max_conns_per_core, LFE_PDU_LARGE_MAX);
+		snprintf(name, sizeof(name), "lfe_pdu_%u", idx);
+		w->pdu_pool = rte_mempool_create(name, npdu, c->max_pdu, 0, 0, NULL, NULL, NULL, NULL, socket,
+						 RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
+		if (w->pdu_pool == NULL) {
+			snprintf(err, errlen, "worker %u: PDU pool (%u x %u bytes): %s", idx, npdu, c->max_pdu,
+				 rte_strerror(rte_errno));
+			goto fail;
+		}
+	}
+	snprintf(name, sizeof(name), "lfe_arp_%u", idx);
+	w->arp_ring = rte_ring_create_elem(name, sizeof(struct arp_msg), 256, socket, RING_F_SC_DEQ);
+	if (w->arp_ring == NULL) {
+		snprintf(err, errlen, "worker %u: neighbour ring: %s", idx, rte_strerror(rte_errno));
 		goto fail;
 	}
 	w->n_slots = c->max_conns_per_core;
@@ -610,7 +679,8 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	for (uint32_t pi = 0; pi < d->n_ports; pi++)
 		mtu = RTE_MIN(mtu, d->port[pi].mtu);
 	tc.mss = (uint16_t)(mtu - LFE_IPV4_HLEN - LFE_TCP_HLEN);
-	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;
+	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;   /* 64-bit: no wrap */
+	tc.max_conns_per_source = c->max_conns_per_source;
 	tc.secret = rte_rand();
 	tc.n_listen = c->n_ldap_ports;
 	for (uint32_t i = 0; i < c->n_ldap_ports; i++) {
@@ -668,6 +738,9 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	}
 	lfe_tcp_free(w->tcp);
 	lfe_store_reader_free(w->rd);
+	if (w->pdu_small)
+		munmap(w->pdu_small, w->pdu_small_len);
+	w->pdu_small = NULL;
 	if (!dpdk_mem)
 		return;
 	if (w->steer_ring) {
@@ -680,5 +753,6 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	rte_free(w->slot_mem);
 	rte_free(w->slot_free);
 	rte_mempool_free(w->pdu_pool);
+	rte_ring_free(w->arp_ring);
 	rte_free(w);
 }

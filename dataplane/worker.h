@@ -29,6 +29,8 @@
 #define LFE_RENEW_US     2000u   /* store read txn renewed at least this often */
 #define LFE_PUBLISH_US   1000u   /* counters copied to `pub` this often */
 #define LFE_SHUTDOWN_US  450000u /* graceful close budget after SIGINT/SIGTERM */
+#define LFE_PDU_SMALL    4096u   /* split requests up to this size never wait for a buffer */
+#define LFE_PDU_LARGE_MAX 255u   /* buffers for larger PDUs per core */
 
 _Static_assert(LFE_TXBUF >= 2 * LFE_BURST, "a tx buffer holds a burst and its duplicates");
 
@@ -43,6 +45,10 @@ struct lfe_wstats {
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
 	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
+	/* fair connection resources (tcp stats + glue deadlines) */
+	uint64_t conns_src_capped, conns_evicted, conns_idle_closed;
+	uint64_t conns_first_request_expired, conns_bind_expired, conns_pdu_expired;
+	uint64_t arp_ignored, conns_table_full, pdu_no_buffer;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };
@@ -57,6 +63,10 @@ struct lfe_slot {
 	bool blocked;           /* output space ran out: kick on writable */
 	bool owed;              /* the session holds a request it could not
 	                         * answer for lack of room (LFE_SESS_WANT_ROOM) */
+	bool got_data;          /* the first request has started */
+	bool pending;           /* a bind verdict was outstanding at the last run */
+	uint64_t opened_us;     /* connect time: first request and bind deadlines */
+	uint64_t pdu_since;     /* a partial PDU is held since (0 = none) */
 };
 
 struct lfe_worker {
@@ -67,7 +77,11 @@ struct lfe_worker {
 	struct lfe_store_reader *rd;
 	struct lfe_session_cfg scfg;
 	struct rte_mempool *mbufs;      /* of this worker's socket */
-	struct rte_mempool *pdu_pool;   /* PDU reassembly buffers, max_pdu each */
+	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one per session slot,
+	                                 * lazily mapped (untouched slots cost no memory) */
+	size_t pdu_small_len;
+	struct rte_mempool *pdu_pool;   /* larger PDUs, max_pdu each, bounded (NULL if max_pdu is small) */
+	struct rte_ring *arp_ring;      /* neighbours other workers learned from ARP */
 	struct rte_ring *done_ring;     /* verifier → this worker */
 	struct rte_ring *steer_ring;    /* steering rx core → this worker */
 

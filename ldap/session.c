@@ -1014,6 +1014,11 @@ void lfe_session_set_generation(struct lfe_session *s, uint32_t gen)
 	s->gen = gen;
 }
 
+bool lfe_session_gathering(const struct lfe_session *s)
+{
+	return s->gstate == G_HDR || s->gstate == G_BODY;
+}
+
 const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len)
 {
 	if (len)

@@ -193,6 +193,10 @@ int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
  * late verdicts for an old connection are refused. */
 void lfe_session_set_generation(struct lfe_session *s, uint32_t gen);
 
+/* True while a PDU split across input chunks is partly gathered (the
+ * transport bounds how long that may last). */
+bool lfe_session_gathering(const struct lfe_session *s);
+
 /* Bound identity: normalized DN, empty when anonymous. */
 const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dataplane/config.h"
+#include "dataplane/priv.h"
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
@@ -50,6 +51,20 @@ static void test_set_table(void)
 		{ "ldap", "allow_anonymous", "off", 0, NULL },
 		{ "ldap", "idle_timeout_ms", "0", 0, NULL },
 		{ "ldap", "idle_timeout_ms", "86400001", -EINVAL, "out of range" },
+		{ "ldap", "idle_timeout_ms", "4294968", 0, NULL },
+		{ "ldap", "idle_timeout_ms", "18446744073709551616", -EINVAL, "[ldap] idle_timeout_ms" },
+		{ "ldap", "max_conns_per_source", "0", 0, NULL },
+		{ "ldap", "max_conns_per_source", "1048577", -EINVAL, "[ldap] max_conns_per_source" },
+		{ "ldap", "pdu_timeout_ms", "0", -EINVAL, "[ldap] pdu_timeout_ms: 0 out of range 100..3600000" },
+		{ "ldap", "pdu_timeout_ms", "250", 0, NULL },
+		{ "ldap", "first_request_ms", "0", 0, NULL },
+		{ "ldap", "first_request_ms", "3600001", -EINVAL, "[ldap] first_request_ms" },
+		{ "ldap", "bind_timeout_ms", "86400001", -EINVAL, "[ldap] bind_timeout_ms" },
+		{ "ldap", "bind_timeout_ms", "5s", -EINVAL, "not a decimal number" },
+		{ "daemon", "user", "ldapfe", 0, NULL },
+		{ "daemon", "user", "", -EINVAL, "[daemon] user" },
+		{ "daemon", "group", "", -EINVAL, "must not be empty" },
+		{ "daemon", "shell", "/bin/sh", -ENOENT, "[daemon] shell: unknown key" },
 		{ "ldap", "max_conns_per_core", "0", -EINVAL, "[ldap] max_conns_per_core" },
 		{ "ldap", "max_conns_per_core", "10000", 0, NULL },
 		{ "ldap", "suffix", "dc=example,dc=com", 0, NULL },
@@ -140,12 +155,17 @@ static void test_values(void)
 	CHECK(c.default_scheme[0] == '\0', "default scheme: the store's (%s)", c.default_scheme);
 	CHECK(c.request_slice_us == 200 && c.search_max_candidates == 10000, "request budget");
 	CHECK(c.verify_per_source == 8, "verify_per_source %u", c.verify_per_source);
+	CHECK(c.max_conns_per_source == 256 && c.pdu_timeout_ms == 5000 && c.first_request_ms == 10000 &&
+	      c.bind_timeout_ms == 0 && c.user[0] == '\0', "connection defaults");
 	static const char *const kv[][3] = {
 		{ "store", "path", " /tmp/store " }, { "store", "default_scheme", "{pbkdf2-sha512}" },
 		{ "ldap", "ports", "389, 1389" }, { "ldap", "max_pdu", "4096" },
-		{ "ldap", "allow_anonymous", "FALSE" }, { "ldap", "idle_timeout_ms", "1500" },
+		{ "ldap", "allow_anonymous", "FALSE" }, { "ldap", "idle_timeout_ms", "4294968" },
 		{ "ldap", "request_slice_us", "350" }, { "ldap", "search_max_candidates", "77" },
 		{ "workers", "verify_per_source", "3" },
+		{ "ldap", "max_conns_per_source", "64" }, { "ldap", "pdu_timeout_ms", "2000" },
+		{ "ldap", "first_request_ms", "3000" }, { "ldap", "bind_timeout_ms", "60000" },
+		{ "daemon", "user", "nobody" }, { "daemon", "group", "nogroup" },
 		{ "port0", "dev", "net_af_packet0,iface=v0" }, { "port0", "address", "10.99.1.1/24" },
 		{ "port0", "gateway", "10.99.1.254" }, { "port1", "dev", "net_tap0" },
 		{ "port1", "address", "10.99.2.1/30" }, { "workers", "lcores", "1,3-4" },
@@ -157,7 +177,13 @@ static void test_values(void)
 	CHECK(strcmp(c.store_path, "/tmp/store") == 0, "path trimmed: '%s'", c.store_path);
 	CHECK(strcmp(c.default_scheme, "{PBKDF2-SHA512}") == 0, "scheme canonical: %s", c.default_scheme);
 	CHECK(c.n_ldap_ports == 2 && c.ldap_ports[0] == 389 && c.ldap_ports[1] == 1389, "ports");
-	CHECK(c.max_pdu == 4096 && !c.allow_anonymous && c.idle_timeout_ms == 1500, "ldap");
+	CHECK(c.max_pdu == 4096 && !c.allow_anonymous && c.idle_timeout_ms == 4294968, "ldap");
+	/* Its µs (what the TCP stack gets) must not wrap: 32 bits made it 1 ms. */
+	CHECK(c.idle_timeout_ms * 1000u == 4294968000ull, "idle µs %llu",
+	      (unsigned long long)(c.idle_timeout_ms * 1000u));
+	CHECK(c.max_conns_per_source == 64 && c.pdu_timeout_ms == 2000 && c.first_request_ms == 3000 &&
+	      c.bind_timeout_ms == 60000, "deadlines");
+	CHECK(strcmp(c.user, "nobody") == 0 && strcmp(c.group, "nogroup") == 0, "daemon user");
 	CHECK(c.request_slice_us == 350 && c.search_max_candidates == 77 && c.verify_per_source == 3,
 	      "budget keys");
 	CHECK(c.n_ports == 2, "n_ports %u", c.n_ports);
@@ -213,6 +239,9 @@ static void test_finish_table(void)
 		{ "search base under suffix", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
 				{ "port0", "address", "10.0.0.1/24" }, { "ldap", "suffix", "DC=Example,dc=com" },
 				{ "ldap", "search_base", "ou=People,dc=example,dc=com" } }, NULL },
+		{ "group alone", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				   { "port0", "address", "10.0.0.1/24" }, { "daemon", "group", "nogroup" } },
+		  "[daemon] group: needs [daemon] user" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct fincase *c = &cases[i];
@@ -270,6 +299,21 @@ static void test_search_policy_values(void)
 	CHECK(strcmp(c.search_attrs, "uid, mail") == 0, "attrs untouched: %s", c.search_attrs);
 }
 
+/* [daemon] user/group are looked up at start: unknown names stop it. */
+static void test_priv_resolve(void)
+{
+	char err[LFE_CFG_ERR_LEN] = "";
+	uid_t u = 0;
+	gid_t g = 0;
+	CHECK(lfe_priv_resolve("nosuchuser-lfe", NULL, &u, &g, err) == -ENOENT &&
+	      strstr(err, "[daemon] user: \"nosuchuser-lfe\": no such user"), "%s", err);
+	CHECK(lfe_priv_resolve("root", NULL, &u, &g, err) == -EINVAL && strstr(err, "uid 0"), "%s", err);
+	CHECK(lfe_priv_resolve("nobody", "nosuchgroup-lfe", &u, &g, err) == -ENOENT &&
+	      strstr(err, "[daemon] group"), "%s", err);
+	CHECK(lfe_priv_resolve("nobody", NULL, &u, &g, err) == 0 && u != 0, "nobody: %s", err);
+	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == 0 && g == 0, "explicit group: %s", err);
+}
+
 static void test_impair(void)
 {
 	static const struct { const char *s; int rc; uint32_t drop, dup, reo; uint64_t seed; } cases[] = {
@@ -305,6 +349,7 @@ int main(void)
 	test_refused_leaves_nothing();
 	test_search_policy_values();
 	test_impair();
+	test_priv_resolve();
 	if (failures) {
 		fprintf(stderr, "test_config: %d failure(s)\n", failures);
 		return 1;

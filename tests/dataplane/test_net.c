@@ -342,6 +342,33 @@ static void test_arp_cache(void)
 	CHECK(m && m[4] == (2000 >> 8) && m[5] == (uint8_t)2000, "newest kept");
 }
 
+/* Who may teach us a neighbour's MAC: ARP for our address only. */
+static void test_arp_learnable(void)
+{
+	const uint32_t us = IP(10, 99, 0, 1), mask = 0xffffff00u;
+	static const struct { const char *name; uint16_t op; uint32_t spa, tpa; bool mcast, want; } cases[] = {
+		{ "request for us", 1, IP(10, 99, 0, 2), IP(10, 99, 0, 1), false, true },
+		{ "reply to us", 2, IP(10, 99, 0, 2), IP(10, 99, 0, 1), false, true },
+		{ "gateway's own reply", 2, IP(10, 99, 0, 254), IP(10, 99, 0, 1), false, true },
+		{ "request for another host", 1, IP(10, 99, 0, 2), IP(10, 99, 0, 3), false, false },
+		{ "reply to another host", 2, IP(10, 99, 0, 2), IP(10, 99, 0, 3), false, false },
+		{ "gratuitous", 1, IP(10, 99, 0, 2), IP(10, 99, 0, 2), false, false },
+		{ "gratuitous reply", 2, IP(10, 99, 0, 254), IP(10, 99, 0, 254), false, false },
+		{ "sender outside the subnet", 2, IP(10, 98, 0, 2), IP(10, 99, 0, 1), false, false },
+		{ "sender claims our address", 2, IP(10, 99, 0, 1), IP(10, 99, 0, 1), false, false },
+		{ "probe (sender 0)", 1, 0, IP(10, 99, 0, 1), false, false },
+		{ "multicast sender MAC", 2, IP(10, 99, 0, 2), IP(10, 99, 0, 1), true, false },
+		{ "unknown op", 3, IP(10, 99, 0, 2), IP(10, 99, 0, 1), false, false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lfe_arp_pkt a = { .op = cases[i].op, .spa = cases[i].spa, .tpa = cases[i].tpa };
+		memcpy(a.sha, MAC2, 6);
+		if (cases[i].mcast)
+			a.sha[0] |= 1;
+		CHECK(lfe_arp_learnable(&a, us, mask) == cases[i].want, "%s", cases[i].name);
+	}
+}
+
 int main(void)
 {
 	test_checksum_vectors();
@@ -354,6 +381,7 @@ int main(void)
 	test_ipv4_strings();
 	test_flow_hash();
 	test_arp_cache();
+	test_arp_learnable();
 	if (failures) {
 		fprintf(stderr, "test_net: %d failure(s)\n", failures);
 		return 1;

@@ -48,6 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < c.n_ldap_ports; i++)
 			if (c.ldap_ports[i] == 0)
 				abort();
+		/* Timeouts stay where their µs cannot wrap; a group needs a user. */
+		if (c.idle_timeout_ms > 86400000u || c.bind_timeout_ms > 86400000u ||
+		    c.first_request_ms > 3600000u || c.pdu_timeout_ms < 100 || c.pdu_timeout_ms > 3600000u ||
+		    (c.group[0] && !c.user[0]) || !memchr(c.user, 0, sizeof(c.user)))
+			abort();
 	}
 	free(buf);
 	return 0;

@@ -8,9 +8,14 @@
  *       bit 7 app aborts / kicks
  *   [1] flags  [2] peer port index (0..7)  [3] payload length / 8
  *   [4..7] seq  [8..11] ack  [12..13] window  [14..15] mss
+ * [2] bit 6 picks a second source address (per-source cap 3); [14] bit 0
+ * marks the port's connection evictable (bit 1) or not, [15] bit 0 sets its
+ * app deadline [15] >> 1 ms ahead (on_deadline keeps it when consume is odd).
  * Invariants: no crash or sanitizer report, conns_active ≤ max_conns,
  * half_open ≤ max_half_open, every on_open matched by at most one on_close
- * and the app's count of live connections equals opened - closed.
+ * and the app's count of live connections equals opened - closed; once
+ * everything has ended, the per-source counts are back to zero (a source
+ * may open its full share again).
  */
 #include "dataplane/tcp.h"
 
@@ -66,6 +71,13 @@ static size_t fz_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *d, size_
 	return k;
 }
 
+static int fz_deadline(void *ctx, struct lfe_tcp_conn *c)
+{
+	struct fz *f = ctx;
+	(void)c;
+	return (f->consume & 1) ? 0 : -1;
+}
+
 static void fz_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 {
 	struct fz *f = ctx;
@@ -92,10 +104,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.mss = 300;
 	cfg.max_retries = 3;
 	cfg.idle_timeout_us = 5000000;
+	cfg.max_conns_per_source = 3;
 	cfg.secret = 7;
 	cfg.n_listen = 1;
 	cfg.listen[0].port = 389;
-	struct lfe_tcp_ops ops = {.tx = fz_tx, .on_open = fz_open, .on_data = fz_data, .on_close = fz_close};
+	struct lfe_tcp_ops ops = {.tx = fz_tx, .on_open = fz_open, .on_data = fz_data, .on_close = fz_close,
+				  .on_deadline = fz_deadline};
 	f.t = lfe_tcp_new(&cfg, &ops, &f, NULL);
 	if (!f.t)
 		abort();
@@ -123,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		payload[0] = (r[3] & 1) ? 'E' : 'x';
 		struct lfe_tcp_seg s = {
-			.laddr = 0x0a000001, .raddr = 0x0a000002, .lport = (r[2] & 0x80) ? 390 : 389,
+			.laddr = 0x0a000001, .raddr = (r[2] & 0x40) ? 0x0a000003 : 0x0a000002, .lport = (r[2] & 0x80) ? 390 : 389,
 			.rport = (uint16_t)(40000 + pi), .seq = seq, .ack = ack,
 			.win = (uint16_t)(r[12] | r[13] << 8), .flags = r[1],
 			.mss = (uint16_t)(r[14] | r[15] << 8), .wscale = -1,
@@ -138,6 +152,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lfe_tcp_send(c, payload, r[3]);
 		if (c && (op & 0x40))
 			lfe_tcp_close(c);
+		if (c && (r[14] & 1))
+			lfe_tcp_conn_set_evictable(c, r[14] & 2);
+		if (c && (r[15] & 1))
+			lfe_tcp_conn_set_deadline(c, now + (uint64_t)(r[15] >> 1) * 1000u);
 		if (c && (op & 0x80)) {
 			if (r[12] & 1)
 				lfe_tcp_abort(c);
@@ -162,6 +180,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct lfe_tcp_stats *st = lfe_tcp_stats(f.t);
 	if (st->conns_active || st->half_open || f.live)
 		abort();
+	uint64_t capped = st->drop_src_cap;
+	for (uint16_t p = 0; p < 3; p++) {
+		struct lfe_tcp_seg syn = {
+			.laddr = 0x0a000001, .raddr = 0x0a000002, .lport = 389, .rport = (uint16_t)(50000 + p),
+			.seq = 1, .win = 1000, .flags = LFE_TCP_SYN, .wscale = -1,
+		};
+		lfe_tcp_input(f.t, &syn, now);
+	}
+	if (st->drop_src_cap != capped)
+		abort();   /* a count leaked */
 	lfe_tcp_free(f.t);
 	return 0;
 }

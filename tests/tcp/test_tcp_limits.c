@@ -1,0 +1,298 @@
+/* tests/tcp/test_tcp_limits.c — the connection table's fairness bounds,
+ * scripted: per-source cap (RST beyond it), eviction of connections the
+ * app marked evictable when the table is full (oldest first), the app
+ * deadline (on_deadline keeps or resets), and 64-bit idle timeouts.
+ *
+ * Each case drives the public API with a capturing tx hook and a scripted
+ * clock; peers are (address, port) pairs that open with SYN and complete
+ * the handshake with the ISN read back from our SYN,ACK.
+ */
+#include "dataplane/tcp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LADDR 0x0a000001u
+#define SRC_A 0x0a000002u
+#define SRC_B 0x0a000003u
+#define LPORT 389
+#define PISN 5000u
+#define MAXC 16
+
+struct env {
+	struct lfe_tcp *t;
+	uint64_t now;
+	struct lfe_tcp_seg out[64];
+	unsigned n_out;
+	struct lfe_tcp_conn *conn[MAXC];   /* by peer port - 40000 */
+	int closes, last_reason;
+	uint16_t last_closed;              /* peer port */
+	int deadline_calls;
+	bool keep_on_deadline;
+};
+
+static int fails;
+#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
+	printf(__VA_ARGS__); printf("\n"); fails++; } } while (0)
+
+static int cb_tx(void *ctx, const struct lfe_tcp_seg *s)
+{
+	struct env *e = ctx;
+	if (e->n_out < sizeof(e->out) / sizeof(e->out[0]))
+		e->out[e->n_out++] = *s;
+	return 0;
+}
+
+static int cb_open(void *ctx, struct lfe_tcp_conn *c)
+{
+	struct env *e = ctx;
+	uint16_t rport;
+	lfe_tcp_conn_addrs(c, NULL, NULL, NULL, &rport);
+	e->conn[rport - 40000] = c;
+	return 0;
+}
+
+static size_t cb_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *d, size_t len)
+{
+	(void)ctx; (void)c; (void)d;
+	return len;
+}
+
+static void cb_close(void *ctx, struct lfe_tcp_conn *c, int reason)
+{
+	struct env *e = ctx;
+	uint16_t rport;
+	lfe_tcp_conn_addrs(c, NULL, NULL, NULL, &rport);
+	e->conn[rport - 40000] = NULL;
+	e->closes++;
+	e->last_reason = reason;
+	e->last_closed = rport;
+}
+
+static int cb_deadline(void *ctx, struct lfe_tcp_conn *c)
+{
+	struct env *e = ctx;
+	e->deadline_calls++;
+	if (!e->keep_on_deadline)
+		return -ETIME;
+	lfe_tcp_conn_set_deadline(c, e->now + 10000);   /* one more round */
+	e->keep_on_deadline = false;
+	return 0;
+}
+
+static void setup(struct env *e, uint32_t max_conns, uint32_t per_source, uint64_t idle_us)
+{
+	memset(e, 0, sizeof(*e));
+	e->now = 1000000;
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = max_conns;
+	cfg.max_half_open = max_conns;
+	cfg.sndbuf = 4096;
+	cfg.rcvbuf = 4096;
+	cfg.idle_timeout_us = idle_us;
+	cfg.max_conns_per_source = per_source;
+	cfg.secret = 42;
+	cfg.n_listen = 1;
+	cfg.listen[0].port = LPORT;
+	static const struct lfe_tcp_ops ops = {
+		.tx = cb_tx, .on_open = cb_open, .on_data = cb_data, .on_close = cb_close,
+		.on_deadline = cb_deadline,
+	};
+	int err = 0;
+	e->t = lfe_tcp_new(&cfg, &ops, e, &err);
+	if (!e->t) {
+		printf("FAIL: lfe_tcp_new %d\n", err);
+		fails++;
+	}
+}
+
+static struct lfe_tcp_seg seg(uint32_t raddr, int p, uint8_t flags, uint32_t ack)
+{
+	return (struct lfe_tcp_seg){
+		.laddr = LADDR, .raddr = raddr, .lport = LPORT, .rport = (uint16_t)(40000 + p),
+		.seq = PISN + (flags & LFE_TCP_SYN ? 0 : 1), .ack = ack, .win = 65535, .flags = flags,
+		.mss = flags & LFE_TCP_SYN ? 1460 : 0, .wscale = -1,
+	};
+}
+
+/* Feed a SYN; returns the flags of what came back (0: nothing). */
+static uint8_t syn(struct env *e, uint32_t raddr, int p)
+{
+	e->n_out = 0;
+	struct lfe_tcp_seg s = seg(raddr, p, LFE_TCP_SYN, 0);
+	lfe_tcp_input(e->t, &s, e->now);
+	lfe_tcp_flush(e->t, e->now);
+	for (unsigned i = 0; i < e->n_out; i++)
+		if (e->out[i].rport == 40000 + p)
+			return e->out[i].flags;
+	return 0;
+}
+
+/* SYN, SYN,ACK, ACK: true if the connection is ESTABLISHED. */
+static bool open_conn(struct env *e, uint32_t raddr, int p)
+{
+	if (syn(e, raddr, p) != (LFE_TCP_SYN | LFE_TCP_ACK))
+		return false;
+	uint32_t iss = 0;
+	for (unsigned i = 0; i < e->n_out; i++)
+		if (e->out[i].rport == 40000 + p && (e->out[i].flags & LFE_TCP_SYN))
+			iss = e->out[i].seq;
+	struct lfe_tcp_seg s = seg(raddr, p, LFE_TCP_ACK, iss + 1);
+	lfe_tcp_input(e->t, &s, e->now);
+	return e->conn[p] != NULL;
+}
+
+static void advance(struct env *e, uint64_t us)
+{
+	e->n_out = 0;
+	e->now += us;
+	lfe_tcp_timers(e->t, e->now);
+	lfe_tcp_flush(e->t, e->now);
+}
+
+static bool sent_rst_to(const struct env *e, int p)
+{
+	for (unsigned i = 0; i < e->n_out; i++)
+		if (e->out[i].rport == 40000 + p && (e->out[i].flags & LFE_TCP_RST))
+			return true;
+	return false;
+}
+
+static void test_per_source_cap(void)
+{
+	struct env e;
+	setup(&e, 8, 2, 0);
+	CHECK(open_conn(&e, SRC_A, 0) && open_conn(&e, SRC_A, 1), "two from A open");
+	/* A third SYN from A: refused with RST, nothing allocated. */
+	CHECK(syn(&e, SRC_A, 2) == (LFE_TCP_RST | LFE_TCP_ACK), "third SYN from A gets RST");
+	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 1, "counted: %llu",
+	      (unsigned long long)lfe_tcp_stats(e.t)->drop_src_cap);
+	CHECK(lfe_tcp_stats(e.t)->conns_active == 2, "no slot taken");
+	/* Another source is not affected. */
+	CHECK(open_conn(&e, SRC_B, 3) && open_conn(&e, SRC_B, 4), "B opens two");
+	/* A half-open SYN counts too: A's share frees when a connection goes. */
+	struct lfe_tcp_seg r = seg(SRC_A, 0, LFE_TCP_RST, 0);
+	r.seq = PISN + 1;
+	lfe_tcp_input(e.t, &r, e.now);
+	CHECK(e.conn[0] == NULL, "A's first connection reset by the peer");
+	CHECK(open_conn(&e, SRC_A, 5), "A may open again after one closed");
+	CHECK(syn(&e, SRC_A, 6) == (LFE_TCP_RST | LFE_TCP_ACK), "and is capped again");
+	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 2, "second refusal counted");
+	lfe_tcp_free(e.t);
+}
+
+static void test_cap_many_sources(void)
+{
+	/* Table of 16 (hash of 32): sources come and go, counts stay exact. */
+	struct env e;
+	setup(&e, 16, 1, 0);
+	for (int round = 0; round < 3; round++) {
+		for (int p = 0; p < MAXC; p++)
+			CHECK(open_conn(&e, SRC_A + (uint32_t)p * 7919u, p), "round %d source %d opens", round, p);
+		for (int p = 0; p < MAXC; p++) {
+			struct lfe_tcp_seg r = seg(SRC_A + (uint32_t)p * 7919u, p, LFE_TCP_RST, 0);
+			lfe_tcp_input(e.t, &r, e.now);
+		}
+		CHECK(lfe_tcp_stats(e.t)->conns_active == 0, "all gone");
+	}
+	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 0, "never capped");
+	lfe_tcp_free(e.t);
+}
+
+static void test_eviction(void)
+{
+	struct env e;
+	setup(&e, 4, 0, 0);
+	for (int p = 0; p < 4; p++)
+		CHECK(open_conn(&e, SRC_A, p), "conn %d opens", p);
+	/* 1 and 2 are evictable; 2 was marked first, 1 re-marked later. */
+	lfe_tcp_conn_set_evictable(e.conn[1], true);
+	lfe_tcp_conn_set_evictable(e.conn[2], true);
+	lfe_tcp_conn_set_evictable(e.conn[1], true);
+	CHECK(open_conn(&e, SRC_B, 8), "a new client gets in on a full table");
+	CHECK(e.last_closed == 40002 && e.last_reason == -ENOSPC, "oldest evictable (2) went: %u %d",
+	      e.last_closed, e.last_reason);
+	CHECK(sent_rst_to(&e, 2), "evicted peer got RST");
+	CHECK(lfe_tcp_stats(e.t)->evicted == 1, "counted");
+	/* Unmarking protects a connection. */
+	lfe_tcp_conn_set_evictable(e.conn[1], false);
+	CHECK(syn(&e, SRC_B, 9) == 0, "nothing evictable: SYN dropped");
+	CHECK(lfe_tcp_stats(e.t)->drop_table_full == 1, "drop counted");
+	CHECK(e.conn[1] && e.conn[0] && e.conn[3], "unmarked connections kept");
+	lfe_tcp_conn_set_evictable(e.conn[3], true);
+	CHECK(open_conn(&e, SRC_B, 10), "after marking 3, a new client gets in");
+	CHECK(e.conn[3] == NULL && lfe_tcp_stats(e.t)->evicted == 2, "3 evicted");
+	lfe_tcp_free(e.t);
+}
+
+static void test_deadline(void)
+{
+	struct env e;
+	setup(&e, 4, 0, 0);
+	CHECK(open_conn(&e, SRC_A, 0) && open_conn(&e, SRC_A, 1), "open");
+	lfe_tcp_conn_set_deadline(e.conn[0], e.now + 50000);
+	lfe_tcp_conn_set_deadline(e.conn[1], e.now + 50000);
+	lfe_tcp_conn_set_deadline(e.conn[1], 0);   /* cleared */
+	advance(&e, 40000);
+	CHECK(e.conn[0] && e.deadline_calls == 0, "not before the deadline");
+	advance(&e, 12000);
+	CHECK(e.conn[0] == NULL && e.last_reason == -ETIME && sent_rst_to(&e, 0), "reset at the deadline");
+	CHECK(lfe_tcp_stats(e.t)->deadline_closed == 1 && e.deadline_calls == 1, "counted once");
+	CHECK(e.conn[1] != NULL, "cleared deadline never fires");
+	/* on_deadline may keep the connection and set another one. */
+	lfe_tcp_conn_set_deadline(e.conn[1], e.now + 5000);
+	e.keep_on_deadline = true;
+	advance(&e, 6000);
+	CHECK(e.conn[1] && e.deadline_calls == 2, "kept by the app");
+	advance(&e, 11000);
+	CHECK(e.conn[1] == NULL && e.deadline_calls == 3, "second deadline resets");
+	/* A deadline moved later does not fire early. */
+	CHECK(open_conn(&e, SRC_A, 2), "open 2");
+	lfe_tcp_conn_set_deadline(e.conn[2], e.now + 5000);
+	lfe_tcp_conn_set_deadline(e.conn[2], e.now + 9000000);
+	advance(&e, 8000000);
+	CHECK(e.conn[2] != NULL, "moved deadline respected");
+	advance(&e, 1100000);
+	CHECK(e.conn[2] == NULL, "fires at the moved deadline");
+	lfe_tcp_free(e.t);
+}
+
+static void test_idle_64bit(void)
+{
+	/* 4294968 ms: its µs do not fit 32 bits (they wrapped to 704 µs). */
+	struct env e;
+	setup(&e, 4, 0, 4294968ull * 1000u);
+	CHECK(open_conn(&e, SRC_A, 0), "open");
+	advance(&e, 1000000);
+	CHECK(e.conn[0] != NULL, "alive after 1 s");
+	advance(&e, 4293ull * 1000000u);
+	CHECK(e.conn[0] != NULL, "alive after 4294 s");
+	advance(&e, 2000000);
+	CHECK(e.conn[0] == NULL && e.last_reason == -ETIMEDOUT, "idle timeout after 4294.968 s");
+	lfe_tcp_free(e.t);
+
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.idle_timeout_us = 1ull << 50;
+	static const struct lfe_tcp_ops ops = { .tx = cb_tx, .on_open = cb_open, .on_data = cb_data,
+						.on_close = cb_close };
+	int err = 0;
+	CHECK(lfe_tcp_new(&cfg, &ops, NULL, &err) == NULL && err == -EINVAL, "absurd idle refused");
+}
+
+int main(void)
+{
+	test_per_source_cap();
+	test_cap_many_sources();
+	test_eviction();
+	test_deadline();
+	test_idle_64bit();
+	if (fails) {
+		printf("%d failure(s)\n", fails);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
