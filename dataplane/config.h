@@ -18,6 +18,13 @@
  *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
  *             verifier_threads [1], verify_queue [1024],
  *             idle_sleep_us [0: pure polling]
+ *   [throttle] (failed binds, per worker core; see backend/throttle.h)
+ *             enabled [false], src_failures [100] (per client address),
+ *             dn_failures [5] (per DN from one address),
+ *             dn_global_failures [0] (per DN from all addresses; lets a
+ *             distributed attacker lock the DN out: off unless wanted),
+ *             window_ms [60000], penalty_ms [60000]; a threshold of 0 turns
+ *             that kind off, and at least one must be on when enabled
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
 #define LFE_DATAPLANE_CONFIG_H
@@ -38,6 +45,12 @@ struct lfe_cfg_port {
 	uint8_t prefix_len;
 	uint32_t gateway;       /* 0 = none */
 	uint16_t mtu;
+};
+
+struct lfe_cfg_throttle {
+	bool enabled;
+	uint32_t src_failures, dn_failures, dn_global_failures;   /* 0 = off */
+	uint32_t window_ms, penalty_ms;
 };
 
 struct lfe_config {
@@ -62,6 +75,8 @@ struct lfe_config {
 	uint32_t verifier_threads;
 	uint32_t verify_queue;
 	uint32_t idle_sleep_us;
+	/* [throttle] */
+	struct lfe_cfg_throttle throttle;
 };
 
 /* Defaults for every optional key. */
