@@ -17,6 +17,7 @@
 #include <rte_ring.h>
 
 #include "backend/store.h"
+#include "backend/throttle.h"
 #include "config.h"
 #include "daemon.h"
 #include "impair.h"
@@ -38,6 +39,11 @@ struct lfe_wstats {
 	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
 	uint64_t conns_active, conns_opened, conns_refused;
 	uint64_t binds_ok, binds_failed, binds_offloaded, binds_busy;
+	/* Brute-force throttle: binds answered 49 unverified (not in
+	 * binds_failed), by the key kind that held them (a bind held by two
+	 * kinds counts in both), and penalties started. */
+	uint64_t binds_throttled, throttled_src, throttled_dn, throttled_dn_global;
+	uint64_t throttle_penalties;
 	uint64_t searches, search_unindexed;
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
@@ -56,7 +62,9 @@ struct lfe_slot {
 	bool blocked;           /* output space ran out: kick on writable */
 	bool owed;              /* the session holds a request it could not
 	                         * answer for lack of room (LFE_SESS_WANT_ROOM) */
+	struct lfe_throttle_key thr_key;   /* of the bind at the verifier */
 };
+_Static_assert(sizeof(struct lfe_slot) <= LFE_SLOT_HDR, "the slot header fits before the session");
 
 struct lfe_worker {
 	struct lfe_daemon *d;
@@ -64,6 +72,7 @@ struct lfe_worker {
 	int socket;
 	struct lfe_tcp *tcp;
 	struct lfe_store_reader *rd;
+	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
 	struct lfe_session_cfg scfg;
 	struct rte_mempool *mbufs;      /* of this worker's socket */
 	struct rte_mempool *pdu_pool;   /* PDU reassembly buffers, max_pdu each */
