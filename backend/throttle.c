@@ -18,7 +18,7 @@ struct cell {
 _Static_assert(sizeof(struct cell) == 16, "four cells per cache line");
 
 struct lfe_throttle {
-	uint64_t k0, k1;                    /* SipHash secret */
+	uint64_t k[LFE_THR_KINDS][2];       /* SipHash key of each kind */
 	uint64_t window_us, penalty_us;
 	uint32_t thr[LFE_THR_KINDS];
 	uint32_t mask;                      /* width - 1 */
@@ -45,33 +45,23 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-/* SipHash of (tag, a[0..alen), b[0..blen)) as one message: the tag byte
- * separates the kinds. */
-static uint64_t siphash(uint64_t k0, uint64_t k1, uint8_t tag, const uint8_t *a, size_t alen,
-			const uint8_t *b, size_t blen)
+/* SipHash-2-4 of p[0..len). */
+static uint64_t siphash(uint64_t k0, uint64_t k1, const uint8_t *p, size_t len)
 {
 	uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
 	uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
-	size_t len = 1 + alen + blen, pos = 0;
-	uint8_t blk[8];
-	unsigned n = 0;
+	size_t i = 0;
 
-	/* Feed the message byte by byte into 8-byte blocks: keys are short
-	 * (a DN, an address), and this keeps one code path for the three. */
-	for (; pos < len; pos++) {
-		blk[n++] = pos == 0 ? tag : pos <= alen ? a[pos - 1] : b[pos - 1 - alen];
-		if (n == 8) {
-			uint64_t m = load64(blk);
-			v3 ^= m;
-			SIPROUND;
-			SIPROUND;
-			v0 ^= m;
-			n = 0;
-		}
+	for (; i + 8 <= len; i += 8) {
+		uint64_t m = load64(p + i);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
 	}
 	uint64_t m = (uint64_t)(len & 0xff) << 56;
-	for (unsigned i = 0; i < n; i++)
-		m |= (uint64_t)blk[i] << (8 * i);
+	for (unsigned k = 0; i + k < len; k++)
+		m |= (uint64_t)p[i + k] << (8 * k);
 	v3 ^= m;
 	SIPROUND;
 	SIPROUND;
@@ -139,8 +129,17 @@ struct lfe_throttle *lfe_throttle_init(void *mem, size_t mem_size,
 	if (p->secret)
 		memcpy(secret, p->secret, sizeof(secret));
 	memset(t, 0, sizeof(*t));
-	t->k0 = load64(secret);
-	t->k1 = load64(secret + 8);
+	/* One key per kind, derived from the secret: the kinds never share a
+	 * hash, so equal bytes (or a DN that looks like an address) in two
+	 * kinds land in unrelated cells. */
+	uint64_t s0 = load64(secret), s1 = load64(secret + 8);
+	for (unsigned k = 0; k < LFE_THR_KINDS; k++) {
+		uint8_t label[8] = { 'l', 'f', 'e', 't', 'h', 'r', 0, (uint8_t)k };
+		label[6] = 0;
+		t->k[k][0] = siphash(s0, s1, label, sizeof(label));
+		label[6] = 1;
+		t->k[k][1] = siphash(s0, s1, label, sizeof(label));
+	}
 	memset(secret, 0, sizeof(secret));
 	t->window_us = (uint64_t)p->window_ms * 1000u;
 	t->penalty_us = (uint64_t)p->penalty_ms * 1000u;
@@ -183,13 +182,20 @@ void lfe_throttle_free(struct lfe_throttle *t)
 void lfe_throttle_key(const struct lfe_throttle *t, const char *ndn, size_t ndn_len, uint32_t src,
 		      struct lfe_throttle_key *k)
 {
-	const uint8_t a[4] = { (uint8_t)(src >> 24), (uint8_t)(src >> 16), (uint8_t)(src >> 8),
-			       (uint8_t)src };
-	const uint8_t *dn = (const uint8_t *)ndn;
+	uint8_t m[12];
 
-	k->h[LFE_THR_SRC] = siphash(t->k0, t->k1, 'S', a, sizeof(a), NULL, 0);
-	k->h[LFE_THR_DN] = siphash(t->k0, t->k1, 'D', dn, ndn_len, NULL, 0);
-	k->h[LFE_THR_PAIR] = siphash(t->k0, t->k1, 'P', a, sizeof(a), dn, ndn_len);
+	/* The DN is hashed once; the pair is the DN's hash with the address,
+	 * under the pair's own key. */
+	k->h[LFE_THR_DN] = siphash(t->k[LFE_THR_DN][0], t->k[LFE_THR_DN][1], (const uint8_t *)ndn,
+				   ndn_len);
+	for (unsigned i = 0; i < 8; i++)
+		m[i] = (uint8_t)(k->h[LFE_THR_DN] >> (8 * i));
+	m[8] = (uint8_t)(src >> 24);
+	m[9] = (uint8_t)(src >> 16);
+	m[10] = (uint8_t)(src >> 8);
+	m[11] = (uint8_t)src;
+	k->h[LFE_THR_SRC] = siphash(t->k[LFE_THR_SRC][0], t->k[LFE_THR_SRC][1], m + 8, 4);
+	k->h[LFE_THR_PAIR] = siphash(t->k[LFE_THR_PAIR][0], t->k[LFE_THR_PAIR][1], m, sizeof(m));
 }
 
 /* ---- counting ---- */

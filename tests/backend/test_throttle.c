@@ -275,7 +275,8 @@ static void test_fixed_memory(void)
 	struct lfe_throttle_params p = params(3, 3, 3);
 	p.width = 256;
 	size_t sz = lfe_throttle_mem_size(&p);
-	CHECK(sz == 64 + (size_t)LFE_THR_KINDS * LFE_THROTTLE_DEPTH * 256 * 16);
+	size_t cells = (size_t)LFE_THR_KINDS * LFE_THROTTLE_DEPTH * 256 * 16;
+	CHECK(sz >= cells && sz <= cells + 256);
 	uint8_t *mem = aligned_alloc(64, sz + 4096);
 	memset(mem + sz, 0xa5, 4096);
 	struct lfe_throttle *t = lfe_throttle_init(mem, sz, &p, NULL);
