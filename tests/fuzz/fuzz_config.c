@@ -48,6 +48,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < c.n_ldap_ports; i++)
 			if (c.ldap_ports[i] == 0)
 				abort();
+		/* What backend/throttle.h accepts when enabled. */
+		const struct lfe_cfg_throttle *t = &c.throttle;
+		if (t->enabled && (t->window_ms == 0 || t->window_ms > 86400000u || t->penalty_ms == 0 ||
+				   t->penalty_ms > 86400000u || t->src_failures > 65535 ||
+				   t->dn_failures > 65535 || t->dn_global_failures > 65535 ||
+				   (t->src_failures | t->dn_failures | t->dn_global_failures) == 0))
+			abort();
 	}
 	free(buf);
 	return 0;
