@@ -56,6 +56,12 @@
  * the daemon uses its NUMA-local heap); nothing is allocated or freed after
  * that, whatever the traffic. Default width 4096: 768 KiB per worker.
  *
+ * Per core, on purpose: RSS spreads one client's connections over the worker
+ * cores by 4-tuple, so with N workers an attacker who opens many connections
+ * gets up to N x threshold failures per window before every core holds it.
+ * Divide the thresholds by N where that matters; sharing counters between
+ * cores would put a contended cache line on every bind.
+ *
  * Thread rules: one instance per worker core, touched by that core only; no
  * locks, no atomics, nothing shared. Times are microseconds on any monotonic
  * clock the caller keeps (the worker's now_us).

@@ -24,7 +24,9 @@
  *             dn_global_failures [0] (per DN from all addresses; lets a
  *             distributed attacker lock the DN out: off unless wanted),
  *             window_ms [60000], penalty_ms [60000]; a threshold of 0 turns
- *             that kind off, and at least one must be on when enabled
+ *             that kind off, and at least one must be on when enabled.
+ *             Counted per worker core: N workers let a client that spreads
+ *             its connections try up to N x a threshold per window
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
 #define LFE_DATAPLANE_CONFIG_H
