@@ -10,7 +10,8 @@
 #          so it cannot run "max" and stay comparable;
 #   flood  users U/2..U-1, 100 % wrong passwords, --rate max: whatever CPU 1
 #          has left (about half of it), from one source address.
-# Four cases: {throttle off, on} x {flood off, on}. The figure is good's
+# Four cases: {throttle off, on} x {flood off, on}, interleaved in each of
+# the rounds. The figure is good's
 # binds_ok per second under flood over the same without flood, per throttle
 # setting; the daemon's busy share comes from its telemetry.
 #
@@ -137,13 +138,19 @@ one() {
 	t0=$(telemetry)
 	sleep $((DUR - 3))
 	t1=$(telemetry)
-	local ok=1
-	wait "$G1" || { log "good generator exit $?: $(tail -n 2 "$WORK/good.log")"; ok=0; }
+	# Exit 1 (a mismatch, or binds unanswered when the run ends) still
+	# writes the JSON, and mismatches of good are counted below; 2 means
+	# the generator could not run.
+	local ok=1 rc
+	wait "$G1" && rc=0 || rc=$?
+	((rc <= 1)) || { log "good generator exit $rc: $(tail -n 2 "$WORK/good.log")"; ok=0; }
 	G1=
 	if ((flood)); then
-		wait "$G2" || { log "flood generator exit $?: $(tail -n 2 "$WORK/flood.log")"; ok=0; }
+		wait "$G2" && rc=0 || rc=$?
+		((rc <= 1)) || { log "flood generator exit $rc: $(tail -n 2 "$WORK/flood.log")"; ok=0; }
 		G2=
 	fi
+	[[ -f $WORK/good.json && ( $flood == 0 || -f $WORK/flood.json ) ]] || ok=0
 	kill -TERM "$LFE_PID"
 	wait "$LFE_PID" || true
 	LFE_PID=
@@ -154,31 +161,33 @@ g = json.load(open(sys.argv[1]))
 f = json.load(open(sys.argv[2]))["binds_per_s"] if sys.argv[3] == "1" else 0.0
 a, b = [list(map(int, s.split())) for s in sys.argv[4:6]]
 busy = 100.0 * (b[0] - a[0]) / max(1, b[1] - a[1])
-print("%.0f %.0f %.1f %d %.1f" % (g["binds_ok"] / g["duration_s"], f, busy, b[4] - a[4],
-                                  g["latency_us"]["p99"]))
+# Right passwords of good answered otherwise (49 would be a throttle false
+# positive) are the last field.
+print("%.0f %.0f %.1f %d %.1f %d" % (g["binds_ok"] / g["duration_s"], f, busy, b[4] - a[4],
+                                     g["latency_us"]["p99"], g["errors"]["rc_unexpected_for_ok"]))
 EOF
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-declare -A GOOD FLOOD BUSY THR P99
-for thr in false true; do
-	for flood in 0 1; do
-		rows=()
-		for ((r = 1; r <= RUNS; r++)); do
-			# A generator that fails (a connect timeout on a loaded
-			# machine) costs the run one retry.
+# The four cases are interleaved within each round, so load from elsewhere
+# on the machine spreads over all of them alike.
+declare -A ROWS GOOD FLOOD BUSY THR P99 BAD
+for ((r = 1; r <= RUNS; r++)); do
+	for thr in false true; do
+		for flood in 0 1; do
+			# A generator that could not run (a connect timeout on a
+			# loaded machine) costs the run one retry.
 			row=$(one "$thr" "$flood") || row=$(one "$thr" "$flood") || die "run failed twice"
-			log "throttle=$thr flood=$flood run $r: good ok/s, flood binds/s, daemon busy %, throttled, good p99 us: $row"
-			rows+=("$row")
+			log "round $r throttle=$thr flood=$flood: good ok/s, flood binds/s, daemon busy %, throttled, good p99 us, good answered not-ok: $row"
+			ROWS[$thr-$flood]+="$row"$'\n'
 		done
-		k=$thr-$flood
-		GOOD[$k]=$(printf '%s\n' "${rows[@]}" | awk '{print $1}' | median)
-		FLOOD[$k]=$(printf '%s\n' "${rows[@]}" | awk '{print $2}' | median)
-		BUSY[$k]=$(printf '%s\n' "${rows[@]}" | awk '{print $3}' | median)
-		THR[$k]=$(printf '%s\n' "${rows[@]}" | awk '{print $4}' | median)
-		P99[$k]=$(printf '%s\n' "${rows[@]}" | awk '{print $5}' | median)
 	done
+done
+for k in "${!ROWS[@]}"; do
+	col() { printf '%s' "${ROWS[$k]}" | awk -v c="$1" '{print $c}' | median; }
+	GOOD[$k]=$(col 1); FLOOD[$k]=$(col 2); BUSY[$k]=$(col 3); THR[$k]=$(col 4); P99[$k]=$(col 5)
+	BAD[$k]=$(printf '%s' "${ROWS[$k]}" | awk '{s += $6} END {print s + 0}')
 done
 
 echo
@@ -186,15 +195,15 @@ echo "throttle-bench: $USERS users, $RUNS runs x ${DUR} s, good offered $GOOD_RA
 echo "ldapfe 1 worker on CPU 0; both generators on CPU 1 (the flood takes what good leaves)"
 # us/bind: the daemon's busy time per bind answered (good + flood), wall
 # clock of a shared CPU, so other load on CPU 0 counts in it.
-printf '%-9s %-6s %12s %14s %8s %10s %10s %12s\n' throttle flood "good ok/s" "flood binds/s" "busy %" \
-	"us/bind" "throttled" "good p99 us"
+printf '%-9s %-6s %12s %14s %8s %10s %10s %12s %10s\n' throttle flood "good ok/s" "flood binds/s" "busy %" \
+	"us/bind" "throttled" "good p99 us" "good !ok"
 for thr in false true; do
 	for flood in 0 1; do
 		k=$thr-$flood
 		per=$(awk -v b="${BUSY[$k]}" -v g="${GOOD[$k]}" -v f="${FLOOD[$k]}" \
 			'BEGIN { printf "%.1f", ((g + f) > 0 ? b * 1e4 / (g + f) : 0) }')
-		printf '%-9s %-6s %12s %14s %8s %10s %10s %12s\n' "$thr" "$flood" "${GOOD[$k]}" "${FLOOD[$k]}" \
-			"${BUSY[$k]}" "$per" "${THR[$k]}" "${P99[$k]}"
+		printf '%-9s %-6s %12s %14s %8s %10s %10s %12s %10s\n' "$thr" "$flood" "${GOOD[$k]}" "${FLOOD[$k]}" \
+			"${BUSY[$k]}" "$per" "${THR[$k]}" "${P99[$k]}" "${BAD[$k]}"
 	done
 done
 for thr in false true; do
