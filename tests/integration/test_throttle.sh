@@ -4,6 +4,8 @@
 # address: A = 10.99.75.2 (the attacker), B = 10.99.75.3 (everyone else).
 #   - 3 wrong passwords for alice from A (dn_failures = 3): alice's right
 #     password from A gets 49 during the penalty, from B it works;
+#   - a 4th wrong password for alice, from B (dn_global_failures = 4): now
+#     alice's right password gets 49 from B too, bob's still works;
 #   - 6 failures from A in all (src_failures = 6; one of them a {CRYPT} DN,
 #     verified by the verifier thread, one an unknown DN): every bind from
 #     A gets 49, bob's right password included; a throttled unknown DN and a
@@ -22,7 +24,7 @@ cat >> "$conf" <<EOF
 enabled = true
 src_failures = 6
 dn_failures = 3
-dn_global_failures = 0
+dn_global_failures = 4
 window_ms = 60000
 penalty_ms = 4000
 EOF
@@ -80,6 +82,9 @@ print("alice-A-throttled", bind("alice", "alice-pw", a)[1][0])
 rc, txt = whoami("alice", "alice-pw")
 print("whoami-alice-A", rc, "Invalid credentials (49)" in txt)
 print("alice-B", bind("alice", "alice-pw", b)[0])
+# 1b. dn_global_failures: the 4th failure for alice, from B.
+print("alice-B-wrong", bind("alice", "nope", b)[1][0])
+print("alice-B-throttled", bind("alice", "alice-pw", b)[1][0])
 s1 = stats()
 # 2. src_failures: three more failures from A (a slow {CRYPT} DN through the
 # verifier, an unknown DN, carol): six in all.
@@ -109,7 +114,10 @@ echo "$out" >&2
 lfe_eq "3 wrong passwords for alice from A" "$(grep ^alice-wrong <<<"$out")" "alice-wrong [49, 49, 49]"
 lfe_eq "alice's right password from A throttled" "$(grep ^alice-A-throttled <<<"$out")" "alice-A-throttled 49"
 lfe_eq "ldapwhoami from A throttled" "$(grep ^whoami-alice-A <<<"$out")" "whoami-alice-A 49 True"
-lfe_eq "alice's right password from B" "$(grep ^alice-B <<<"$out")" "alice-B True"
+lfe_eq "alice's right password from B" "$(grep '^alice-B ' <<<"$out")" "alice-B True"
+lfe_eq "a 4th wrong password for alice, from B" "$(grep ^alice-B-wrong <<<"$out")" "alice-B-wrong 49"
+lfe_eq "alice's right password from B throttled (global)" "$(grep ^alice-B-throttled <<<"$out")" \
+	"alice-B-throttled 49"
 lfe_eq "3 more failures from A (verifier, unknown DN, carol)" "$(grep ^src-wrong <<<"$out")" \
 	"src-wrong [49, 49, 49]"
 lfe_eq "every bind from A throttled" "$(grep ^A-throttled <<<"$out")" "A-throttled False 49 False 49 False 49"
@@ -118,7 +126,7 @@ lfe_eq "A works again after the penalty" "$(grep ^after <<<"$out")" "after True 
 lfe_eq "ldapwhoami after the penalty" "$(grep ^whoami-after <<<"$out")" "whoami-after 0 dn:$(lfe_dn alice)"
 lfe_eq "bob from B never failed" "$(grep ^bob-B <<<"$out")" "bob-B True []"
 lfe_eq "counters, step 1" "$(grep ^d1 <<<"$out")" \
-	"d1 binds_throttled=2 throttled_src=0 throttled_dn=2 throttled_dn_global=0 throttle_penalties=1 binds_failed=3"
+	"d1 binds_throttled=3 throttled_src=0 throttled_dn=2 throttled_dn_global=1 throttle_penalties=2 binds_failed=4"
 lfe_eq "counters, step 2" "$(grep ^d2 <<<"$out")" \
 	"d2 binds_throttled=3 throttled_src=3 throttled_dn=0 throttled_dn_global=0 throttle_penalties=1 binds_failed=3"
 lfe_eq "counters, step 3" "$(grep ^d3 <<<"$out")" \
