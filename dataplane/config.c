@@ -59,6 +59,12 @@ static const struct key_def keys[] = {
 	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
 	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
 	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
+	{ "throttle", "enabled", K_BOOL, CF(throttle.enabled), 0, 0, 0 },
+	{ "throttle", "src_failures", K_U32, CF(throttle.src_failures), 0, 0, 65535 },
+	{ "throttle", "dn_failures", K_U32, CF(throttle.dn_failures), 0, 0, 65535 },
+	{ "throttle", "dn_global_failures", K_U32, CF(throttle.dn_global_failures), 0, 0, 65535 },
+	{ "throttle", "window_ms", K_U32, CF(throttle.window_ms), 0, 1, 86400000u },
+	{ "throttle", "penalty_ms", K_U32, CF(throttle.penalty_ms), 0, 1, 86400000u },
 };
 
 /* Password schemes a store may default to (those backend/pwscheme.c hashes). */
@@ -95,6 +101,10 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->verify_per_source = 8;
 	c->request_slice_us = 200;
 	c->search_max_candidates = 10000;
+	c->throttle.src_failures = 100;
+	c->throttle.dn_failures = 5;
+	c->throttle.window_ms = 60000;
+	c->throttle.penalty_ms = 60000;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
 		c->port[i].mtu = 1500;
 }
@@ -430,6 +440,13 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 	}
 	if (c->group[0] && !c->user[0])
 		return errf(err, -EINVAL, "[daemon] group: needs [daemon] user");
+	const struct lfe_cfg_throttle *t = &c->throttle;
+	if (t->enabled && t->src_failures == 0 && t->dn_failures == 0 && t->dn_global_failures == 0)
+		return errf(err, -EINVAL, "[throttle] enabled: every threshold "
+			    "(src_failures, dn_failures, dn_global_failures) is 0");
+	if (t->enabled && t->dn_global_failures && t->dn_failures > t->dn_global_failures)
+		return errf(err, -EINVAL, "[throttle] dn_global_failures: below dn_failures "
+			    "(the per-DN count over all sources includes each source's)");
 	return 0;
 }
 

@@ -47,6 +47,15 @@
  *             this user (setgroups/setgid/setuid) with no capabilities left
  *             (af_packet, tap and memif need none after start). An unknown
  *             user or group is refused at start.
+ *   [throttle] (failed binds, per worker core; see backend/throttle.h)
+ *             enabled [false], src_failures [100] (per client address),
+ *             dn_failures [5] (per DN from one address),
+ *             dn_global_failures [0] (per DN from all addresses; lets a
+ *             distributed attacker lock the DN out: off unless wanted),
+ *             window_ms [60000], penalty_ms [60000]; a threshold of 0 turns
+ *             that kind off, and at least one must be on when enabled.
+ *             Counted per worker core: N workers let a client that spreads
+ *             its connections try up to N x a threshold per window
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
 #define LFE_DATAPLANE_CONFIG_H
@@ -69,6 +78,12 @@ struct lfe_cfg_port {
 	uint8_t prefix_len;
 	uint32_t gateway;       /* 0 = none */
 	uint16_t mtu;
+};
+
+struct lfe_cfg_throttle {
+	bool enabled;
+	uint32_t src_failures, dn_failures, dn_global_failures;   /* 0 = off */
+	uint32_t window_ms, penalty_ms;
 };
 
 struct lfe_config {
@@ -107,6 +122,8 @@ struct lfe_config {
 	/* [daemon] */
 	char user[64];                  /* empty = keep running as started */
 	char group[64];                 /* empty = the user's primary group */
+	/* [throttle] */
+	struct lfe_cfg_throttle throttle;
 };
 
 /* Defaults for every optional key. */

@@ -291,6 +291,41 @@ const struct lfe_tcp_ops lfe_glue_tcp_ops = {
 	.on_deadline = on_deadline,
 };
 
+/* ---- brute-force throttle (backend/throttle.h) ----
+ * Checked before any lookup or verification, so a throttled unknown DN and
+ * a throttled existing DN take the same path; recorded after every
+ * invalidCredentials verdict, inline or from the verifier. */
+
+/* Check before verify: true when the bind must be answered 49 unverified.
+ * Fills *k for throttle_record. */
+static bool throttle_check(struct lfe_worker *w, const char *ndn, size_t ndn_len,
+			   struct lfe_throttle_key *k)
+{
+	uint32_t laddr, raddr = 0;
+	uint16_t lport, rport;
+
+	if (w->thr == NULL)
+		return false;
+	if (w->cur)
+		lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+	lfe_throttle_key(w->thr, ndn, ndn_len, raddr, k);
+	unsigned hit = lfe_throttle_check(w->thr, k, w->now_us);
+	if (hit == 0)
+		return false;
+	w->st.binds_throttled++;
+	w->st.throttled_src += (hit & LFE_THR_BIT(LFE_THR_SRC)) != 0;
+	w->st.throttled_dn += (hit & LFE_THR_BIT(LFE_THR_PAIR)) != 0;
+	w->st.throttled_dn_global += (hit & LFE_THR_BIT(LFE_THR_DN)) != 0;
+	return true;
+}
+
+/* Record after a failed verdict. */
+static void throttle_record(struct lfe_worker *w, const struct lfe_throttle_key *k)
+{
+	if (w->thr && lfe_throttle_fail(w->thr, k, w->now_us))
+		w->st.throttle_penalties++;
+}
+
 void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
 			enum lfe_be_verdict v)
 {
@@ -301,6 +336,11 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 		w->st.binds_ok++;
 	else
 		w->st.binds_failed++;
+	/* Record after a failed verdict, with the keys kept in the slot at
+	 * submit. A connection that went away is not recorded: its verdict
+	 * reaches nobody. */
+	if (sl && v == LFE_BE_INVALID)
+		throttle_record(w, &sl->thr_key);
 	if (sl == NULL)
 		return;   /* the connection went away while the hash ran */
 	uint8_t *out;
@@ -325,6 +365,10 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 				   const uint8_t *pw, size_t pw_len)
 {
 	struct lfe_worker *w = ctx;
+	struct lfe_throttle_key tk;
+
+	if (throttle_check(w, ndn, ndn_len, &tk))   /* check before verify */
+		return LFE_BE_INVALID;
 	struct lfe_bind_job job;
 	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &job);
 
@@ -336,6 +380,7 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 		if (rc == -EAGAIN)
 			lfe_bind_job_wipe(&job);
 		w->st.binds_failed++;
+		throttle_record(w, &tk);   /* record after a failed verdict */
 		return LFE_BE_INVALID;
 	}
 	uint32_t laddr, raddr;
@@ -346,6 +391,7 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	lfe_bind_job_wipe(&job);
 	if (rc == -E2BIG) {
 		w->st.binds_failed++;
+		throttle_record(w, &tk);
 		return LFE_BE_INVALID;
 	}
 	if (rc < 0) {
@@ -353,6 +399,8 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 		return LFE_BE_BUSY;
 	}
 	w->st.binds_offloaded++;
+	if (w->thr)
+		slot_of(w->cur)->thr_key = tk;   /* for lfe_glue_bind_done's record */
 	return LFE_BE_PENDING;
 }
 

@@ -49,6 +49,8 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes",
 	"conns_active", "conns_opened", "conns_refused",
 	"binds_ok", "binds_failed", "binds_offloaded", "binds_busy",
+	"binds_throttled", "throttled_src", "throttled_dn", "throttled_dn_global",
+	"throttle_penalties",
 	"searches", "search_unindexed",
 	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
@@ -579,6 +581,23 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	}
 
 	const struct lfe_config *c = &d->cfg;
+	if (c->throttle.enabled) {
+		struct lfe_throttle_params tp = {
+			.failures = { [LFE_THR_SRC] = c->throttle.src_failures,
+				      [LFE_THR_PAIR] = c->throttle.dn_failures,
+				      [LFE_THR_DN] = c->throttle.dn_global_failures },
+			.window_ms = c->throttle.window_ms, .penalty_ms = c->throttle.penalty_ms,
+		};
+		size_t tsz = lfe_throttle_mem_size(&tp);
+		void *tmem = tsz ? rte_malloc_socket("lfe_throttle", tsz, RTE_CACHE_LINE_SIZE, socket) : NULL;
+		w->thr = tmem ? lfe_throttle_init(tmem, tsz, &tp, &rc) : NULL;
+		if (w->thr == NULL) {
+			rte_free(tmem);
+			snprintf(err, errlen, "worker %u: throttle (%zu bytes): %s", idx, tsz,
+				 tmem ? strerror(-rc) : "out of memory");
+			goto fail;
+		}
+	}
 	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
 	 * (by the worker's lcore, so on its NUMA node) and only for slots that
 	 * ever gathered a split PDU. */
@@ -752,6 +771,7 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	rte_ring_free(w->done_ring);
 	rte_free(w->slot_mem);
 	rte_free(w->slot_free);
+	rte_free(w->thr);   /* laid out in rte_malloc memory by lfe_throttle_init */
 	rte_mempool_free(w->pdu_pool);
 	rte_ring_free(w->arp_ring);
 	rte_free(w);

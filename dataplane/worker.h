@@ -17,6 +17,7 @@
 #include <rte_ring.h>
 
 #include "backend/store.h"
+#include "backend/throttle.h"
 #include "config.h"
 #include "daemon.h"
 #include "impair.h"
@@ -40,6 +41,11 @@ struct lfe_wstats {
 	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
 	uint64_t conns_active, conns_opened, conns_refused;
 	uint64_t binds_ok, binds_failed, binds_offloaded, binds_busy;
+	/* Brute-force throttle: binds answered 49 unverified (not in
+	 * binds_failed), by the key kind that held them (a bind held by two
+	 * kinds counts in both), and penalties started. */
+	uint64_t binds_throttled, throttled_src, throttled_dn, throttled_dn_global;
+	uint64_t throttle_penalties;
 	uint64_t searches, search_unindexed;
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
@@ -67,7 +73,9 @@ struct lfe_slot {
 	bool pending;           /* a bind verdict was outstanding at the last run */
 	uint64_t opened_us;     /* connect time: first request and bind deadlines */
 	uint64_t pdu_since;     /* a partial PDU is held since (0 = none) */
+	struct lfe_throttle_key thr_key;   /* of the bind at the verifier */
 };
+_Static_assert(sizeof(struct lfe_slot) <= LFE_SLOT_HDR, "the slot header fits before the session");
 
 struct lfe_worker {
 	struct lfe_daemon *d;
@@ -75,6 +83,7 @@ struct lfe_worker {
 	int socket;
 	struct lfe_tcp *tcp;
 	struct lfe_store_reader *rd;
+	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
 	struct lfe_session_cfg scfg;
 	struct rte_mempool *mbufs;      /* of this worker's socket */
 	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one per session slot,

@@ -68,7 +68,8 @@ cat <<'EOF'
 # the real tools. One per line, tab-separated: producer, password, stored value.
 # Passwords are UTF-8 and contain no tab or newline. test_pwscheme verifies each
 # with its password (must match), with its last character changed and with an
-# empty password (must not), and with the scheme name lower-cased.
+# empty password (must not), against the value with only its last digest byte
+# flipped (must not), and with the scheme name lower-cased.
 EOF
 
 pws=('secret' 'correct horse battery staple' 'pässwörd-€' 'P@ss:w0rd$with{braces}')

@@ -58,6 +58,110 @@ static bool is_slow_value(const char *v)
 	       strncasecmp(v, "{ARGON2}", 8) == 0;
 }
 
+/* ---- the stored value with only its last digest byte flipped ------------ */
+
+static const char b64std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64crypt[] = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/* Decode base64 (standard, or OpenLDAP's adapted '.' for '+'), padding
+ * optional. Returns the byte count or -1. */
+static int b64_dec(const char *s, size_t n, uint8_t *out, size_t cap)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && s[i] != '='; i++) {
+		const char *q = s[i] == '.' ? b64std + 62 : strchr(b64std, s[i]);
+		if (q == NULL || s[i] == '\0')
+			return -1;
+		acc = acc << 6 | (uint32_t)(q - b64std);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o == cap)
+				return -1;
+			out[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	return (int)o;
+}
+
+/* Encode like the original text: '.' for '+' when adapted, '=' padding
+ * when padded. Returns the length written. */
+static size_t b64_enc(const uint8_t *in, size_t n, char *out, bool adapted, bool padded)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
+		size_t chars = n - i >= 3 ? 4 : n - i + 1;
+		for (size_t k = 0; k < 4; k++) {
+			char c = b64std[(v >> (18 - 6 * k)) & 63];
+			if (k >= chars) {
+				if (!padded)
+					break;
+				c = '=';
+			} else if (adapted && c == '+') {
+				c = '.';
+			}
+			out[o++] = c;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* Digest length of the salted/unsalted SHA schemes, 0 for the others. */
+static size_t sha_digest_len(const char *v)
+{
+	static const struct { const char *p; size_t l; } t[] = {
+		{ "{SSHA}", 20 }, { "{SHA}", 20 }, { "{SSHA256}", 32 }, { "{SHA256}", 32 },
+		{ "{SSHA384}", 48 }, { "{SHA384}", 48 }, { "{SSHA512}", 64 }, { "{SHA512}", 64 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strncasecmp(v, t[i].p, strlen(t[i].p)) == 0)
+			return t[i].l;
+	return 0;
+}
+
+/* Write stored with the last byte of its digest flipped (and nothing else
+ * changed) to out. The digest is where each format keeps it: first in the
+ * base64 blob of {SSHA*} (the salt follows), the whole blob of {SHA*}, after
+ * the last '$' of {PBKDF2*} and {ARGON2}, last in the blob of 389-ds'
+ * {PBKDF2_SHA256}; a {CRYPT} hash is compared as text, and its last
+ * character encodes bits of the last digest byte only. Returns false for a
+ * format it does not know. */
+static bool flip_last_digest_byte(const char *stored, char *out, size_t cap)
+{
+	size_t n = strlen(stored), dl = sha_digest_len(stored);
+	const char *close = strchr(stored, '}');
+	uint8_t raw[1024];
+
+	if (close == NULL || n + 1 > cap)
+		return false;
+	memcpy(out, stored, n + 1);
+	if (strncasecmp(stored, "{CRYPT}", 7) == 0) {
+		const char *q = strchr(b64crypt, stored[n - 1]);
+		if (q == NULL || stored[n - 1] == '\0')
+			return false;
+		out[n - 1] = b64crypt[(q - b64crypt) ^ 1];
+		return true;
+	}
+	const char *blob = close + 1;
+	bool sha = dl != 0;
+	if (!sha && strchr(blob, '$'))
+		blob = strrchr(blob, '$') + 1;
+	size_t bl = strlen(blob);
+	int rl = b64_dec(blob, bl, raw, sizeof(raw));
+	if (rl <= 0 || (sha && (size_t)rl < dl))
+		return false;
+	raw[sha ? dl - 1 : (size_t)rl - 1] ^= 0x01;
+	bool adapted = strchr(blob, '.') != NULL || (bl % 4 != 0 && strncasecmp(stored, "{PBKDF2", 7) == 0);
+	b64_enc(raw, (size_t)rl, out + (blob - stored), adapted, strchr(blob, '=') != NULL);
+	return strlen(out) == n;
+}
+
 /* ---- vectors from the real tools ---------------------------------------- */
 
 static void test_vectors(const char *path)
@@ -81,7 +185,7 @@ static void test_vectors(const char *path)
 	if (f == NULL)
 		return;
 	char line[2048];
-	int n = 0, lineno = 0;
+	int n = 0, lineno = 0, n_flipped = 0;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		size_t l = strlen(line);
@@ -120,6 +224,21 @@ static void test_vectors(const char *path)
 		snprintf(wrong, sizeof(wrong), "%sx", pw);
 		rc = verify_s(stored, wrong, 0);
 		CHECK(rc == -EACCES, "%s line %d: extended password gave %s", prod, lineno, errname(rc));
+		/* The right password against the stored value with only its last
+		 * digest byte flipped: a verifier that compares all but the last
+		 * byte accepts it. */
+		char flipped[2048];
+		CHECK(flip_last_digest_byte(stored, flipped, sizeof(flipped)), "%s line %d: cannot flip %s",
+		      prod, lineno, stored);
+		size_t ndiff = 0;
+		for (size_t i = 0; stored[i]; i++)
+			ndiff += stored[i] != flipped[i];
+		CHECK(ndiff >= 1 && ndiff <= 2, "%s line %d: flipped value %s differs in %zu places", prod,
+		      lineno, flipped, ndiff);
+		rc = verify_s(flipped, pw, 0);
+		CHECK(rc == -EACCES, "%s line %d: last digest byte flipped (%s) gave %s", prod, lineno,
+		      flipped, errname(rc));
+		n_flipped += rc == -EACCES;
 
 		/* Scheme names are case-insensitive (389-ds writes "{crypt}"). */
 		char lower[2048];
@@ -135,6 +254,7 @@ static void test_vectors(const char *path)
 	}
 	fclose(f);
 	CHECK(n >= 60, "only %d vectors in %s", n, path);
+	CHECK(n_flipped == n, "%d of %d flipped digests refused", n_flipped, n);
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		CHECK(seen[i], "no vector from producer %s", required[i]);
 	printf("vectors: %d verified\n", n);

@@ -314,6 +314,74 @@ static void test_priv_resolve(void)
 	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == 0 && g == 0, "explicit group: %s", err);
 }
 
+/* [throttle]: every key checked, defaults, and the cross-checks. */
+static void test_throttle(void)
+{
+	static const struct setcase cases[] = {
+		{ "throttle", "enabled", "on", 0, NULL },
+		{ "throttle", "enabled", "sometimes", -EINVAL, "[throttle] enabled" },
+		{ "throttle", "src_failures", "0", 0, NULL },
+		{ "throttle", "src_failures", "65535", 0, NULL },
+		{ "throttle", "src_failures", "65536", -EINVAL, "[throttle] src_failures: 65536 out of range" },
+		{ "throttle", "src_failures", "-1", -EINVAL, "[throttle] src_failures" },
+		{ "throttle", "dn_failures", "5", 0, NULL },
+		{ "throttle", "dn_failures", "five", -EINVAL, "[throttle] dn_failures" },
+		{ "throttle", "dn_global_failures", "1000", 0, NULL },
+		{ "throttle", "dn_global_failures", "70000", -EINVAL, "[throttle] dn_global_failures" },
+		{ "throttle", "window_ms", "0", -EINVAL, "[throttle] window_ms: 0 out of range 1..86400000" },
+		{ "throttle", "window_ms", "86400001", -EINVAL, "[throttle] window_ms" },
+		{ "throttle", "window_ms", "1000", 0, NULL },
+		{ "throttle", "penalty_ms", "0", -EINVAL, "[throttle] penalty_ms" },
+		{ "throttle", "penalty_ms", "1.5", -EINVAL, "[throttle] penalty_ms" },
+		{ "throttle", "penalty_ms", "2000", 0, NULL },
+		{ "throttle", "threshold", "5", -ENOENT, "[throttle] threshold: unknown key" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct setcase *c = &cases[i];
+		struct lfe_config cfg;
+		char err[LFE_CFG_ERR_LEN] = "";
+		lfe_config_defaults(&cfg);
+		int rc = lfe_config_set(&cfg, c->sec, c->key, c->val, err);
+		CHECK(rc == c->rc, "[%s] %s=%s: rc %d want %d (%s)", c->sec, c->key, c->val, rc, c->rc, err);
+		if (c->rc != 0)
+			CHECK(strstr(err, c->msg) != NULL, "[%s] %s=%s: message \"%s\" lacks \"%s\"", c->sec,
+			      c->key, c->val, err, c->msg);
+	}
+
+	struct lfe_config c;
+	char err[LFE_CFG_ERR_LEN] = "";
+	lfe_config_defaults(&c);
+	CHECK(!c.throttle.enabled && c.throttle.src_failures == 100 && c.throttle.dn_failures == 5 &&
+	      c.throttle.dn_global_failures == 0 && c.throttle.window_ms == 60000 &&
+	      c.throttle.penalty_ms == 60000, "throttle defaults");
+	static const char *const kv[][3] = {
+		{ "store", "path", "/s" }, { "port0", "dev", "d0" }, { "port0", "address", "10.0.0.1/24" },
+		{ "throttle", "enabled", "yes" }, { "throttle", "src_failures", "20" },
+		{ "throttle", "dn_failures", " 3 " }, { "throttle", "dn_global_failures", "50" },
+		{ "throttle", "window_ms", "10000" }, { "throttle", "penalty_ms", "30000" },
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err) == 0, "%s.%s: %s", kv[i][0],
+		      kv[i][1], err);
+	CHECK(lfe_config_finish(&c, err) == 0, "finish: %s", err);
+	CHECK(c.throttle.enabled && c.throttle.src_failures == 20 && c.throttle.dn_failures == 3 &&
+	      c.throttle.dn_global_failures == 50 && c.throttle.window_ms == 10000 &&
+	      c.throttle.penalty_ms == 30000, "throttle values");
+
+	/* Enabled with every kind off, and a global DN threshold below the
+	 * per-source one (it could never be the one that holds). */
+	CHECK(lfe_config_set(&c, "throttle", "dn_global_failures", "2", err) == 0, "%s", err);
+	CHECK(lfe_config_finish(&c, err) == -EINVAL &&
+	      strstr(err, "[throttle] dn_global_failures: below dn_failures"), "%s", err);
+	CHECK(lfe_config_set(&c, "throttle", "dn_global_failures", "0", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "throttle", "src_failures", "0", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "throttle", "dn_failures", "0", err) == 0, "%s", err);
+	CHECK(lfe_config_finish(&c, err) == -EINVAL && strstr(err, "[throttle] enabled: every threshold"),
+	      "%s", err);
+	CHECK(lfe_config_set(&c, "throttle", "enabled", "no", err) == 0, "%s", err);
+	CHECK(lfe_config_finish(&c, err) == 0, "disabled with zero thresholds: %s", err);
+}
+
 static void test_impair(void)
 {
 	static const struct { const char *s; int rc; uint32_t drop, dup, reo; uint64_t seed; } cases[] = {
@@ -348,6 +416,7 @@ int main(void)
 	test_finish_table();
 	test_refused_leaves_nothing();
 	test_search_policy_values();
+	test_throttle();
 	test_impair();
 	test_priv_resolve();
 	if (failures) {

@@ -53,6 +53,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    c.first_request_ms > 3600000u || c.pdu_timeout_ms < 100 || c.pdu_timeout_ms > 3600000u ||
 		    (c.group[0] && !c.user[0]) || !memchr(c.user, 0, sizeof(c.user)))
 			abort();
+		/* What backend/throttle.h accepts when enabled. */
+		const struct lfe_cfg_throttle *t = &c.throttle;
+		if (t->enabled && (t->window_ms == 0 || t->window_ms > 86400000u || t->penalty_ms == 0 ||
+				   t->penalty_ms > 86400000u || t->src_failures > 65535 ||
+				   t->dn_failures > 65535 || t->dn_global_failures > 65535 ||
+				   (t->src_failures | t->dn_failures | t->dn_global_failures) == 0))
+			abort();
 	}
 	free(buf);
 	return 0;

@@ -209,6 +209,87 @@ static void run_case(const struct tcase *t)
 		      (long long)t->val);
 }
 
+/* An element that overruns its parent by exactly one octet, the parent
+ * followed in the buffer by that octet (so an overread stays inside memory
+ * and no sanitizer sees it). The reader's OWN result is asserted: the call
+ * returns false, records -EBADMSG itself (not lfe_ber_done afterwards),
+ * leaves the cursor where it was and writes no output. Each reader, short
+ * and long length forms (the inline fast path and lfe_ber_elem_slow). */
+enum okind { O_ELEM, O_SKIP, O_OCTETS, O_INT, O_ENUM, O_BOOL, O_NULL, O_ENTER };
+
+static const struct ocase {
+	const char *name;
+	enum okind kind;
+	const char *hex;   /* outer SEQUENCE, then the one octet it lacks */
+} overrun_cases[] = {
+	{ "elem short", O_ELEM, "3003 0402 61 62" },
+	{ "elem long", O_ELEM, "3004 048102 61 62" },
+	{ "elem long 2 octets", O_ELEM, "3005 04820002 61 62" },
+	{ "skip short", O_SKIP, "3003 0402 61 62" },
+	{ "skip long", O_SKIP, "3004 048102 61 62" },
+	{ "octets short", O_OCTETS, "3004 0403 6162 63" },
+	{ "octets long", O_OCTETS, "3005 048103 6162 63" },
+	{ "int short", O_INT, "3003 0202 01 02" },
+	{ "int long", O_INT, "3004 028102 01 02" },
+	{ "enum short", O_ENUM, "3002 0a01 01" },
+	{ "bool short", O_BOOL, "3002 0101 ff" },
+	{ "null short", O_NULL, "3002 0501 00" },
+	{ "enter short", O_ENTER, "3004 3003 0401 61 00" },
+	{ "enter long", O_ENTER, "3005 308103 0401 61 00" },
+};
+
+static void test_overrun_by_one(void)
+{
+	for (size_t i = 0; i < sizeof overrun_cases / sizeof overrun_cases[0]; i++) {
+		const struct ocase *t = &overrun_cases[i];
+		uint8_t buf[64];
+		size_t n = unhex(t->hex, buf, sizeof buf);
+		struct lfe_ber b, c, child = { NULL, NULL, NULL, 0, 0 };
+		struct lfe_bytes w = { NULL, 0 }, o = { NULL, 0 };
+		uint8_t tag = 0;
+		int64_t v = -7;
+		bool bv = false, ok = true;
+
+		lfe_ber_init(&b, buf, n);
+		CHECK(lfe_ber_enter(&b, LFE_BER_SEQUENCE, &c), "%s: enter parent", t->name);
+		CHECK(c.end < buf + n, "%s: the overrun octet lies in the buffer", t->name);
+		const uint8_t *at = c.p;
+		switch (t->kind) {
+		case O_ELEM:   ok = lfe_ber_elem(&c, &tag, &w, &o); break;
+		case O_SKIP:   ok = lfe_ber_skip(&c); break;
+		case O_OCTETS: ok = lfe_ber_octets(&c, LFE_BER_OCTETS, &o); break;
+		case O_INT:    ok = lfe_ber_int(&c, LFE_BER_INTEGER, INT64_MIN, INT64_MAX, &v); break;
+		case O_ENUM:   ok = lfe_ber_int(&c, LFE_BER_ENUMERATED, 0, 2, &v); break;
+		case O_BOOL:   ok = lfe_ber_bool(&c, LFE_BER_BOOLEAN, &bv); break;
+		case O_NULL:   ok = lfe_ber_null(&c, LFE_BER_NULL); break;
+		case O_ENTER:  ok = lfe_ber_enter(&c, LFE_BER_SEQUENCE, &child); break;
+		}
+		CHECK(!ok, "%s: the read itself must fail", t->name);
+		CHECK(lfe_ber_error(&c) == -EBADMSG, "%s: error %d right after the read", t->name,
+		      lfe_ber_error(&c));
+		CHECK(c.p == at, "%s: cursor moved by %td", t->name, c.p - at);
+		CHECK(tag == 0 && w.p == NULL && o.p == NULL && v == -7 && !bv && child.p == NULL,
+		      "%s: output written", t->name);
+		CHECK(!lfe_ber_more(&c) && lfe_ber_peek(&c) == -1, "%s: cursor stops", t->name);
+		/* The same bytes with the parent one octet longer read fine. */
+		buf[1]++;
+		lfe_ber_init(&b, buf, n);
+		CHECK(lfe_ber_enter(&b, LFE_BER_SEQUENCE, &c), "%s: enter longer parent", t->name);
+		switch (t->kind) {
+		case O_ELEM:   ok = lfe_ber_elem(&c, &tag, &w, &o); break;
+		case O_SKIP:   ok = lfe_ber_skip(&c); break;
+		case O_OCTETS: ok = lfe_ber_octets(&c, LFE_BER_OCTETS, &o); break;
+		case O_INT:    ok = lfe_ber_int(&c, LFE_BER_INTEGER, INT64_MIN, INT64_MAX, &v); break;
+		case O_ENUM:   ok = lfe_ber_int(&c, LFE_BER_ENUMERATED, 0, 2, &v); break;
+		case O_BOOL:   ok = lfe_ber_bool(&c, LFE_BER_BOOLEAN, &bv); break;
+		case O_NULL:   ok = lfe_ber_null(&c, LFE_BER_NULL) || lfe_ber_error(&c) == -EBADMSG; break;
+		case O_ENTER:  ok = lfe_ber_enter(&c, LFE_BER_SEQUENCE, &child); break;
+		}
+		CHECK(ok && c.p == c.end && (t->kind == O_NULL || lfe_ber_error(&c) == 0),
+		      "%s: in-bounds control case", t->name);
+	}
+}
+
 /* Every strict prefix of a valid element is refused by a cursor
  * (malformed), and by lfe_ber_hdr as -EAGAIN while inside the header. */
 static void test_truncation(void)
@@ -338,6 +419,7 @@ int main(void)
 
 	for (size_t i = 0; i < n; i++)
 		run_case(&cases[i]);
+	test_overrun_by_one();
 	test_truncation();
 	test_depth();
 	test_sticky();
