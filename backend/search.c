@@ -16,6 +16,7 @@ struct walk {
 	struct lfe_search_stats st;
 	uint64_t last;          /* clock when the current candidate began */
 	uint64_t dearest;       /* longest candidate so far, clock units */
+	uint64_t work;          /* filter work left for the whole request */
 	int rc;                 /* LDAP result once stopped early */
 };
 
@@ -87,9 +88,10 @@ static int consider(struct walk *x, const char *ndn, size_t len)
 		return 1;
 	if (!in_scope(p, ndn, len) || lfe_store_get(x->r, ndn, len, &e) != 0)
 		return 0;
-	int f = lfe_filter_eval(req->filter.p, req->filter.len, filter_attr, &e);
+	int f = lfe_filter_eval_budget(req->filter.p, req->filter.len, filter_attr, &e, &x->work);
 	if (f < 0)
-		return stop(x, f == -E2BIG ? LFE_RC_ADMIN_LIMIT_EXCEEDED : LFE_RC_PROTOCOL_ERROR);
+		return stop(x, f == -E2BIG || f == -ETIME ? LFE_RC_ADMIN_LIMIT_EXCEEDED
+							    : LFE_RC_PROTOCOL_ERROR);
 	if (f != LFE_FILTER_TRUE)
 		return 0;
 	if (req->size_limit > 0 && x->st.emitted == (uint32_t)req->size_limit)
@@ -158,7 +160,8 @@ int lfe_store_search(struct lfe_store_reader *r, const struct lfe_search_params 
 		     lfe_search_emit_fn emit, void *emit_ctx, struct lfe_search_stats *stats)
 {
 	struct walk x = { .r = r, .p = p, .emit = emit, .emit_ctx = emit_ctx, .rc = LFE_RC_SUCCESS,
-			  .max = p->max_candidates ? p->max_candidates : LFE_SEARCH_DEFAULT_CANDIDATES };
+			  .max = p->max_candidates ? p->max_candidates : LFE_SEARCH_DEFAULT_CANDIDATES,
+			  .work = p->max_work ? p->max_work : LFE_SEARCH_DEFAULT_WORK };
 	int rc = run(&x);
 
 	if (stats)

@@ -7,8 +7,10 @@
  * whole filter on each. A search that no index can serve is refused
  * (unwillingToPerform): a full scan would stall the worker.
  *
- * Budget. Every search may visit at most max_candidates index candidates
- * and run until the caller's clock passes `deadline`; past either it ends
+ * Budget. Every search may visit at most max_candidates index candidates,
+ * spend at most max_work units of filter evaluation (counted by
+ * lfe_filter_eval_budget, so the bound holds without any clock) and run
+ * until the caller's clock passes `deadline`; past any of them it ends
  * with adminLimitExceeded (11), keeping the entries already returned. The
  * clock is the caller's (the daemon reads the TSC, a test a counter), so the
  * backend stays free of DPDK and of syscalls; it is read once per candidate,
@@ -31,6 +33,10 @@
 #include "store.h"
 
 #define LFE_SEARCH_DEFAULT_CANDIDATES 10000u
+/* Filter work units (ldap/filter.h, lfe_filter_eval_budget) one request may
+ * spend over all its candidates: a clock-free backstop to the time slice,
+ * a few ms of evaluation at most. */
+#define LFE_SEARCH_DEFAULT_WORK (1ull << 21)
 
 /* Called once per matching entry, with all its attributes (the caller
  * selects and withholds). 0 to go on; a negative errno stops the search
@@ -47,6 +53,7 @@ struct lfe_search_params {
 	size_t suffix_len;
 	const struct lfe_search_req *req;   /* scope, validated filter, size limit */
 	uint32_t max_candidates;        /* 0 → LFE_SEARCH_DEFAULT_CANDIDATES */
+	uint64_t max_work;              /* 0 → LFE_SEARCH_DEFAULT_WORK */
 	uint64_t (*clock)(void *ctx);   /* NULL: no time budget */
 	void *clock_ctx;
 	uint64_t deadline;              /* in the clock's units */

@@ -67,6 +67,7 @@ struct q {
 	int32_t size_limit;
 	uint32_t max_candidates;
 	uint64_t deadline;       /* 0: no clock */
+	uint64_t max_work;       /* 0: the default */
 };
 
 static struct lfe_ldap_attr attrs[64];
@@ -80,7 +81,7 @@ static int search(struct lfe_store_reader *rd, const struct q *q, const struct b
 	struct lfe_search_params p = {
 		.base_ndn = q->base, .base_ndn_len = strlen(q->base),
 		.suffix = SUFFIX, .suffix_len = strlen(SUFFIX),
-		.req = &req, .max_candidates = q->max_candidates,
+		.req = &req, .max_candidates = q->max_candidates, .max_work = q->max_work,
 		.clock = q->deadline ? ticks : NULL, .clock_ctx = clock, .deadline = q->deadline,
 		.attrs = attrs, .attr_cap = 64, .vals = vals, .val_cap = 512,
 	};
@@ -201,6 +202,13 @@ int main(void)
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .deadline = 1 }, &f, &res, &st, &clock),
 		 LFE_RC_ADMIN_LIMIT_EXCEEDED);
 	CHECK_EQ(st.visited, 1);
+	/* Budget: filter work, with no clock at all. One candidate costs a
+	 * node and a value compare or so: 40 units end the search early. */
+	res = (struct result){ 0 };
+	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .max_work = 40 }, &f, &res, &st, &clock),
+		 LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	CHECK(st.visited >= 1 && st.visited < 40);
+	CHECK_EQ(res.n + 1, st.visited);
 	/* The default candidate cap applies when none is given. */
 	res = (struct result){ 0 };
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res, &st, &clock),

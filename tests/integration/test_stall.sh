@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hostile load must not stall a worker or starve a neighbour:
-#  (a) one connection pipelines costly searches (thousands of substring
-#      pieces over the 3000 candidates of the objectClass index) while
+#  (a) one connection pipelines costly searches (the most substring
+#      pieces the caps allow, over the 3000 candidates of the objectClass index) while
 #      another times binds with python3-ldap3: the searches end on their
 #      budget (adminLimitExceeded) or complete, and bind latency stays low;
 #  (b) with a slow default scheme ({ARGON2} from [store] default_scheme),
@@ -38,10 +38,12 @@ def msg(mid, op):
     n = (mid.bit_length() + 8) // 8   # minimal two-complement length
     return tlv(0x30, tlv(0x02, mid.to_bytes(n, "big")) + op)
 
-# (&(objectClass=inetOrgPerson)(cn=*zq*zq*...*)): every user a candidate,
-# no match, 4000 pieces.
+# (&(objectClass=inetOrgPerson)(|(cn=*zq*zq*...*)(sn=...)...)): every user a
+# candidate, no match, as many pieces as the filter caps allow (16 per item,
+# 64 per filter): the costliest filter a client may send.
+sub = lambda t: tlv(0xa4, tlv(0x04, t) + tlv(0x30, tlv(0x81, b"zq") * 16))
 filt = tlv(0xa0, tlv(0xa3, tlv(0x04, b"objectClass") + tlv(0x04, b"inetOrgPerson")) +
-           tlv(0xa4, tlv(0x04, b"cn") + tlv(0x30, tlv(0x81, b"zq") * 4000)))
+           tlv(0xa1, sub(b"cn") + sub(b"sn") + sub(b"cn") + sub(b"sn")))
 def search(mid):
     return msg(mid, tlv(0x63, tlv(0x04, suffix.encode()) + b"\x0a\x01\x02\x0a\x01\x00"
                    b"\x02\x01\x00\x02\x01\x00\x01\x01\x00" + filt + tlv(0x30, b"")))
