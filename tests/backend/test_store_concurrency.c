@@ -12,7 +12,9 @@
  * Given the second check, a change seen later than 10 ms means the reader
  * itself did not run for that long (this test shares 2 vCPUs with builds).
  * Such a delay counts as a stall, not a failure, when the reader's own loop
- * shows a gap of over 5 ms; more than n/10 stalls fail the test.
+ * shows a gap of over 5 ms; more than n/2 stalls fail the test (then too
+ * few changes were measured at all). Under ASan on a loaded machine about
+ * one change in seven meets a stall, so n/10 made this a timed test.
  * Prints the worst and mean commit-to-visible latency.
  */
 #include <errno.h>
@@ -235,7 +237,7 @@ static int reader(const char *path, struct shared *sh, int n, uint64_t *worst, u
 	       (unsigned long long)renews);
 	lfe_store_reader_free(r);
 	lfe_store_close(st);
-	if (*stalls > n / 10) {
+	if (*stalls > n / 2) {
 		fprintf(stderr, "reader: stalled on %d of %d changes\n", *stalls, n);
 		fails++;
 	}

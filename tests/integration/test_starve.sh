@@ -87,6 +87,7 @@ def connect(src=None, timeout=3):
     s.connect((SRV, 389))
     return s
 def is_closed(s):
+    old = s.gettimeout()
     s.settimeout(0.2)
     try:
         return s.recv(1) == b""
@@ -94,6 +95,8 @@ def is_closed(s):
         return True
     except socket.timeout:
         return False
+    finally:
+        s.settimeout(old)   # a later request on s gets its full timeout
 ALICE = "uid=alice,ou=people,dc=example,dc=com"
 '
 
