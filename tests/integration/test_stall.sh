@@ -17,6 +17,10 @@ lfe_make_store
 lfe_make_users 3000
 conf=$(lfe_conf 1)
 parts=${LFE_STALL_PARTS:-abc}
+# Latency bounds are against stalls of a second or more; an ASan build runs
+# the daemon (and the machine) several times slower, so its bounds are 4x.
+scale=1
+ldd "$LFE_LDAPFE" | grep -q libasan && scale=4
 
 # ---- (a) costly searches vs. binds --------------------------------------
 if [[ $parts == *a* ]]; then
@@ -104,13 +108,14 @@ lat.sort()
 print("binds", good)
 print("searches", searches, "codes", sorted((str(k), v) for k, v in codes.items()))
 print("latency_ms p50 %.2f p99 %.2f max %.2f" % (lat[len(lat) // 2], lat[int(len(lat) * 0.99)], lat[-1]))
-print("bounded", lat[int(len(lat) * 0.99)] < 200 and lat[-1] < 500)
+k = int(sys.argv[3])
+print("bounded", lat[int(len(lat) * 0.99)] < 200 * k and lat[-1] < 500 * k)
 print("codes_ok", all(k in (0, 11) for k in codes if k != "closed") and searches >= 8)
-' "$LFE_SADDR" "$LFE_SUFFIX")
+' "$LFE_SADDR" "$LFE_SUFFIX" "$scale")
 echo "$out" >&2
 lfe_eq "(a) binds answered during costly searches" "$(sed -n 's/^binds //p' <<<"$out")" 200
 lfe_eq "(a) searches end with success or adminLimitExceeded" "$(sed -n 's/^codes_ok //p' <<<"$out")" True
-lfe_eq "(a) bind latency p99 < 200 ms, max < 500 ms" "$(sed -n 's/^bounded //p' <<<"$out")" True
+lfe_eq "(a) bind latency p99 < 200 ms, max < 500 ms (x$scale)" "$(sed -n 's/^bounded //p' <<<"$out")" True
 tel=$(lfe_telemetry /ldapfe/stats)
 lim=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["/ldapfe/stats"]["total"]["search_limited"] > 0)' "$tel")
 lfe_eq "(a) telemetry search_limited moved" "$lim" True
@@ -149,12 +154,13 @@ lat.sort()
 print("unknown", len(res), sorted(set(res)))
 print("fast", good)
 print("latency_ms p50 %.2f p99 %.2f max %.2f" % (lat[len(lat) // 2], lat[int(len(lat) * 0.99)], lat[-1]))
-print("fast_ok", lat[len(lat) // 2] < 20 and lat[int(len(lat) * 0.99)] < 150)
-' "$LFE_SADDR" "$LFE_SUFFIX")
+k = int(sys.argv[-1])
+print("fast_ok", lat[len(lat) // 2] < 20 * k and lat[int(len(lat) * 0.99)] < 150 * k)
+' "$LFE_SADDR" "$LFE_SUFFIX" "$scale")
 echo "$out" >&2
 lfe_eq "(b) unknown-DN binds all answered 49" "$(sed -n 's/^unknown //p' <<<"$out")" "60 [49]"
 lfe_eq "(b) fast binds on another connection" "$(sed -n 's/^fast //p' <<<"$out")" 100
-lfe_eq "(b) fast bind latency p50 < 20 ms, p99 < 150 ms" "$(sed -n 's/^fast_ok //p' <<<"$out")" True
+lfe_eq "(b) fast bind latency p50 < 20 ms, p99 < 150 ms (x$scale)" "$(sed -n 's/^fast_ok //p' <<<"$out")" True
 tel=$(lfe_telemetry /ldapfe/stats)
 off=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1])["/ldapfe/stats"]["total"]["binds_offloaded"] >= 60)' "$tel")
 lfe_eq "(b) unknown DNs went through the verifier (binds_offloaded >= 60)" "$off" True
