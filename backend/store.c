@@ -54,8 +54,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../ldap/dn.h"
+#include "acctlock.h"
 #include "pwscheme.h"
 #include "record.h"
 
@@ -649,8 +651,10 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 			slow = true;
 			continue;
 		}
+		/* A locked or expired account answers like a wrong password,
+		 * after the same work (acctlock.h). */
 		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0)
-			return 0;
+			return lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0) ? -EACCES : 0;
 	}
 	return slow ? -EAGAIN : -EACCES;
 dummy:

@@ -22,6 +22,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "backend/acctlock.h"
 #include "backend/pwscheme.h"
 #include "ldap/dn.h"
 #include "verifier.h"
@@ -69,7 +70,7 @@ static enum lfe_be_verdict verify_one(struct lfe_store_reader *rd, struct vreq *
 		if (lfe_pw_class_of((const char *)vals[i].p, vals[i].len) != LFE_PW_SLOW)
 			continue;
 		if (lfe_pw_verify((const char *)vals[i].p, vals[i].len, r->pw, r->pw_len, flags) == 0) {
-			v = LFE_BE_OK;
+			v = lfe_acct_locked(e.rec, e.rec_len, time(NULL), 0) ? LFE_BE_INVALID : LFE_BE_OK;
 			break;
 		}
 	}
