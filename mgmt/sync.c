@@ -664,8 +664,11 @@ static int on_entry(struct sync *s, LDAPMessage *msg)
 	set_cookie(s, &cookie);
 	if (!s->refreshing)
 		rc = batch_commit(s, true) < 0 ? RUN_FATAL : 0;     /* persist: at once */
-	else if (s->chunked && s->in_batch_n >= s->o->batch)
+	else if (s->chunked && s->in_batch_n >= s->o->batch) {
 		rc = batch_commit(s, false) < 0 ? RUN_FATAL : 0;    /* no cookie yet */
+		if (rc == 0 && s->refresh_n % (s->o->batch * 10) == s->o->batch)
+			logf_("initial refresh: %" PRIu64 " entries committed", s->refresh_n);
+	}
 out:
 	ldap_memfree(dn);
 	if (ber)

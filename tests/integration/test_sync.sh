@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# ldapfectl sync against a real OpenLDAP provider (syncprov + ppolicy,
+# back-mdb) in the client namespace, the daemon serving the same store
+# through af_packet, real clients (ldapwhoami, ldapmodify, ldappasswd):
+#   initial refresh equals the provider (slapcat vs export, kept attributes);
+#   password change / delete / rename / ppolicy lock and unlock reach binds
+#   through ldapfe within 1 s; kill -9 during the initial refresh and during
+#   a burst of changes, restart: store equals provider; provider restart:
+#   later changes arrive; wrong provider password and unreachable provider:
+#   exit 1 with the reason.
+source "$(dirname "$0")/lib.sh"
+lfe_init sync 80
+source "$(dirname "$0")/sync_provider.sh"
+for t in slapd slapadd slapcat ldapwhoami ldapmodify ldappasswd; do
+	command -v $t >/dev/null || { echo "SKIP: $t missing"; exit 77; }
+done
+
+N_USERS=20000
+PURL="ldap://127.0.0.1:3890/"
+SYNC_PID=
+SYNC_LOG=$LFE_WORK/sync.log
+
+sync_start() {   # sync_start [ARGS...]: consumer in the client namespace
+	# ip netns exec execs: $! is the consumer itself, for kill -9
+	ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+		-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --max-backoff 2 "$@" >>"$SYNC_LOG" 2>&1 &
+	SYNC_PID=$!
+	LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $SYNC_PID"
+}
+sync_kill9() { kill -KILL "$SYNC_PID"; wait "$SYNC_PID" 2>/dev/null || true; SYNC_PID=; }
+# wait_log PATTERN COUNT SECONDS: until PATTERN occurs COUNT times in the log
+wait_log() {
+	local i
+	for ((i = 0; i < $3 * 100; i++)); do
+		(($(grep -c -- "$1" "$SYNC_LOG" || true) >= $2)) && return 0
+		sleep 0.01
+	done
+	cat "$SYNC_LOG" >&2
+	lfe_fail "no \"$1\" (x$2) in the consumer's log within $3 s"
+}
+
+# Kept attributes, normalized: {dn: {type: sorted values}}, both sides.
+norm() {
+	"$PY" - "$1" <<'PYEOF'
+import base64, sys
+keep = {"objectclass", "uid", "mail", "cn", "userpassword", "entryuuid",
+        "pwdaccountlockedtime", "nsaccountlock", "pwdendtime", "shadowexpire"}
+lines, cur = [], None
+for raw in open(sys.argv[1], encoding="utf-8", errors="surrogateescape"):
+    raw = raw.rstrip("\n")
+    if raw.startswith(" ") and lines:
+        lines[-1] += raw[1:]
+    else:
+        lines.append(raw)
+entries, e = {}, None
+for l in lines + [""]:
+    if not l:
+        if e is not None:
+            entries[e[0]] = {k: sorted(v) for k, v in e[1].items()}
+        e = None
+        continue
+    if l.startswith("#"):
+        continue
+    t, _, v = l.partition(":")
+    if v.startswith(":"):
+        v = base64.b64decode(v[1:].strip()).decode("utf-8", "surrogateescape")
+    else:
+        v = v.strip()
+    if t.lower() == "dn":
+        e = (",".join(p.strip() for p in v.lower().split(",")), {})
+    elif e is not None and t.lower() in keep:
+        e[1].setdefault(t.lower(), []).append(v)
+for dn in sorted(entries):
+    print(dn, sorted(entries[dn].items()))
+PYEOF
+}
+# same_as_provider: slapcat and export agree (kept attributes)
+same_as_provider() {
+	slapcat -f "$PROV_DIR/slapd.conf" -l "$LFE_WORK/prov.ldif" 2>/dev/null
+	lfe_ctl export -o "$LFE_WORK/store.ldif" >/dev/null
+	norm "$LFE_WORK/prov.ldif" > "$LFE_WORK/prov.norm"
+	norm "$LFE_WORK/store.ldif" > "$LFE_WORK/store.norm"
+	cmp -s "$LFE_WORK/prov.norm" "$LFE_WORK/store.norm"
+}
+# wait_equal SECONDS WHAT
+wait_equal() {
+	local i
+	for ((i = 0; i < $1 * 4; i++)); do
+		same_as_provider && { lfe_log "ok: $2 ($(wc -l < "$LFE_WORK/store.norm") entries)"; return 0; }
+		sleep 0.25
+	done
+	diff "$LFE_WORK/prov.norm" "$LFE_WORK/store.norm" | head -20 >&2
+	lfe_fail "$2: store differs from the provider"
+}
+
+bind() {   # bind DN PASSWORD -> ldapwhoami's exit status through ldapfe
+	local rc=0
+	lfe_cli timeout 5 ldapwhoami -x -H "ldap://$LFE_SADDR/" -D "$1" -w "$2" >/dev/null 2>&1 || rc=$?
+	echo $rc
+}
+# wait_bind DN PASSWORD WANT WHAT: WANT within 1 s (bounded), prints the delay
+wait_bind() {
+	local t0 i rc
+	t0=$(date +%s%N)
+	for ((i = 0; i < 100; i++)); do
+		rc=$(bind "$1" "$2")
+		[[ $rc == "$3" ]] && break
+		(($(date +%s%N) - t0 > 1000000000)) && break
+		sleep 0.02
+	done
+	[[ $rc == "$3" ]] || lfe_fail "$4: bind gave $rc, want $3 within 1 s"
+	lfe_log "ok: $4 ($((($(date +%s%N) - t0) / 1000000)) ms)"
+}
+
+# ---- provider with N users, store, consumer, daemon ----
+prov_conf
+prov_users $N_USERS > "$LFE_WORK/users.ldif"
+prov_load "$LFE_WORK/users.ldif"
+prov_start "$LFE_CLI" "$PURL"
+mkdir -p "$LFE_STORE"
+lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
+
+# wrong provider password, unreachable provider: exit 1 and the reason
+printf 'not-the-password' > "$LFE_WORK/wrong.pw"
+rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+	-y "$LFE_WORK/wrong.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
+lfe_eq "wrong provider password: exit" "$rc" 1
+[[ $out == *"refused the bind"*"Invalid credentials (49)"* ]] || lfe_fail "wrong password reason: $out"
+rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "ldap://127.0.0.1:3999/" \
+	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
+lfe_eq "unreachable provider: exit" "$rc" 1
+[[ $out == *"cannot reach"* ]] || lfe_fail "unreachable reason: $out"
+
+# initial refresh, killed -9 after its first batch, then restarted
+sync_start --batch 200
+wait_log "committed" 1 20
+sync_kill9
+n=$(lfe_ctl info | awk '/^entries:/ {print $2}')
+((n > 0 && n < N_USERS + 2)) || lfe_fail "kill during the initial refresh missed it ($n entries)"
+lfe_log "ok: consumer killed -9 during the initial refresh ($n entries committed)"
+sync_start
+wait_log "refresh done" 1 30
+wait_equal 10 "initial refresh equals the provider after kill -9 and restart"
+
+lfe_start "$(lfe_conf)" 0
+U1=$(lfe_dn user1) U2=$(lfe_dn user2) U3=$(lfe_dn user3) U4=$(lfe_dn user4) U5=$(lfe_dn user5)
+lfe_eq "user1 binds through ldapfe" "$(bind "$U1" pw-1)" 0
+lfe_eq "user2 ({SSHA}) binds through ldapfe" "$(bind "$U2" pw-2)" 0
+
+# password changes on the provider
+pexec timeout 10 ldappasswd -x -H "$PURL" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -s new-pw-1 "$U1" \
+	|| lfe_fail "ldappasswd"
+wait_bind "$U1" new-pw-1 0 "ldappasswd: new password binds"
+lfe_eq "ldappasswd: old password refused" "$(bind "$U1" pw-1)" 49
+pmod >/dev/null <<L || lfe_fail "ldapmodify"
+dn: $U2
+changetype: modify
+replace: userPassword
+userPassword: $(slappasswd -h '{SSHA}' -s new-pw-2)
+L
+wait_bind "$U2" new-pw-2 0 "ldapmodify: new password binds"
+lfe_eq "ldapmodify: old password refused" "$(bind "$U2" pw-2)" 49
+
+# delete, rename
+printf 'dn: %s\nchangetype: delete\n' "$U3" | pmod >/dev/null || lfe_fail "delete"
+wait_bind "$U3" pw-3 49 "deleted user refused (49)"
+printf 'dn: %s\nchangetype: modrdn\nnewrdn: uid=user4b\ndeleteoldrdn: 1\n' "$U4" | pmod >/dev/null \
+	|| lfe_fail "modrdn"
+wait_bind "$(lfe_dn user4b)" pw-4 0 "renamed user binds under the new DN"
+lfe_eq "renamed user: old DN refused" "$(bind "$U4" pw-4)" 49
+
+# ppolicy lock and unlock
+printf 'dn: %s\nchangetype: modify\nadd: pwdAccountLockedTime\npwdAccountLockedTime: 000001010000Z\n' \
+	"$U5" | pmod >/dev/null || lfe_fail "lock"
+wait_bind "$U5" pw-5 49 "account locked on the provider refused"
+printf 'dn: %s\nchangetype: modify\ndelete: pwdAccountLockedTime\n' "$U5" | pmod >/dev/null \
+	|| lfe_fail "unlock"
+wait_bind "$U5" pw-5 0 "unlocked account binds again"
+
+# a burst of changes, the consumer killed -9 in the middle, restarted
+{
+	for i in $(seq 10 409); do
+		printf 'dn: %s\nchangetype: modify\nreplace: mail\nmail: burst-%d@example.com\n\n' \
+			"$(lfe_dn user$i)" "$i"
+	done
+	for i in $(seq 410 449); do printf 'dn: %s\nchangetype: delete\n\n' "$(lfe_dn user$i)"; done
+} > "$LFE_WORK/burst.ldif"
+c0=$(grep -c "" "$SYNC_LOG")
+pmod -f "$LFE_WORK/burst.ldif" >/dev/null 2>&1 &
+BURST=$!
+for ((i = 0; i < 200; i++)); do
+	lfe_ctl show "$(lfe_dn user10)" 2>/dev/null | grep -q burst && break
+	sleep 0.01
+done
+sync_kill9
+# The burst ends with deletes: user449 still there means the kill was mid-burst.
+lfe_ctl show "$(lfe_dn user449)" >/dev/null 2>&1 || lfe_fail "kill -9 came after the burst"
+wait "$BURST" || lfe_fail "burst ldapmodify"
+lfe_log "ok: consumer killed -9 during a burst of 440 changes"
+sync_start
+wait_equal 15 "after the burst and a kill -9: store equals the provider"
+
+# provider restarted while the consumer runs: later changes arrive
+prov_stop
+prov_start "$LFE_CLI" "$PURL"
+pexec timeout 10 ldappasswd -x -H "$PURL" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -s after-restart "$U1" \
+	|| lfe_fail "ldappasswd after restart"
+for ((i = 0; i < 100; i++)); do [[ $(bind "$U1" after-restart) == 0 ]] && break; sleep 0.1; done
+lfe_eq "change after a provider restart arrives" "$(bind "$U1" after-restart)" 0
+wait_equal 10 "after the provider restart: store equals the provider"
+
+st=$(lfe_ctl sync --status)
+[[ $st == *"provider:       $PURL"* && $st == *"cookie:         rid="* ]] || lfe_fail "sync --status: $st"
+lfe_log "ok: sync --status"
+kill -TERM "$SYNC_PID"; rc=0; wait "$SYNC_PID" || rc=$?
+lfe_eq "consumer exits 0 on SIGTERM" "$rc" 0
+SYNC_PID=
+lfe_stop
+lfe_log "PASS"
