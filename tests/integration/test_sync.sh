@@ -209,6 +209,45 @@ for ((i = 0; i < 100; i++)); do [[ $(bind "$U1" after-restart) == 0 ]] && break;
 lfe_eq "change after a provider restart arrives" "$(bind "$U1" after-restart)" 0
 wait_equal 10 "after the provider restart: store equals the provider"
 
+# entries the store cannot hold: logged with the DN, skipped, counted; later
+# changes still arrive
+long=$(printf 'x%.0s' $(seq 600))
+pmod -a >/dev/null <<L || lfe_fail "add unstorable entries"
+dn: uid=toolong,ou=people,$LFE_SUFFIX
+objectClass: inetOrgPerson
+uid: toolong
+uid: $long
+cn: too long
+sn: x
+
+dn: uid=badpw,ou=people,$LFE_SUFFIX
+objectClass: inetOrgPerson
+uid: badpw
+cn: bad pw
+sn: x
+userPassword: {SSHA-no-closing-brace
+L
+pexec timeout 10 ldappasswd -x -H "$PURL" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -s after-skip "$U1" \
+	|| lfe_fail "ldappasswd after skip"
+wait_bind "$U1" after-skip 0 "changes after two unstorable entries still arrive"
+grep -q "skipped uid=toolong,ou=people,$LFE_SUFFIX: " "$SYNC_LOG" || lfe_fail "too-long entry not logged"
+grep -q "skipped uid=badpw,ou=people,$LFE_SUFFIX: userPassword" "$SYNC_LOG" || lfe_fail "bad userPassword not logged"
+[[ $(lfe_ctl sync --status) == *"skipped:        2"* ]] || lfe_fail "skipped count: $(lfe_ctl sync --status)"
+lfe_log "ok: unstorable entries logged with their DN, skipped and counted"
+
+# scale-out shape: a second consumer (refreshOnly, --once) into a second
+# store ends equal to the first
+mkdir -p "$LFE_WORK/store2"
+"$LFE_CTL" --store "$LFE_WORK/store2" init --suffix "$LFE_SUFFIX" >/dev/null
+lfe_cli timeout 60 "$LFE_CTL" --store "$LFE_WORK/store2" sync -H "$PURL" -D "$PROV_ADMIN" \
+	-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --once 2>>"$SYNC_LOG" || lfe_fail "sync --once"
+lfe_ctl export -o "$LFE_WORK/s1.ldif" >/dev/null
+"$LFE_CTL" --store "$LFE_WORK/store2" export -o "$LFE_WORK/s2.ldif" >/dev/null
+norm "$LFE_WORK/s1.ldif" > "$LFE_WORK/s1.norm"
+norm "$LFE_WORK/s2.ldif" > "$LFE_WORK/s2.norm"
+cmp -s "$LFE_WORK/s1.norm" "$LFE_WORK/s2.norm" || lfe_fail "two consumers, two stores differ"
+lfe_log "ok: a second consumer (refreshOnly) gives an equal store"
+
 st=$(lfe_ctl sync --status)
 [[ $st == *"provider:       $PURL"* && $st == *"cookie:         rid="* ]] || lfe_fail "sync --status: $st"
 lfe_log "ok: sync --status"
