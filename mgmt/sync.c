@@ -510,7 +510,6 @@ struct sweep {
 	struct sync *s;
 	char **gone;
 	size_t n, cap;
-	int err;
 };
 
 static int sweep_fn(void *ctx, const char *ndn, size_t len, const uint8_t *rec, size_t rl)

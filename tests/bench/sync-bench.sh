@@ -33,15 +33,15 @@ for ((r = 0; r < RUNS; r++)); do
 		-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" > "$LFE_WORK/sync.log" 2>&1 &
 	pid=$!
 	for ((i = 0; i < 6000; i++)); do grep -q "refresh done" "$LFE_WORK/sync.log" && break; sleep 0.1; done
-	rss=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+	rss=$(awk '/VmHWM/ {h=$2} /RssAnon/ {a=$2} END {print h " kB peak, " a " kB anonymous"}' "/proc/$pid/status")
 	kill -TERM "$pid"; wait "$pid" || true
 	line=$(grep "refresh done" "$LFE_WORK/sync.log") || { cat "$LFE_WORK/sync.log"; lfe_fail "no refresh"; }
 	rate=$(sed -E 's/.*\(([0-9]+) entries\/s\).*/\1/' <<<"$line")
 	rates+=("$rate")
-	lfe_log "run $r: $line; consumer peak RSS ${rss} kB"
+	lfe_log "run $r: $line; consumer RSS ${rss}"
 done
 med=$(printf '%s\n' "${rates[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-echo "initial refresh, $USERS users: median ${med} entries/s over $RUNS runs (${rates[*]}); peak RSS ${rss} kB"
+echo "initial refresh, $USERS users: median ${med} entries/s over $RUNS runs (${rates[*]}); consumer RSS ${rss} (peak includes the store pages LMDB maps)"
 
 # ---- change-to-bind delay ----
 ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
@@ -80,7 +80,7 @@ q = lambda f: delays[min(len(delays) - 1, int(f * len(delays)))]
 print("password change -> first bind through ldapfe, %d changes: median %.1f ms, p99 %.1f ms, max %.1f ms"
       % (n, q(0.5), q(0.99), delays[-1]))
 ' "$PURL" "ldap://$LFE_SADDR" "$PROV_ADMIN" "$PROV_DIR/admin.pw" "$CHANGES" "$LFE_SUFFIX"
-echo "consumer RSS in the persist phase: $(awk '/VmRSS/ {print $2}' "/proc/$SYNC/status") kB (peak $(awk '/VmHWM/ {print $2}' "/proc/$SYNC/status") kB)"
+echo "consumer in the persist phase: $(awk '/VmRSS|RssAnon|RssFile|VmHWM/ {printf "%s %s kB  ", $1, $2}' "/proc/$SYNC/status")"
 lfe_ctl sync --status
 kill -TERM "$SYNC"; wait "$SYNC" || true
 lfe_stop

@@ -21,7 +21,15 @@ prov_conf() {
 	mkdir -p "$PROV_DIR/db"
 	printf '%s' "$PROV_PW" > "$PROV_DIR/admin.pw"
 	chmod 600 "$PROV_DIR/admin.pw"
+	local tls=
+	if [[ -n ${PROV_TLS:-} ]]; then
+		prov_certs || return 1
+		tls="TLSCACertificateFile $PROV_DIR/ca.crt
+TLSCertificateFile $PROV_DIR/server.crt
+TLSCertificateKeyFile $PROV_DIR/server.key"
+	fi
 	cat > "$PROV_DIR/slapd.conf" <<CONF
+$tls
 include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
@@ -48,6 +56,20 @@ access to * by * read
 CONF
 }
 
+# prov_certs: a throwaway CA and a server certificate for 127.0.0.1
+# (PROV_TLS=1 before prov_conf turns TLS on: StartTLS and ldaps://).
+prov_certs() {
+	local d=$PROV_DIR
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=ldapfe test CA" -keyout "$d/ca.key" -out "$d/ca.crt" >/dev/null 2>&1 &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+		-keyout "$d/server.key" -out "$d/server.csr" >/dev/null 2>&1 &&
+	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$d/san.ext" &&
+	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+		-days 2 -extfile "$d/san.ext" -out "$d/server.crt" >/dev/null 2>&1 &&
+	chmod 644 "$d/server.key"
+}
+
 prov_users() {
 	"${PY:-python3}" - "$1" "$LFE_SUFFIX" <<'PYEOF'
 import base64, hashlib, os, sys
@@ -70,15 +92,16 @@ PYEOF
 
 prov_load() { slapadd -q -f "$PROV_DIR/slapd.conf" -l "$1" >/dev/null 2>&1; }
 
-# prov_start NETNS URL: slapd serving URL inside NETNS ("" for none).
+# prov_start NETNS URL: slapd serving URL (and PROV_LISTEN, if set, instead)
+# inside NETNS ("" for none).
 prov_start() {
 	local ns=$1 i
 	PROV_URL=$2
 	if [[ -n $ns ]]; then
-		ip netns exec "$ns" slapd -f "$PROV_DIR/slapd.conf" -h "$PROV_URL" -d 0 \
+		ip netns exec "$ns" slapd -f "$PROV_DIR/slapd.conf" -h "${PROV_LISTEN:-$PROV_URL}" -d 0 \
 			>>"$PROV_DIR/slapd.log" 2>&1 &
 	else
-		slapd -f "$PROV_DIR/slapd.conf" -h "$PROV_URL" -d 0 >>"$PROV_DIR/slapd.log" 2>&1 &
+		slapd -f "$PROV_DIR/slapd.conf" -h "${PROV_LISTEN:-$PROV_URL}" -d 0 >>"$PROV_DIR/slapd.log" 2>&1 &
 	fi
 	PROV_PID=$!
 	LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $PROV_PID"

@@ -113,6 +113,8 @@ wait_bind() {
 }
 
 # ---- provider with N users, store, consumer, daemon ----
+PROV_TLS=1
+PROV_LISTEN="$PURL ldaps://127.0.0.1:6360/"
 prov_conf
 prov_users $N_USERS > "$LFE_WORK/users.ldif"
 prov_load "$LFE_WORK/users.ldif"
@@ -234,6 +236,22 @@ grep -q "skipped uid=toolong,ou=people,$LFE_SUFFIX: " "$SYNC_LOG" || lfe_fail "t
 grep -q "skipped uid=badpw,ou=people,$LFE_SUFFIX: userPassword" "$SYNC_LOG" || lfe_fail "bad userPassword not logged"
 [[ $(lfe_ctl sync --status) == *"skipped:        2"* ]] || lfe_fail "skipped count: $(lfe_ctl sync --status)"
 lfe_log "ok: unstorable entries logged with their DN, skipped and counted"
+
+# TLS: StartTLS (-Z) and ldaps:// with the test CA; an untrusted
+# certificate is an exit 1 with the reason
+for mode in "-H $PURL -Z" "-H ldaps://127.0.0.1:6360/"; do
+	rm -rf "$LFE_WORK/store3"; mkdir -p "$LFE_WORK/store3"
+	"$LFE_CTL" --store "$LFE_WORK/store3" init --suffix "$LFE_SUFFIX" >/dev/null
+	lfe_cli timeout 60 "$LFE_CTL" --store "$LFE_WORK/store3" sync $mode --cacert "$PROV_DIR/ca.crt" \
+		-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" -f "(uid=user1)" --once \
+		2>>"$SYNC_LOG" || lfe_fail "sync over TLS ($mode)"
+	"$LFE_CTL" --store "$LFE_WORK/store3" show "$U1" >/dev/null || lfe_fail "TLS ($mode): user1 missing"
+	lfe_log "ok: sync over TLS ($mode)"
+done
+rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_WORK/store3" sync -H "$PURL" -Z \
+	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --once 2>&1) || rc=$?
+lfe_eq "StartTLS with an untrusted certificate: exit" "$rc" 1
+[[ $out == *"StartTLS with $PURL failed"* ]] || lfe_fail "untrusted certificate reason: $out"
 
 # scale-out shape: a second consumer (refreshOnly, --once) into a second
 # store ends equal to the first
