@@ -381,6 +381,21 @@ static void free_attrs(struct sync *s, uint32_t n)
 		ber_memfree(s->bvals[i]);
 }
 
+struct below {
+	const char *ndn;
+	size_t len;
+};
+
+/* 1 at the first entry strictly below b->ndn. */
+static int below_fn(void *ctx, const char *ndn, size_t len, const uint8_t *rec, size_t rl)
+{
+	const struct below *b = ctx;
+
+	(void)rec;
+	(void)rl;
+	return len > b->len && lfe_dn_is_under(ndn, len, b->ndn, b->len);
+}
+
 /* Add or modify (the provider sends the whole entry either way). A rename
  * shows up as the same UUID under another DN. An entry the store refuses
  * is logged, counted and removed, so an older version cannot keep binding. */
@@ -411,8 +426,18 @@ static int apply_entry(struct sync *s, LDAPMessage *msg, const struct berval *uu
 		goto out;
 	ol = lfe_store_sync_get(s->st, key, klen, old, sizeof(old) - 1);
 	if (ol > 0 && ((size_t)ol != (size_t)nl || memcmp(old, ndn, (size_t)nl) != 0)) {
-		/* renamed: the old DN goes in the same transaction */
-		if ((rc = drop_entry(s, old, (size_t)ol, NULL, 0)) < 0)
+		/* Renamed. The provider sends only the entry itself: when it has
+		 * entries below it here, their DNs moved too, and a full refresh
+		 * (one transaction) is the exact way to follow. */
+		struct below b = { old, (size_t)ol };
+
+		if ((rc = lfe_store_each(s->st, below_fn, &b)) == 1) {
+			logf_("subtree rename of %.*s: full refresh", (int)ol, old);
+			rc = RUN_REFRESH;
+			goto out;
+		}
+		/* a leaf: the old DN goes in the same transaction */
+		if (rc < 0 || (rc = drop_entry(s, old, (size_t)ol, NULL, 0)) < 0)
 			goto out;
 		s->deleted--;
 		renamed = true;
@@ -454,7 +479,7 @@ static int apply_entry(struct sync *s, LDAPMessage *msg, const struct berval *uu
 out:
 	free_attrs(s, n);
 	ber_free(ber, 0);
-	if (rc < 0 && rc != RUN_RETRY) {
+	if (rc < 0 && rc != RUN_RETRY && rc != RUN_REFRESH) {
 		logf_("store error on %.*s: %s", (int)(dn.bv_len > 200 ? 200 : dn.bv_len),
 		      dn.bv_val, strerror(-rc));
 		return RUN_FATAL;

@@ -84,8 +84,8 @@ same_as_provider() {
 }
 # wait_equal SECONDS WHAT
 wait_equal() {
-	local i
-	for ((i = 0; i < $1 * 4; i++)); do
+	local end=$((SECONDS + $1))
+	while ((SECONDS < end)); do
 		same_as_provider && { lfe_log "ok: $2 ($(wc -l < "$LFE_WORK/store.norm") entries)"; return 0; }
 		sleep 0.25
 	done
@@ -236,6 +236,8 @@ grep -q "skipped uid=toolong,ou=people,$LFE_SUFFIX: " "$SYNC_LOG" || lfe_fail "t
 grep -q "skipped uid=badpw,ou=people,$LFE_SUFFIX: userPassword" "$SYNC_LOG" || lfe_fail "bad userPassword not logged"
 [[ $(lfe_ctl sync --status) == *"skipped:        2"* ]] || lfe_fail "skipped count: $(lfe_ctl sync --status)"
 lfe_log "ok: unstorable entries logged with their DN, skipped and counted"
+printf 'dn: uid=%s,ou=people,%s\nchangetype: delete\n\n' toolong "$LFE_SUFFIX" badpw "$LFE_SUFFIX" \
+	| pmod >/dev/null || lfe_fail "delete the unstorable entries"
 
 # TLS: StartTLS (-Z) and ldaps:// with the test CA; an untrusted
 # certificate is an exit 1 with the reason
@@ -265,6 +267,19 @@ norm "$LFE_WORK/s1.ldif" > "$LFE_WORK/s1.norm"
 norm "$LFE_WORK/s2.ldif" > "$LFE_WORK/s2.norm"
 cmp -s "$LFE_WORK/s1.norm" "$LFE_WORK/s2.norm" || lfe_fail "two consumers, two stores differ"
 lfe_log "ok: a second consumer (refreshOnly) gives an equal store"
+
+# subtree rename (ou=people -> ou=staff): the provider sends only the
+# renamed entry; the consumer follows with a full refresh in one transaction
+printf 'dn: ou=people,%s\nchangetype: modrdn\nnewrdn: ou=staff\ndeleteoldrdn: 1\n' "$LFE_SUFFIX" \
+	| pmod >/dev/null || lfe_fail "subtree modrdn"
+for ((i = 0; i < 100; i++)); do
+	[[ $(bind "uid=user1,ou=staff,$LFE_SUFFIX" after-skip) == 0 ]] && break
+	sleep 0.1
+done
+lfe_eq "subtree rename: user binds under the new parent" "$(bind "uid=user1,ou=staff,$LFE_SUFFIX" after-skip)" 0
+lfe_eq "subtree rename: old DN refused" "$(bind "$U1" after-skip)" 49
+grep -q "replacing the store at once" "$SYNC_LOG" || lfe_fail "no atomic full refresh in the log"
+wait_equal 10 "after a subtree rename: store equals the provider"
 
 st=$(lfe_ctl sync --status)
 [[ $st == *"provider:       $PURL"* && $st == *"cookie:         rid="* ]] || lfe_fail "sync --status: $st"
