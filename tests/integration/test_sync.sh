@@ -179,6 +179,21 @@ printf 'dn: %s\nchangetype: modify\ndelete: pwdAccountLockedTime\n' "$U5" | pmod
 	|| lfe_fail "unlock"
 wait_bind "$U5" pw-5 0 "unlocked account binds again"
 
+# the same for a slow scheme ({CRYPT}: verified off the worker, by the verifier)
+pmod -a >/dev/null <<L || lfe_fail "add crypt user"
+dn: $(lfe_dn slowuser)
+objectClass: inetOrgPerson
+uid: slowuser
+cn: slow user
+sn: slow
+userPassword: $(slappasswd -h '{CRYPT}' -c '$6$%.16s' -s slow-pw)
+L
+wait_bind "$(lfe_dn slowuser)" slow-pw 0 "{CRYPT} user binds"
+printf 'dn: %s\nchangetype: modify\nadd: pwdAccountLockedTime\npwdAccountLockedTime: 20200101000000Z\n' \
+	"$(lfe_dn slowuser)" | pmod >/dev/null || lfe_fail "lock slowuser"
+wait_bind "$(lfe_dn slowuser)" slow-pw 49 "locked {CRYPT} account refused"
+lfe_eq "locked {CRYPT} account, wrong password: same answer" "$(bind "$(lfe_dn slowuser)" wrong)" 49
+
 # a burst of changes, the consumer killed -9 in the middle, restarted
 {
 	for i in $(seq 10 409); do
