@@ -133,6 +133,24 @@ rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "ldap://1
 lfe_eq "unreachable provider: exit" "$rc" 1
 [[ $out == *"cannot reach"* ]] || lfe_fail "unreachable reason: $out"
 
+# a provider without syncprov: exit 1 and the reason
+mkdir -p "$LFE_WORK/nosync/db"
+sed -e '/^overlay syncprov/d; /^syncprov-/d' -e "s|^directory .*|directory $LFE_WORK/nosync/db|" \
+	-e "s|^pidfile .*|pidfile $LFE_WORK/nosync/pid|" "$PROV_DIR/slapd.conf" > "$LFE_WORK/nosync/slapd.conf"
+ip netns exec "$LFE_CLI" slapd -f "$LFE_WORK/nosync/slapd.conf" -h "ldap://127.0.0.1:3891/" -d 0 \
+	>/dev/null 2>&1 &
+NOSYNC=$!
+LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $NOSYNC"
+for ((i = 0; i < 50; i++)); do
+	lfe_cli ldapwhoami -x -H ldap://127.0.0.1:3891/ >/dev/null 2>&1 && break
+	sleep 0.1
+done
+rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "ldap://127.0.0.1:3891/" \
+	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
+kill -TERM "$NOSYNC"; wait "$NOSYNC" 2>/dev/null || true
+lfe_eq "provider without the sync control: exit" "$rc" 1
+[[ $out == *"does not support the Content Synchronization control"* ]] || lfe_fail "no-syncprov reason: $out"
+
 # initial refresh, killed -9 after its first batch, then restarted
 sync_start --batch 200
 wait_log "committed" 1 20
