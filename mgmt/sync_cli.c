@@ -20,7 +20,7 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-#define DEFAULT_BATCH  50000u
+#define DEFAULT_BATCH  10000u
 #define MAX_EXTRA      32u
 
 static const char *const base_attrs[] = {
