@@ -466,6 +466,8 @@ out:
 	return rc;
 }
 
+static int sweep(struct sync *s, const char *below, size_t below_len);
+
 /* Delete by UUID (the DN in the message is a fallback). */
 static int apply_delete(struct sync *s, const struct berval *uuid, const char *dn, size_t dnlen)
 {
@@ -486,6 +488,12 @@ static int apply_delete(struct sync *s, const struct berval *uuid, const char *d
 		logf_("store error deleting %.*s: %s", (int)nl, ndn, strerror(-rc));
 		return RUN_FATAL;
 	}
+	/* LDAP deletes leaves only: a "delete" of an entry with entries below
+	 * it here means the subtree left the scope (renamed away), and they go
+	 * too. Walking the store costs O(entries), so uid= entries (accounts,
+	 * the frequent deletes) are taken as leaves. */
+	if (!(nl > 4 && strncmp(ndn, "uid=", 4) == 0) && (rc = sweep(s, ndn, (size_t)nl)) < 0)
+		return rc;
 	s->in_batch_n++;
 	note_change(s, "delete", ndn, (size_t)nl);
 	return 0;
@@ -512,6 +520,8 @@ static int mark_present(struct sync *s, const struct berval *uuid, const char *d
 /* End of a present phase: whatever the provider did not name is gone. */
 struct sweep {
 	struct sync *s;
+	const char *below;          /* NULL: the present phase's sweep */
+	size_t below_len;
 	char **gone;
 	size_t n, cap;
 };
@@ -523,7 +533,8 @@ static int sweep_fn(void *ctx, const char *ndn, size_t len, const uint8_t *rec, 
 	uint32_t nv;
 	char *g;
 
-	if (dnset_has(&w->s->present, ndn, len))
+	if (w->below ? !(len > w->below_len && lfe_dn_is_under(ndn, len, w->below, w->below_len))
+		     : dnset_has(&w->s->present, ndn, len))
 		return 0;
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 256;
@@ -551,9 +562,11 @@ static int sweep_fn(void *ctx, const char *ndn, size_t len, const uint8_t *rec, 
 	return 0;
 }
 
-static int sweep_nonpresent(struct sync *s)
+/* Delete what the sweep collects: entries not named in the present phase
+ * (below == NULL), or every entry strictly below `below`. */
+static int sweep(struct sync *s, const char *below, size_t below_len)
 {
-	struct sweep w = { .s = s };
+	struct sweep w = { .s = s, .below = below, .below_len = below_len };
 	int rc;
 
 	if (batch_open(s) < 0)
@@ -571,10 +584,13 @@ static int sweep_nonpresent(struct sync *s)
 	}
 	free(w.gone);
 	if (rc < 0) {
-		logf_("store error in the present phase: %s", strerror(-rc));
+		logf_("store error while sweeping: %s", strerror(-rc));
 		return RUN_FATAL;
 	}
-	if (w.n)
+	if (w.n && below)
+		logf_("%.*s left the search scope: %zu entries below it removed", (int)below_len,
+		      below, w.n);
+	else if (w.n)
 		logf_("present phase: %zu entries no longer on the provider removed", w.n);
 	return 0;
 }
@@ -599,7 +615,7 @@ static int refresh_done(struct sync *s, bool present_phase)
 {
 	int rc;
 
-	if (present_phase && s->track_present && (rc = sweep_nonpresent(s)) < 0)
+	if (present_phase && s->track_present && (rc = sweep(s, NULL, 0)) < 0)
 		return rc;
 	if (s->chunked) {
 		if (batch_open(s) < 0)
@@ -717,7 +733,7 @@ static int on_intermediate(struct sync *s, LDAPMessage *msg)
 		set_cookie(s, &cookie);
 		rc = 0;
 		if (tag == LDAP_TAG_SYNC_REFRESH_PRESENT && !done && s->track_present)
-			rc = sweep_nonpresent(s);        /* a delete phase follows */
+			rc = sweep(s, NULL, 0);        /* a delete phase follows */
 		if (rc == 0 && done)
 			rc = refresh_done(s, tag == LDAP_TAG_SYNC_REFRESH_PRESENT);
 		break;
@@ -772,6 +788,16 @@ static int on_result(struct sync *s, LDAPMessage *msg)
 		logf_("%s does not support the Content Synchronization control (%s): "
 		      "load the syncprov overlay on the provider", s->o->uri, LDAP_CONTROL_SYNC);
 		rc = RUN_FATAL;
+	} else if (err == LDAP_NO_SUCH_OBJECT && s->refreshes > 0) {
+		/* The base we were in sync with is gone: its content is empty.
+		 * Keeping the old entries would keep their passwords working. */
+		logf_("search base %s no longer exists on the provider: emptying the store, "
+		      "retrying", s->o->base);
+		if (batch_open(s) < 0 || lfe_store_clear(s->st) < 0 ||
+		    lfe_store_sync_cookie_set(s->st, NULL, 0) < 0 || batch_commit(s, false) < 0)
+			rc = RUN_FATAL;
+		else
+			rc = RUN_RETRY;
 	} else if (err != LDAP_SUCCESS) {
 		logf_("sync search on %s failed: %s (%d)%s%s", s->o->base, ldap_err2string(err), err,
 		      text && *text ? ": " : "", text ? text : "");

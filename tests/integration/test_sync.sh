@@ -302,7 +302,18 @@ cmp -s "$LFE_WORK/s1.norm" "$LFE_WORK/s2.norm" || lfe_fail "two consumers, two s
 lfe_log "ok: a second consumer (refreshOnly) gives an equal store"
 
 # subtree rename (ou=people -> ou=staff): the provider sends only the
-# renamed entry; the consumer follows with a full refresh in one transaction
+# renamed entry; the consumer follows with a full refresh in one transaction.
+# A second consumer whose search base is ou=people sees a delete of its base
+# (syncprov: the entry left the scope): everything below goes too, so the
+# old passwords stop working there.
+mkdir -p "$LFE_WORK/store4"
+"$LFE_CTL" --store "$LFE_WORK/store4" init --suffix "$LFE_SUFFIX" >/dev/null
+ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_WORK/store4" sync -H "$PURL" -D "$PROV_ADMIN" \
+	-y "$PROV_DIR/admin.pw" -b "ou=people,$LFE_SUFFIX" > "$LFE_WORK/sync4.log" 2>&1 &
+SYNC4=$!
+LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $SYNC4"
+for ((i = 0; i < 300; i++)); do grep -q "refresh done" "$LFE_WORK/sync4.log" && break; sleep 0.1; done
+grep -q "refresh done" "$LFE_WORK/sync4.log" || lfe_fail "second consumer: no refresh"
 printf 'dn: ou=people,%s\nchangetype: modrdn\nnewrdn: ou=staff\ndeleteoldrdn: 1\n' "$LFE_SUFFIX" \
 	| pmod >/dev/null || lfe_fail "subtree modrdn"
 for ((i = 0; i < 100; i++)); do
@@ -313,6 +324,13 @@ lfe_eq "subtree rename: user binds under the new parent" "$(bind "uid=user1,ou=s
 lfe_eq "subtree rename: old DN refused" "$(bind "$U1" after-skip)" 49
 grep -q "replacing the store at once" "$SYNC_LOG" || lfe_fail "no atomic full refresh in the log"
 wait_equal 10 "after a subtree rename: store equals the provider"
+for ((i = 0; i < 100; i++)); do grep -q "left the search scope" "$LFE_WORK/sync4.log" && break; sleep 0.1; done
+grep -q "ou=people,$LFE_SUFFIX left the search scope" "$LFE_WORK/sync4.log" \
+	|| { cat "$LFE_WORK/sync4.log" >&2; lfe_fail "base renamed away: subtree not removed"; }
+n=$("$LFE_CTL" --store "$LFE_WORK/store4" info | awk '/^entries:/ {print $2}')
+lfe_eq "base renamed away: entries left in the second store" "$n" 0
+kill -0 "$SYNC4" || lfe_fail "second consumer exited"
+kill -TERM "$SYNC4"; wait "$SYNC4" || true
 
 st=$(lfe_ctl sync --status)
 [[ $st == *"provider:       $PURL"* && $st == *"cookie:         rid="* ]] || lfe_fail "sync --status: $st"
