@@ -22,6 +22,15 @@
  *     transaction, so readers switch from the old content to the new at once;
  *   - persist phase: one commit per change.
  *
+ * Renames and scope. Entries are tracked by entryUUID (kept in each record
+ * and mapped to the DN in the consumer's state). A renamed leaf moves in one
+ * transaction; a renamed entry with entries below it here triggers a full
+ * refresh (the provider names only the entry itself); a delete of an entry
+ * with entries below it (a subtree renamed out of the scope) removes them
+ * too; a search base that vanished empties the store. Entries the store
+ * cannot hold are logged with their DN, counted, and removed if an older
+ * version was stored, so it cannot keep binding.
+ *
  * Exit status: 0 after SIGTERM/SIGINT (or --once), 1 on a runtime failure
  * with the reason on stderr (wrong credentials, no sync control on the
  * provider, unreachable provider at start, store error), 2 on usage errors.
