@@ -40,7 +40,7 @@ int lfe_bind_job_run(const struct lfe_bind_job *job, const uint8_t *pw, size_t p
 			rc = 0;
 		off += job->len[i];
 	}
-	return rc;
+	return job->locked ? -EACCES : rc;
 }
 
 void lfe_bind_job_wipe(struct lfe_bind_job *job)

@@ -24,6 +24,9 @@
 
 struct lfe_bind_job {
 	bool dummy;                     /* spend the work, then fail */
+	bool locked;                    /* the account is locked or expired
+	                                 * (acctlock.h): a matching value still
+	                                 * fails, after the same work */
 	uint8_t n_vals;
 	uint16_t len[LFE_BIND_JOB_VALS];
 	char buf[LFE_BIND_JOB_BYTES];   /* the values back to back */

@@ -54,9 +54,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../ldap/dn.h"
 #include "bindjob.h"
+#include "acctlock.h"
 #include "pwscheme.h"
 #include "record.h"
 
@@ -698,15 +700,19 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 			(void)lfe_bind_job_add(j, (const char *)v.p, v.len);
 			continue;
 		}
+		/* A locked or expired account answers like a wrong password,
+		 * after the same work (acctlock.h). */
 		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0) {
 			lfe_bind_job_wipe(j);
-			return 0;
+			return lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0) ? -EACCES : 0;
 		}
 	}
 	if (!any)
 		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
 	if (j->n_vals == 0)
 		return -EACCES;
+	/* Known now, while the record is at hand; the verifier has no store. */
+	j->locked = lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0);
 	if (job)
 		return -EAGAIN;
 	/* No job wanted (tools, tests): run the slow check here. */
@@ -1278,4 +1284,170 @@ ssize_t lfe_store_sync_cookie_get(struct lfe_store *st, uint8_t *out, size_t cap
 	}
 	mdb_txn_abort(txn);
 	return rc;
+}
+
+/* ---- directory sync (ldapfectl sync): key-value state, walk, clear ---- */
+
+#define SYNC_KV_PREFIX     "sync/"
+#define SYNC_KV_PREFIX_LEN 5u
+
+/* meta key "sync/" + key into buf (cap >= SYNC_KV_PREFIX_LEN + LFE_STORE_SYNC_KEY_MAX). */
+static int sync_key(const struct lfe_store *st, const void *key, size_t klen, uint8_t *buf,
+		    MDB_val *k)
+{
+	if (klen == 0 || klen > LFE_STORE_SYNC_KEY_MAX || SYNC_KV_PREFIX_LEN + klen > st->maxkey)
+		return -EINVAL;
+	memcpy(buf, SYNC_KV_PREFIX, SYNC_KV_PREFIX_LEN);
+	memcpy(buf + SYNC_KV_PREFIX_LEN, key, klen);
+	*k = mval(buf, SYNC_KV_PREFIX_LEN + klen);
+	return 0;
+}
+
+int lfe_store_sync_put(struct lfe_store *st, const void *key, size_t klen,
+		       const void *val, size_t vlen)
+{
+	uint8_t buf[SYNC_KV_PREFIX_LEN + LFE_STORE_SYNC_KEY_MAX];
+	MDB_txn *txn;
+	MDB_val k, v = mval(val, vlen);
+	int rc = sync_key(st, key, klen, buf, &k);
+
+	if (rc < 0)
+		return rc;
+	if (vlen > LFE_STORE_SYNC_VAL_MAX)
+		return -E2BIG;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = map_err(mdb_put(txn, st->dbi[DB_META], &k, &v, 0));
+	return wtxn_end(st, txn, rc, true);
+}
+
+int lfe_store_sync_del(struct lfe_store *st, const void *key, size_t klen)
+{
+	uint8_t buf[SYNC_KV_PREFIX_LEN + LFE_STORE_SYNC_KEY_MAX];
+	MDB_txn *txn;
+	MDB_val k;
+	int rc = sync_key(st, key, klen, buf, &k);
+
+	if (rc < 0)
+		return rc;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = map_err(mdb_del(txn, st->dbi[DB_META], &k, NULL));
+	return wtxn_end(st, txn, rc, rc != -ENOENT);
+}
+
+/* A read view for the sync calls: the open batch (its own changes are
+ * visible), else a fresh read transaction (*own set: abort it after). */
+static int sync_view(struct lfe_store *st, MDB_txn **txn, bool *own)
+{
+	if (!st->ready)
+		return -ENOENT;
+	if (st->batch) {
+		*own = false;
+		*txn = st->batch;
+		return st->batch_err;
+	}
+	*own = true;
+	return map_err(mdb_txn_begin(st->env, NULL, MDB_RDONLY, txn));
+}
+
+ssize_t lfe_store_sync_get(struct lfe_store *st, const void *key, size_t klen,
+			   void *out, size_t cap)
+{
+	uint8_t buf[SYNC_KV_PREFIX_LEN + LFE_STORE_SYNC_KEY_MAX];
+	MDB_txn *txn;
+	MDB_val k, v;
+	bool own;
+	ssize_t rc = sync_key(st, key, klen, buf, &k);
+
+	if (rc < 0)
+		return rc;
+	rc = sync_view(st, &txn, &own);
+	if (rc < 0)
+		return rc;
+	rc = map_err(mdb_get(txn, st->dbi[DB_META], &k, &v));
+	if (rc == 0 && v.mv_size > cap)
+		rc = -ENOSPC;
+	if (rc == 0) {
+		if (v.mv_size)
+			memcpy(out, v.mv_data, v.mv_size);
+		rc = (ssize_t)v.mv_size;
+	}
+	if (own)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
+int lfe_store_each(struct lfe_store *st,
+		   int (*fn)(void *ctx, const char *ndn, size_t ndn_len,
+			     const uint8_t *rec, size_t rec_len),
+		   void *ctx)
+{
+	MDB_cursor *c;
+	MDB_txn *txn;
+	MDB_val k, v;
+	bool own;
+	int rc = sync_view(st, &txn, &own);
+
+	if (rc < 0)
+		return rc;
+	rc = map_err(mdb_cursor_open(txn, st->dbi[DB_ENTRIES], &c));
+	if (rc == 0) {
+		int mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+
+		while (mrc == 0 && (rc = fn(ctx, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) == 0)
+			mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+		if (rc == 0 && mrc != MDB_NOTFOUND)
+			rc = map_err(mrc);
+		mdb_cursor_close(c);
+	}
+	if (own)
+		mdb_txn_abort(txn);
+	return rc;
+}
+
+int lfe_store_clear(struct lfe_store *st)
+{
+	static const uint8_t zero[8];
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc, mrc;
+
+	if (!st->batch)
+		return -EINVAL;
+	if (st->batch_err)
+		return st->batch_err;
+	rc = 0;
+	for (unsigned db = 0; rc == 0 && db < N_IDX; db++)
+		rc = map_err(mdb_drop(st->batch, st->dbi[db], 0));
+	if (rc == 0)
+		rc = map_err(mdb_drop(st->batch, st->dbi[DB_ENTRIES], 0));
+	if (rc == 0)
+		rc = meta_put(st->batch, st, META_ENTRIES, zero, sizeof(zero));
+	/* The consumer's own state ("sync/…") goes with the entries. */
+	if (rc == 0)
+		rc = map_err(mdb_cursor_open(st->batch, st->dbi[DB_META], &c));
+	if (rc == 0) {
+		k = mval(SYNC_KV_PREFIX, SYNC_KV_PREFIX_LEN);
+		mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+		while (mrc == 0 && k.mv_size >= SYNC_KV_PREFIX_LEN &&
+		       memcmp(k.mv_data, SYNC_KV_PREFIX, SYNC_KV_PREFIX_LEN) == 0) {
+			mrc = mdb_cursor_del(c, 0);
+			if (mrc == 0)
+				mrc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT);
+		}
+		if (mrc != 0 && mrc != MDB_NOTFOUND && mrc != EINVAL)
+			rc = map_err(mrc);
+		mdb_cursor_close(c);
+	}
+	if (rc < 0) {
+		st->batch_err = rc;
+		return rc;
+	}
+	st->delta = 0;
+	for (unsigned db = 0; db <= N_IDX; db++)
+		set_max(st, db, &(MDB_val){ 0, NULL });
+	return 0;
 }

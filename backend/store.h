@@ -165,4 +165,35 @@ int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme);
 int lfe_store_sync_cookie_set(struct lfe_store *st, const uint8_t *cookie, size_t len);
 ssize_t lfe_store_sync_cookie_get(struct lfe_store *st, uint8_t *out, size_t cap);
 
+/* ---- directory sync (ldapfectl sync) ----
+ * Writer only, like every call above: inside a batch these join it, so a
+ * change, the consumer's state and the cookie commit together. */
+
+/* The consumer's own key-value state in meta (the entryUUID → DN map, the
+ * status record), apart from the store's keys. Keys 1..LFE_STORE_SYNC_KEY_MAX
+ * bytes, values up to LFE_STORE_SYNC_VAL_MAX. get reads the open batch (its
+ * own changes included) or a fresh snapshot; it returns the value length,
+ * -ENOENT, or -ENOSPC when cap is too small. del returns -ENOENT when absent. */
+#define LFE_STORE_SYNC_KEY_MAX 256u
+#define LFE_STORE_SYNC_VAL_MAX 8192u
+int lfe_store_sync_put(struct lfe_store *st, const void *key, size_t klen,
+		       const void *val, size_t vlen);
+int lfe_store_sync_del(struct lfe_store *st, const void *key, size_t klen);
+ssize_t lfe_store_sync_get(struct lfe_store *st, const void *key, size_t klen,
+			   void *out, size_t cap);
+
+/* Walk every entry in DN-key order, in the open batch (its changes
+ * included) or a snapshot. fn gets the normalized DN and the record, both
+ * valid only during the call; it must not write to the store; non-zero
+ * stops the walk and is returned. */
+int lfe_store_each(struct lfe_store *st,
+		   int (*fn)(void *ctx, const char *ndn, size_t ndn_len,
+			     const uint8_t *rec, size_t rec_len),
+		   void *ctx);
+
+/* Inside a batch only (-EINVAL otherwise): drop every entry, every index
+ * key and the sync key-value state (not the cookie). Readers keep seeing
+ * the old content until the batch commits: a full refresh swaps at once. */
+int lfe_store_clear(struct lfe_store *st);
+
 #endif

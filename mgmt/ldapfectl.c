@@ -29,6 +29,7 @@
 #include "backend/store.h"
 #include "ldap/dn.h"
 #include "ldif.h"
+#include "sync.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -1380,6 +1381,12 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 
 static int cmd_help(struct ctl *c, const struct cmd *cmd, int argc, char **argv);
 
+static int cmd_sync(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return lfe_sync_cmd(c->store, argc, argv);
+}
+
 static const struct cmd commands[] = {
 	{ "init", cmd_init, "init --suffix DN",
 	  "Create an empty store for the naming context DN (the directory is created\n"
@@ -1409,6 +1416,8 @@ static const struct cmd commands[] = {
 	  "Check a password (first line of stdin, or a prompt) against the entry.\n"
 	  "Prints \"ok {SCHEME}\" and exits 0, or prints \"invalid\" and exits 1.\n" },
 	{ "info", cmd_info, "info", "Print the suffix, entry count, store size and format version.\n" },
+	{ "sync", cmd_sync, "sync -H URI -b BASE [-D DN -y PWFILE] [-Z] ... | sync --status",
+	  "Keep the store in sync with an LDAP directory (RFC 4533); see: ldapfectl sync --help\n" },
 	{ "help", cmd_help, "help [COMMAND]", "Describe ldapfectl or one command.\n" },
 };
 

@@ -1,0 +1,274 @@
+/* mgmt/sync_cli.c — `ldapfectl sync` command line and `--status` (the
+ * consumer itself is sync.c; see sync.h). */
+#include "sync.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ldap.h>
+
+#include "backend/store.h"
+#include "sync_run.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define DEFAULT_BATCH  10000u
+#define MAX_EXTRA      32u
+
+static const char *const base_attrs[] = {
+	"objectClass", "uid", "mail", "cn", "userPassword", "entryUUID",
+	/* what the bind path checks (backend/acctlock.h) */
+	"pwdAccountLockedTime", "nsAccountLock", "pwdEndTime", "shadowExpire",
+};
+#define N_BASE_ATTRS (sizeof(base_attrs) / sizeof(base_attrs[0]))
+
+struct opts {
+	struct lfe_sync_opts r;
+	const char *store, *pwfile;
+	bool status;
+	const char *attrs[N_BASE_ATTRS + MAX_EXTRA + 1];
+};
+
+
+/* ---- --status ---- */
+
+/* Time of the CSN in an OpenLDAP cookie ("rid=000,csn=20261201120000.123456Z#..."). */
+static int64_t cookie_csn_time(const char *c, size_t n)
+{
+	for (size_t i = 0; i + 4 + 14 <= n; i++) {
+		struct tm tm = { 0 };
+		int f[6];
+		const char *p = c + i + 4;
+
+		if (memcmp(c + i, "csn=", 4) != 0)
+			continue;
+		if (sscanf(p, "%4d%2d%2d%2d%2d%2d", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]) != 6)
+			return -1;
+		tm.tm_year = f[0] - 1900;
+		tm.tm_mon = f[1] - 1;
+		tm.tm_mday = f[2];
+		tm.tm_hour = f[3];
+		tm.tm_min = f[4];
+		tm.tm_sec = f[5];
+		return (int64_t)timegm(&tm);
+	}
+	return -1;
+}
+
+static int show_status(struct lfe_store *st)
+{
+	char buf[LFE_STORE_SYNC_VAL_MAX + 1], v[512], ck[LFE_STORE_COOKIE_MAX + 1];
+	ssize_t n = lfe_store_sync_get(st, LFE_SYNC_STATUS_KEY, strlen(LFE_SYNC_STATUS_KEY), buf, sizeof(buf) - 1);
+	ssize_t cl = lfe_store_sync_cookie_get(st, (uint8_t *)ck, sizeof(ck) - 1);
+	int64_t now = time(NULL), csn_t, commit_t, change_t;
+
+	if (n < 0) {
+		printf("no sync has run on this store\n");
+		return EXIT_FAIL;
+	}
+	buf[n] = '\0';
+	ck[cl > 0 ? cl : 0] = '\0';
+	lfe_sync_status_field(buf, "provider", v, sizeof(v));
+	printf("provider:       %s\n", v);
+	lfe_sync_status_field(buf, "base", v, sizeof(v));
+	printf("base:           %s\n", v);
+	printf("cookie:         %s\n", cl > 0 ? ck : "(none: next run is a full refresh)");
+	lfe_sync_status_field(buf, "last_change", v, sizeof(v));
+	change_t = strtoll(v, NULL, 10);
+	{
+		char kind[16], dn[300];
+
+		lfe_sync_status_field(buf, "last_kind", kind, sizeof(kind));
+		lfe_sync_status_field(buf, "last_dn", dn, sizeof(dn));
+		if (change_t > 0)
+			printf("last change:    %s %s, %" PRId64 " s ago\n", kind, dn, now - change_t);
+		else
+			printf("last change:    none\n");
+	}
+	lfe_sync_status_field(buf, "last_commit", v, sizeof(v));
+	commit_t = strtoll(v, NULL, 10);
+	printf("last commit:    %" PRId64 " s ago\n", now - commit_t);
+	csn_t = cl > 0 ? cookie_csn_time(ck, (size_t)cl) : -1;
+	if (csn_t >= 0)
+		printf("lag:            %" PRId64 " s (newest change in the cookie, made on the provider "
+		       "%" PRId64 " s ago, committed here %" PRId64 " s later)\n",
+		       commit_t - csn_t > 0 ? commit_t - csn_t : 0, now - csn_t,
+		       commit_t - csn_t > 0 ? commit_t - csn_t : 0);
+	else
+		printf("lag:            unknown (no CSN in the cookie)\n");
+	for (const char *k = "applied\0skipped\0deleted\0refreshes\0"; *k; k += strlen(k) + 1) {
+		lfe_sync_status_field(buf, k, v, sizeof(v));
+		printf("%s:%*s%s\n", k, (int)(15 - strlen(k)), "", v);
+	}
+	return EXIT_OK;
+}
+
+/* ---- command line ---- */
+
+static int usage(const char *fmt, const char *arg)
+{
+	fputs("ldapfectl sync: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nsee: ldapfectl sync --help\n", stderr);
+	return EXIT_USAGE;
+}
+
+static void help(void)
+{
+	printf("usage: ldapfectl [--store PATH] sync -H URI -b BASE [-D BINDDN -y PWFILE] [-Z]\n"
+	       "         [-f FILTER] [-s sub|one|base] [-a ATTR]... [--interval SECONDS] [--once]\n"
+	       "         [--batch N] [--max-backoff SECONDS] [--cacert FILE]\n"
+	       "       ldapfectl [--store PATH] sync --status\n\n"
+	       "Keep the store equal to an LDAP directory with the Content Synchronization\n"
+	       "operation (RFC 4533; OpenLDAP syncprov, 389-ds Content Synchronization plugin):\n"
+	       "refreshAndPersist by default, refreshOnly every SECONDS with --interval, one\n"
+	       "refresh with --once. The password is read from PWFILE (one line), never from\n"
+	       "the command line. Kept attributes: objectClass uid mail cn userPassword\n"
+	       "entryUUID pwdAccountLockedTime nsAccountLock pwdEndTime shadowExpire and each\n"
+	       "-a ATTR. --status prints the provider, cookie, last change and lag.\n");
+}
+
+static int read_pwfile(const char *path, char *out, size_t cap, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, out, cap);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n == cap)
+		return -E2BIG;
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+		n--;
+	*len = (size_t)n;
+	return 0;
+}
+
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE };
+	static const struct option lo[] = {
+		{ "uri", required_argument, NULL, 'H' }, { "bind-dn", required_argument, NULL, 'D' },
+		{ "password-file", required_argument, NULL, 'y' },
+		{ "base", required_argument, NULL, 'b' }, { "filter", required_argument, NULL, 'f' },
+		{ "scope", required_argument, NULL, 's' }, { "attr", required_argument, NULL, 'a' },
+		{ "starttls", no_argument, NULL, 'Z' }, { "interval", required_argument, NULL, O_INTERVAL },
+		{ "once", no_argument, NULL, O_ONCE }, { "batch", required_argument, NULL, O_BATCH },
+		{ "max-backoff", required_argument, NULL, O_BACKOFF },
+		{ "status", no_argument, NULL, O_STATUS }, { "cacert", required_argument, NULL, O_CACERT },
+		{ "store", required_argument, NULL, O_STORE }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t na = 0;
+	int opt;
+
+	for (size_t i = 0; i < N_BASE_ATTRS; i++)
+		o->attrs[na++] = base_attrs[i];
+	o->r.filter = "(objectClass=*)";
+	o->r.scope = LDAP_SCOPE_SUBTREE;
+	o->r.batch = DEFAULT_BATCH;
+	o->r.max_backoff = 30;
+	while ((opt = getopt_long(argc, argv, "H:D:y:b:f:s:a:Zh", lo, NULL)) != -1) {
+		char *end;
+		unsigned long v;
+
+		switch (opt) {
+		case 'H': o->r.uri = optarg; break;
+		case 'D': o->r.binddn = optarg; break;
+		case 'y': o->pwfile = optarg; break;
+		case 'b': o->r.base = optarg; break;
+		case 'f': o->r.filter = optarg; break;
+		case 'Z': o->r.starttls = true; break;
+		case O_ONCE: o->r.once = true; break;
+		case O_STATUS: o->status = true; break;
+		case O_CACERT: o->r.cacert = optarg; break;
+		case O_STORE: o->store = optarg; break;
+		case 's':
+			if (strcmp(optarg, "sub") == 0)
+				o->r.scope = LDAP_SCOPE_SUBTREE;
+			else if (strcmp(optarg, "one") == 0)
+				o->r.scope = LDAP_SCOPE_ONELEVEL;
+			else if (strcmp(optarg, "base") == 0)
+				o->r.scope = LDAP_SCOPE_BASE;
+			else
+				return usage("unknown scope \"%s\" (sub, one or base)", optarg);
+			break;
+		case 'a':
+			if (na == N_BASE_ATTRS + MAX_EXTRA)
+				return usage("too many -a attributes (%s)", "at most 32");
+			o->attrs[na++] = optarg;
+			break;
+		case O_INTERVAL: case O_BATCH: case O_BACKOFF:
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v == 0 || v > 86400 * 10u)
+				return usage("invalid number \"%s\"", optarg);
+			if (opt == O_INTERVAL)
+				o->r.interval = (unsigned)v;
+			else if (opt == O_BATCH)
+				o->r.batch = (unsigned)v;
+			else
+				o->r.max_backoff = (unsigned)v;
+			break;
+		case 'h':
+			help();
+			return EXIT_OK;
+		default:
+			fputs("see: ldapfectl sync --help\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	o->attrs[na] = NULL;
+	o->r.attrs = o->attrs;
+	if (optind != argc)
+		return usage("unexpected argument \"%s\"", argv[optind]);
+	if (o->status)
+		return -1;
+	if (!o->r.uri)
+		return usage("%s", "name the provider with -H URI (ldap://, ldaps://, ldapi://)");
+	if (!o->r.base)
+		return usage("%s", "name the search base with -b BASE");
+	if (o->r.binddn && !o->pwfile)
+		return usage("%s", "-D needs -y PWFILE (the password is never taken from the command line)");
+	return -1;
+}
+
+int lfe_sync_cmd(const char *store, int argc, char **argv)
+{
+	struct opts o = { .store = store };
+	struct lfe_store *st;
+	const char *msg = NULL;
+	char pw[1024];
+	size_t pw_len = 0;
+	int err = 0, rc = parse_opts(&o, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	if (o.pwfile && (rc = read_pwfile(o.pwfile, pw, sizeof(pw), &pw_len)) < 0) {
+		fprintf(stderr, "ldapfectl sync: cannot read the password file %s: %s\n", o.pwfile,
+			strerror(-rc));
+		return EXIT_FAIL;
+	}
+	st = lfe_store_open(o.store, o.status ? LFE_STORE_RDONLY : 0, 0, &err, &msg);
+	if (!st) {
+		fprintf(stderr, "ldapfectl sync: cannot open the store %s: %s\n", o.store,
+			msg ? msg : strerror(-err));
+		rc = EXIT_FAIL;
+	} else {
+		rc = o.status ? show_status(st) : lfe_sync_run(st, &o.r, pw, pw_len);
+		lfe_store_close(st);
+	}
+	explicit_bzero(pw, sizeof(pw));
+	return rc;
+}
