@@ -54,7 +54,7 @@ static int bind(struct lfe_store_reader *r, const char *name, const char *pw)
 	nl = lfe_dn_normalize((const uint8_t *)dn, strlen(dn), ndn, sizeof(ndn));
 	if (nl < 0 || lfe_store_reader_renew(r) < 0)
 		return -EIO;
-	return lfe_store_verify_bind(r, ndn, (size_t)nl, (const uint8_t *)pw, strlen(pw), 0);
+	return lfe_store_verify_bind(r, ndn, (size_t)nl, (const uint8_t *)pw, strlen(pw), 0, NULL);
 }
 
 static int count_fn(void *ctx, const char *ndn, size_t len, const uint8_t *rec, size_t rl)
