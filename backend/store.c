@@ -66,6 +66,7 @@
 #define LFE_STORE_MAX_ATTRS     1024u
 #define LFE_STORE_MAX_READERS   512u
 #define LFE_STORE_SCHEME_MAX    32u
+#define BYTES(lit)              ((struct lfe_bytes){ (const uint8_t *)(lit), sizeof(lit) - 1 })
 
 enum { IDX_UID, IDX_MAIL, IDX_CN, IDX_OC, N_IDX, IDX_NONE = N_IDX };
 enum { DB_ENTRIES = N_IDX, DB_META, N_DB };
@@ -128,6 +129,11 @@ struct lfe_store {
 	 * when this build can hash it, else the bare "{SCHEME}". */
 	struct lfe_bind_job dummy;
 	bool dummy_slow;
+	/* A typical user record whose userPassword is the dummy value (fast
+	 * schemes with a full value only): an unknown DN walks it exactly as a
+	 * wrong password walks the real record, so the two cost the same. */
+	size_t dummy_rec_len;           /* 0: none, use lfe_bind_job_run */
+	uint8_t dummy_rec[1536];
 };
 
 struct lfe_store_reader {
@@ -483,6 +489,23 @@ int lfe_store_set_bind_scheme(struct lfe_store *st, const char *scheme)
 		n = (ssize_t)len;
 	}
 	(void)lfe_bind_job_add(&job, val, (size_t)n);
+	st->dummy_rec_len = 0;
+	if ((size_t)n > len) {
+		struct lfe_bytes oc[4] = { BYTES("top"), BYTES("person"), BYTES("organizationalPerson"),
+					   BYTES("inetOrgPerson") };
+		struct lfe_bytes u = BYTES("lfe-dummy"), pwv = { (const uint8_t *)val, (size_t)n };
+		struct lfe_ldap_attr a[] = {
+			{ .type = BYTES("objectClass"), .vals = oc, .n_vals = 4 },
+			{ .type = BYTES("uid"), .vals = &u, .n_vals = 1 },
+			{ .type = BYTES("cn"), .vals = &u, .n_vals = 1 },
+			{ .type = BYTES("sn"), .vals = &u, .n_vals = 1 },
+			{ .type = BYTES("mail"), .vals = &u, .n_vals = 1 },
+			{ .type = BYTES("userPassword"), .vals = &pwv, .n_vals = 1 },
+		};
+		ssize_t rl = lfe_record_write(st->dummy_rec, sizeof(st->dummy_rec),
+					      BYTES("uid=lfe-dummy"), a, sizeof(a) / sizeof(a[0]));
+		st->dummy_rec_len = rl > 0 ? (size_t)rl : 0;
+	}
 	explicit_bzero(val, sizeof(val));
 	lfe_bind_job_wipe(&st->dummy);
 	st->dummy = job;
@@ -660,6 +683,18 @@ static int verify_dummy(const struct lfe_store *st, const uint8_t *pw, size_t pw
 	if (st->dummy_slow && job) {
 		*job = st->dummy;
 		return -EAGAIN;
+	}
+	if (!st->dummy_slow && st->dummy_rec_len) {
+		/* The steps of a wrong password on a real record (see
+		 * lfe_store_verify_bind), on the dummy record. */
+		struct lfe_bytes list, v;
+		uint32_t n_vals;
+		if (lfe_record_find_attr(st->dummy_rec, st->dummy_rec_len, "userPassword", 12, &n_vals,
+					 &list) == 1)
+			while (lfe_record_next_val(&list, &v) == 1)
+				if (v.len && lfe_pw_class_of((const char *)v.p, v.len) != LFE_PW_SLOW)
+					(void)lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags);
+		return -EACCES;
 	}
 	(void)lfe_bind_job_run(&st->dummy, pw, pw_len, pw_flags);
 	return -EACCES;
