@@ -28,6 +28,7 @@
 #include "backend/record.h"
 #include "backend/store.h"
 #include "ldap/dn.h"
+#include "daemonctl.h"
 #include "ldif.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -42,6 +43,7 @@ struct ctl {
 	const char *store;
 	char scheme[SCHEME_MAX];
 	const char *scheme_from;     /* where the scheme came from, for messages */
+	const char *daemon, *prefix; /* control socket of the running daemon (daemonctl.h) */
 };
 
 struct cmd {
@@ -99,6 +101,9 @@ static int set_scheme(struct ctl *c, const char *s, const char *from)
 
 #define COMMON_LONGOPTS \
 	{ "store", required_argument, NULL, 'S' }, \
+	{ "daemon", required_argument, NULL, 'D' }, \
+	{ "prefix", required_argument, NULL, 'P' }, \
+	{ "version", no_argument, NULL, 'V' }, \
 	{ "scheme", required_argument, NULL, 'C' }, \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -117,6 +122,15 @@ static int common_opt(struct ctl *c, const struct cmd *cmd, int opt)
 	case 'S':
 		c->store = optarg;
 		return OPT_CONTINUE;
+	case 'D':
+		c->daemon = optarg;
+		return OPT_CONTINUE;
+	case 'P':
+		c->prefix = optarg;
+		return OPT_CONTINUE;
+	case 'V':
+		printf("ldapfectl " LFE_VERSION "\n");
+		return EXIT_OK;
 	case 'C':
 		return set_scheme(c, optarg, "--scheme") < 0 ? EXIT_USAGE : OPT_CONTINUE;
 	case 'h':
@@ -1380,6 +1394,13 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 
 static int cmd_help(struct ctl *c, const struct cmd *cmd, int argc, char **argv);
 
+/* Every command for the running daemon: daemonctl.c. */
+static int cmd_daemon(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	const struct lfe_dctl_cmd dc = { cmd->name, cmd->usage, cmd->help };
+	return lfe_dctl_run(&dc, c->daemon, c->prefix, argc, argv);
+}
+
 static const struct cmd commands[] = {
 	{ "init", cmd_init, "init --suffix DN",
 	  "Create an empty store for the naming context DN (the directory is created\n"
@@ -1409,6 +1430,27 @@ static const struct cmd commands[] = {
 	  "Check a password (first line of stdin, or a prompt) against the entry.\n"
 	  "Prints \"ok {SCHEME}\" and exits 0, or prints \"invalid\" and exits 1.\n" },
 	{ "info", cmd_info, "info", "Print the suffix, entry count, store size and format version.\n" },
+	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */
+	{ "status", cmd_daemon, "status [--json]",
+	  "Version, uptime, ports (driver, link, MAC, address, queues), worker lcores,\n"
+	  "store, TLS state and the limits in force.\n" },
+	{ "stats", cmd_daemon, "stats [--per-core] [--json]",
+	  "Every counter (the names of the daemon's telemetry and /metrics), summed\n"
+	  "over the workers; --per-core adds one column (JSON object) per lcore.\n" },
+	{ "conns", cmd_daemon, "conns [--limit N] [--show-dn] [--json]",
+	  "Open connections per core: peer, local port, state, age, requests, bound or\n"
+	  "not (at most N per core, default 100, at most 256). The bound DN only with\n"
+	  "--show-dn.\n" },
+	{ "reload", cmd_daemon, "reload [--json]",
+	  "Re-read the daemon's config file and apply what can change live (deadlines,\n"
+	  "search limits and policy, throttle thresholds), or refuse all of it, naming\n"
+	  "the key and the reason. Throttle counts start afresh.\n" },
+	{ "drain", cmd_daemon, "drain [--timeout S] [--json]",
+	  "Refuse new connections (RST), let open ones finish for up to S seconds\n"
+	  "(default 30), then stop the daemon (it exits 0). Waits until it is gone.\n" },
+	{ "top", cmd_daemon, "top [--count N]",
+	  "Live per-core and total rates, refreshed every second; q or Ctrl-C quits\n"
+	  "(--count: stop after N refreshes).\n" },
 	{ "help", cmd_help, "help [COMMAND]", "Describe ldapfectl or one command.\n" },
 };
 
@@ -1422,10 +1464,15 @@ static const struct cmd *find_cmd(const char *name)
 
 static void main_help(FILE *f)
 {
-	fputs("usage: ldapfectl [--store PATH] [--scheme SCHEME] COMMAND [ARGS]\n\n"
-	      "Administer an ldapfe store (the daemon reads it while we write).\n\n"
+	fputs("usage: ldapfectl [--store PATH] [--scheme SCHEME] [--daemon PATH | --prefix NAME] COMMAND [ARGS]\n\n"
+	      "Administer an ldapfe store (the daemon reads it while we write) and the\n"
+	      "running daemon.\n\n"
 	      "  --store PATH      the store directory ($LDAPFE_STORE, else " DEFAULT_STORE ")\n"
-	      "  --scheme SCHEME   hash for new passwords ($LDAPFE_SCHEME, else " DEFAULT_SCHEME ")\n\n"
+	      "  --scheme SCHEME   hash for new passwords ($LDAPFE_SCHEME, else " DEFAULT_SCHEME ")\n"
+	      "  --daemon PATH     the daemon's control socket ($LDAPFE_DAEMON), or the\n"
+	      "  --prefix NAME     EAL file prefix it runs with ($LDAPFE_PREFIX, else rte):\n"
+	      "                    /var/run/dpdk/NAME/ldapfe.ctl\n"
+	      "  --version         print the version\n\n"
 	      "commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s\n", commands[i].usage);
@@ -1471,6 +1518,15 @@ int main(int argc, char **argv)
 		case 'S':
 			c.store = optarg;
 			break;
+		case 'D':
+			c.daemon = optarg;
+			break;
+		case 'P':
+			c.prefix = optarg;
+			break;
+		case 'V':
+			printf("ldapfectl " LFE_VERSION "\n");
+			return EXIT_OK;
 		case 'C':
 			if (set_scheme(&c, optarg, "--scheme") < 0)
 				return EXIT_USAGE;
