@@ -476,6 +476,7 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(user, "[daemon] user");
 	SAME(group, "[daemon] group");
 	SAME(throttle.enabled, "[throttle] enabled");
+	SAME(metrics_listen, "[admin] metrics_listen");
 #undef SAME
 	/* Live keys that need more than config.c's checks. */
 	size_t sl;

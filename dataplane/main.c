@@ -34,6 +34,7 @@
 #include "ldap/dn.h"
 #include "backend/pwscheme.h"
 #include "control.h"
+#include "metrics.h"
 #include "port.h"
 #include "priv.h"
 #include "telemetry.h"
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int rc, status = 1;
 	bool fast_exit = false;
+	struct lfe_metrics *metrics = NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((rc = early_option(argc, argv)) >= 0)
@@ -286,6 +288,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ldapfe: %s\n", err);
 		goto out_workers;
 	}
+	if (d->cfg.metrics_listen[0]) {
+		metrics = lfe_metrics_start(d, err, sizeof(err));
+		if (metrics == NULL) {
+			fprintf(stderr, "ldapfe: %s\n", err);
+			goto out_workers;
+		}
+		printf("ldapfe: metrics on http://%s/metrics\n", d->cfg.metrics_listen);
+	}
 	/* Ports are up, memory mapped, sockets open: root is no longer needed. */
 	if (d->cfg.user[0]) {
 		if (lfe_priv_drop(run_uid, run_gid, err) < 0) {
@@ -342,6 +352,8 @@ int main(int argc, char **argv)
 	atomic_store(&d->stop, 1);
 	if (st_on)
 		pthread_join(st, NULL);
+	lfe_metrics_stop(metrics);
+	metrics = NULL;
 	lfe_control_stop(d->ctl);
 	d->ctl = NULL;
 	printf("ldapfe: stopping; final counters:\n");
@@ -350,6 +362,8 @@ int main(int argc, char **argv)
 	fast_exit = true;
 
 out_workers:
+	lfe_metrics_stop(metrics);
+	metrics = NULL;
 	lfe_control_stop(d->ctl);
 	d->ctl = NULL;
 	lfe_verifier_free(d->verifier);
