@@ -1,7 +1,11 @@
-/* mgmt/ldapfectl.c — store administration CLI for ldapfe.
+/* mgmt/ldapfectl.c — store administration and daemon management CLI for ldapfe.
  *
  * ldapfectl is the only writer of the store: it initialises it, imports and
  * exports LDIF, adds and deletes users, changes and verifies passwords.
+ * The commands for the running daemon (status, stats, conns, reload, drain,
+ * top) talk to its control socket: mgmt/daemonctl.c. Each command is one row
+ * of `commands` (name, handler, usage, help); the options every command
+ * takes are COMMON_LONGOPTS / common_opt.
  * The daemon keeps reading while we write; every change is one LMDB commit,
  * an import is one batch (all entries or none).
  *
