@@ -557,9 +557,11 @@ static int req_reload(struct lfe_control *ctl, struct out *o, bool json, char *e
 		return rc;
 	ctl->reloads++;
 	printf("ldapfe: reloaded %s\n", ctl->config_path);
-	if (json)
-		outf(o, "{\"reloaded\":true,\"config\":\"%s\",\"reloads\":%u}\n", ctl->config_path, ctl->reloads);
-	else
+	if (json) {
+		outf(o, "{\"reloaded\":true,\"config\":");
+		out_jstr(o, ctl->config_path, strlen(ctl->config_path));
+		outf(o, ",\"reloads\":%u}\n", ctl->reloads);
+	} else
 		outf(o, "reloaded %s\n", ctl->config_path);
 	return 0;
 }
