@@ -65,6 +65,8 @@ static const struct key_def keys[] = {
 	{ "throttle", "dn_global_failures", K_U32, CF(throttle.dn_global_failures), 0, 0, 65535 },
 	{ "throttle", "window_ms", K_U32, CF(throttle.window_ms), 0, 1, 86400000u },
 	{ "throttle", "penalty_ms", K_U32, CF(throttle.penalty_ms), 0, 1, 86400000u },
+	{ "admin", "metrics_listen", K_STR, CF(metrics_listen),
+	  sizeof(((struct lfe_config *)0)->metrics_listen), 0, 0 },
 };
 
 /* Password schemes a store may default to (those backend/pwscheme.c hashes). */
@@ -89,6 +91,7 @@ void lfe_config_defaults(struct lfe_config *c)
 	memset(c, 0, sizeof(*c));
 	c->ldap_ports[0] = 389;
 	c->n_ldap_ports = 1;
+	snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", LFE_CFG_METRICS_DEFAULT);
 	c->max_pdu = 65536;
 	c->allow_anonymous = true;
 	c->idle_timeout_ms = 300000;
@@ -396,10 +399,31 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 	return 0;
 }
 
+int lfe_config_parse_listen(const char *s, uint32_t *addr, uint16_t *port)
+{
+	char a[16];
+	const char *colon = strrchr(s, ':');
+	uint64_t p;
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(a))
+		return -EINVAL;
+	memcpy(a, s, (size_t)(colon - s));
+	a[colon - s] = '\0';
+	if (lfe_net_parse_ipv4(a, addr) < 0 || lfe_config_parse_u64(colon + 1, 1, 65535, &p) < 0)
+		return -EINVAL;
+	*port = (uint16_t)p;
+	return 0;
+}
+
 int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 {
+	uint32_t la;
+	uint16_t lp;
 	if (c->store_path[0] == '\0')
 		return errf(err, -EINVAL, "[store] path: required");
+	if (c->metrics_listen[0] && lfe_config_parse_listen(c->metrics_listen, &la, &lp) < 0)
+		return errf(err, -EINVAL, "[admin] metrics_listen: \"%s\": not ADDRESS:PORT (IPv4), "
+			    "or empty for no metrics", c->metrics_listen);
 	c->n_ports = 0;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		struct lfe_cfg_port *p = &c->port[i];

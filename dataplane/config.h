@@ -54,6 +54,9 @@
  *             distributed attacker lock the DN out: off unless wanted),
  *             window_ms [60000], penalty_ms [60000]; a threshold of 0 turns
  *             that kind off, and at least one must be on when enabled.
+ *   [admin]   metrics_listen [127.0.0.1:9389; empty = off]: the address of the
+ *             kernel's network where the daemon serves Prometheus /metrics
+ *             (dataplane/metrics.h)
  *             Counted per worker core: N workers let a client that spreads
  *             its connections try up to N x a threshold per window
  */
@@ -70,6 +73,7 @@
 #define LFE_CFG_MAX_LISTEN    8u
 #define LFE_CFG_MAX_LCORES    128u
 #define LFE_CFG_ERR_LEN       256u
+#define LFE_CFG_METRICS_DEFAULT "127.0.0.1:9389"
 
 struct lfe_cfg_port {
 	bool present;
@@ -124,6 +128,8 @@ struct lfe_config {
 	char group[64];                 /* empty = the user's primary group */
 	/* [throttle] */
 	struct lfe_cfg_throttle throttle;
+	/* [admin] */
+	char metrics_listen[32];        /* "a.b.c.d:port"; empty = no /metrics */
 };
 
 /* Defaults for every optional key. */
@@ -149,6 +155,9 @@ struct lfe_impair_opts {
 /* Parse "drop=PPM,dup=PPM,reorder=PPM,seed=N" (any subset, any order;
  * PPM ≤ 1000000). 0 or -EINVAL with a message. */
 int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char err[LFE_CFG_ERR_LEN]);
+
+/* "a.b.c.d:port" (port 1..65535) → host-order address and port. 0 or -EINVAL. */
+int lfe_config_parse_listen(const char *s, uint32_t *addr, uint16_t *port);
 
 /* Strict unsigned parse of a whole decimal string within [min, max]. */
 int lfe_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);

@@ -2,8 +2,9 @@
  * ports, workers and verifier, as main.c builds them.
  *
  * Thread rules: everything here is written by the main lcore before the
- * workers are launched and only read afterwards, except `stop` and
- * `workers_done` (atomics). Per-worker state lives in worker.h.
+ * workers are launched and only read afterwards, except `stop`,
+ * `workers_done` and `draining` (atomics), and the live keys of cfg, which
+ * `ldapfectl reload` rewrites while every worker is parked (control.h). Per-worker state lives in worker.h.
  */
 #ifndef LFE_DATAPLANE_DAEMON_H
 #define LFE_DATAPLANE_DAEMON_H
@@ -24,6 +25,7 @@
 
 struct lfe_worker;
 struct lfe_verifier;
+struct lfe_control;
 
 struct lfe_port {
 	uint16_t port_id;
@@ -57,6 +59,10 @@ struct lfe_daemon {
 	unsigned stats_interval;
 	volatile atomic_int stop;       /* 1: graceful shutdown requested */
 	atomic_int workers_done;
+	/* 1: `ldapfectl drain`: workers refuse new connections (RST) and
+	 * serve the open ones until the control thread sets stop. */
+	atomic_int draining;
+	struct lfe_control *ctl;        /* control socket (control.h); NULL: none */
 };
 
 #endif

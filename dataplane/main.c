@@ -3,6 +3,7 @@
  *
  *   ldapfe [EAL args] -- --config FILE [--impair drop=PPM,dup=PPM,reorder=PPM,seed=N]
  *                        [--stats-interval S]
+ *   ldapfe --help | --version   (no EAL)
  *
  * The config file is INI read with rte_cfgfile ('#' starts a comment); its
  * keys are documented in config.h and conf/ldapfe.conf. Ports are vdev
@@ -32,6 +33,8 @@
 
 #include "ldap/dn.h"
 #include "backend/pwscheme.h"
+#include "control.h"
+#include "metrics.h"
 #include "port.h"
 #include "priv.h"
 #include "telemetry.h"
@@ -58,44 +61,47 @@ static void usage(FILE *f)
 		   "[--impair drop=PPM,dup=PPM,reorder=PPM,seed=N] [--stats-interval S]\n");
 }
 
+static void help(FILE *f)
+{
+	usage(f);
+	fputs("\nldapfe, the kernel-bypass LDAP authentication front end.\n\n"
+	      "  --config FILE        the configuration (INI; see ldapfe.conf and dataplane/config.h)\n"
+	      "  --stats-interval S   print per-core counters every S seconds (1..86400)\n"
+	      "  --impair SPEC        test only: drop/duplicate/reorder frames (parts per million)\n"
+	      "  --help, --version    this text, the version (no EAL needed for either)\n\n"
+	      "EAL's own options come before \"--\": see ldapfe --no-huge --help (DPDK's list).\n"
+	      "The running daemon is managed with ldapfectl status|stats|conns|reload|drain|top.\n", f);
+}
+
+/* --help and --version after "--" (or as the only argument) answer
+ * without starting EAL, which would want hugepages and devices. */
+static int early_option(int argc, char **argv)
+{
+	int i = 1;
+	if (argc != 2) {
+		while (i < argc && strcmp(argv[i], "--") != 0)
+			i++;
+		i++;
+	}
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("ldapfe " LFE_VERSION "\n");
+			return 0;
+		}
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			help(stdout);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int load_config(const char *path, struct lfe_config *c)
 {
-	struct rte_cfgfile_parameters params = { .comment_character = '#' };
-	char err[LFE_CFG_ERR_LEN];
-	int rc = 0;
-
-	lfe_config_defaults(c);
-	struct rte_cfgfile *cf = rte_cfgfile_load_with_params(path, 0, &params);
-	if (cf == NULL) {
-		fprintf(stderr, "ldapfe: %s: cannot read or parse the file\n", path);
-		return -EINVAL;
-	}
-	int ns = rte_cfgfile_num_sections(cf, NULL, 0);
-	for (int i = 0; i < ns && rc == 0; i++) {
-		char sec[CFG_NAME_LEN];
-		struct rte_cfgfile_entry ents[64];
-		int ne = rte_cfgfile_section_entries_by_index(cf, i, sec, ents, 64);
-		if (ne < 0) {
-			fprintf(stderr, "ldapfe: %s: section %d unreadable\n", path, i);
-			rc = -EINVAL;
-			break;
-		}
-		if (ne == 64 && rte_cfgfile_section_num_entries_by_index(cf, sec, (uint32_t)i) > 64) {
-			fprintf(stderr, "ldapfe: %s: [%s]: more than 64 keys\n", path, sec);
-			rc = -EINVAL;
-			break;
-		}
-		for (int j = 0; j < ne; j++) {
-			rc = lfe_config_set(c, sec, ents[j].name, ents[j].value, err);
-			if (rc < 0) {
-				fprintf(stderr, "ldapfe: %s: %s\n", path, err);
-				break;
-			}
-		}
-	}
-	rte_cfgfile_close(cf);
-	if (rc == 0 && (rc = lfe_config_finish(c, err)) < 0)
-		fprintf(stderr, "ldapfe: %s: %s\n", path, err);
+	char err[512];
+	int rc = lfe_config_load(path, c, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "ldapfe: %s\n", err);
 	return rc;
 }
 
@@ -197,8 +203,11 @@ int main(int argc, char **argv)
 	char err[256];
 	int rc, status = 1;
 	bool fast_exit = false;
+	struct lfe_metrics *metrics = NULL;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((rc = early_option(argc, argv)) >= 0)
+		return rc;
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "ldapfe: EAL init failed: %s\n", rte_strerror(rte_errno));
@@ -274,6 +283,19 @@ int main(int argc, char **argv)
 	rc = lfe_telemetry_init(d);
 	if (rc < 0)
 		printf("ldapfe: telemetry command not registered: %s\n", strerror(-rc));
+	d->ctl = lfe_control_start(d, config, run_uid, run_gid, err, sizeof(err));
+	if (d->ctl == NULL) {
+		fprintf(stderr, "ldapfe: %s\n", err);
+		goto out_workers;
+	}
+	if (d->cfg.metrics_listen[0]) {
+		metrics = lfe_metrics_start(d, err, sizeof(err));
+		if (metrics == NULL) {
+			fprintf(stderr, "ldapfe: %s\n", err);
+			goto out_workers;
+		}
+		printf("ldapfe: metrics on http://%s/metrics\n", d->cfg.metrics_listen);
+	}
 	/* Ports are up, memory mapped, sockets open: root is no longer needed. */
 	if (d->cfg.user[0]) {
 		if (lfe_priv_drop(run_uid, run_gid, err) < 0) {
@@ -330,12 +352,20 @@ int main(int argc, char **argv)
 	atomic_store(&d->stop, 1);
 	if (st_on)
 		pthread_join(st, NULL);
+	lfe_metrics_stop(metrics);
+	metrics = NULL;
+	lfe_control_stop(d->ctl);
+	d->ctl = NULL;
 	printf("ldapfe: stopping; final counters:\n");
 	lfe_stats_print(d, stdout, "ldapfe: ");
 	status = 0;
 	fast_exit = true;
 
 out_workers:
+	lfe_metrics_stop(metrics);
+	metrics = NULL;
+	lfe_control_stop(d->ctl);
+	d->ctl = NULL;
 	lfe_verifier_free(d->verifier);
 	d->verifier = NULL;
 out_ports:

@@ -40,6 +40,7 @@
 struct vreq {
 	struct lfe_tcp_handle h;
 	uint64_t token;
+	uint64_t submit_us;             /* worker clock: the bind latency histogram */
 	uint32_t src;
 	uint16_t worker;
 	uint8_t verdict;
@@ -284,6 +285,7 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 		return -ENOBUFS;
 	r->h = h;
 	r->token = token;
+	r->submit_us = w->now_us;
 	r->src = key;
 	r->worker = (uint16_t)w->idx;
 	atomic_store_explicit(&r->cancelled, false, memory_order_relaxed);
@@ -343,8 +345,10 @@ unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_ve
 		settle(&vf->vw[w->idx], r);
 		if (r->verdict == VERDICT_DROPPED)
 			w->st.verify_dropped_closed++;
-		else
+		else {
+			lfe_lat_hist_add(&w->bind_lat, w->now_us - r->submit_us);
 			done(w, r->h, r->token, (enum lfe_be_verdict)r->verdict);
+		}
 		rte_mempool_put(vf->pool, r);
 	}
 	return n;

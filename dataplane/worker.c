@@ -40,6 +40,7 @@
 #include <rte_malloc.h>
 #include <rte_random.h>
 
+#include "control.h"
 #include "glue.h"
 #include "verifier.h"
 #include "ldap/dn.h"
@@ -234,6 +235,18 @@ static unsigned arp_in(struct lfe_worker *w)
 	return n;
 }
 
+/* Draining (`ldapfectl drain`): a new connection is refused with RST|ACK,
+ * the way a closed port answers, so the client fails at once and cleanly. */
+static void refuse_syn(struct lfe_worker *w, const struct lfe_tcp_seg *syn)
+{
+	struct lfe_tcp_seg r = {
+		.laddr = syn->laddr, .raddr = syn->raddr, .lport = syn->lport, .rport = syn->rport,
+		.seq = 0, .ack = syn->seq + 1u, .flags = LFE_TCP_RST | LFE_TCP_ACK, .wscale = -1,
+	};
+	w->st.conns_refused++;
+	lfe_worker_tx_seg(w, &r);
+}
+
 /* Handle one frame; returns true when the mbuf was consumed (sent back). */
 static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
 {
@@ -279,6 +292,11 @@ static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
 		w->st.icmp_replies++;
 		tx_push(w, pi, m);
 		return true;
+	}
+	if ((pkt.seg.flags & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST)) == LFE_TCP_SYN &&
+	    atomic_load_explicit(&w->d->draining, memory_order_relaxed)) {
+		refuse_syn(w, &pkt.seg);
+		return false;
 	}
 	lfe_tcp_input(w->tcp, &pkt.seg, w->now_us);
 	return false;
@@ -410,6 +428,18 @@ static void publish(struct lfe_worker *w)
 	w->st.conns_table_full = ts->drop_table_full;
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+	src = (const uint64_t *)&w->bind_lat;
+	dst = (uint64_t *)&w->bind_lat_pub;
+	for (size_t i = 0; i < LFE_LAT_HIST_N; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+}
+
+void lfe_lat_read(const struct lfe_worker *w, struct lfe_lat_hist *out)
+{
+	const uint64_t *src = (const uint64_t *)&w->bind_lat_pub;
+	uint64_t *dst = (uint64_t *)out;
+	for (size_t i = 0; i < LFE_LAT_HIST_N; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
 void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out)
@@ -479,6 +509,7 @@ int lfe_worker_main(void *arg)
 		if (w->now_us - w->last_publish_us >= LFE_PUBLISH_US) {
 			w->last_publish_us = w->now_us;
 			publish(w);
+			lfe_control_poll(d->ctl, w);   /* snapshots, reload barrier */
 		}
 		if (!stopping && atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 			stopping = true;

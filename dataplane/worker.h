@@ -60,6 +60,33 @@ struct lfe_wstats {
 };
 #define LFE_WSTATS_N (sizeof(struct lfe_wstats) / sizeof(uint64_t))
 
+/* Bind latency histogram: buckets by upper bound (µs; the last bucket is
+ * +Inf), not cumulative; count and sum as Prometheus wants them. Kept for
+ * binds verified off the cores (submit to verdict delivered, verifier.c). */
+#define LFE_LAT_BUCKETS 13u
+static inline uint32_t lfe_lat_bound_us(unsigned i)
+{
+	static const uint32_t b[LFE_LAT_BUCKETS] = {
+		100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
+	};
+	return b[i];
+}
+struct lfe_lat_hist {
+	uint64_t bucket[LFE_LAT_BUCKETS + 1];
+	uint64_t count, sum_us;
+};
+#define LFE_LAT_HIST_N (sizeof(struct lfe_lat_hist) / sizeof(uint64_t))
+
+static inline void lfe_lat_hist_add(struct lfe_lat_hist *h, uint64_t us)
+{
+	unsigned i = 0;
+	while (i < LFE_LAT_BUCKETS && us > lfe_lat_bound_us(i))
+		i++;
+	h->bucket[i]++;
+	h->count++;
+	h->sum_us += us;
+}
+
 /* A session slot in the per-core pool: this header, then the session at
  * LFE_SLOT_HDR so it is aligned for any object. */
 #define LFE_SLOT_HDR 64u
@@ -121,6 +148,8 @@ struct lfe_worker {
 
 	struct lfe_wstats st;
 	struct lfe_wstats pub;          /* read by other threads */
+	struct lfe_lat_hist bind_lat;   /* offloaded binds (verifier.c) */
+	struct lfe_lat_hist bind_lat_pub;   /* published with pub */
 } __rte_cache_aligned;
 
 
@@ -136,6 +165,7 @@ int lfe_worker_main(void *arg);   /* rte_eal_remote_launch entry */
 /* Sum the published counters of every worker (and the per-lcore copies). */
 void lfe_stats_sum(const struct lfe_daemon *d, struct lfe_wstats *sum);
 void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out);
+void lfe_lat_read(const struct lfe_worker *w, struct lfe_lat_hist *out);
 extern const char *const lfe_wstats_names[LFE_WSTATS_N];
 
 /* tx hook of the worker's TCP stack (glue.c hands it to lfe_tcp_new):

@@ -817,6 +817,23 @@ int main(int argc, char **argv)
 	int status = 2;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* --help / --version (alone, or after "--") answer without EAL. */
+	for (int i = argc == 2 ? 1 : 0, seen = argc == 2; i < argc; i++) {
+		if (!seen) {
+			seen = strcmp(argv[i], "--") == 0;
+			continue;
+		}
+		if (strcmp(argv[i], "--version") == 0) {
+			printf("ldapfe-gen " LFE_VERSION "\n");
+			return 0;
+		}
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(lfe_gen_usage, stdout);
+			fputs("\nEAL's own options come before \"--\" (ldapfe-gen --no-huge --help lists them).\n",
+			      stdout);
+			return 0;
+		}
+	}
 	int rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "ldapfe-gen: EAL init failed: %s\n", rte_strerror(rte_errno));

@@ -1,7 +1,11 @@
-/* mgmt/ldapfectl.c — store administration CLI for ldapfe.
+/* mgmt/ldapfectl.c — store administration and daemon management CLI for ldapfe.
  *
  * ldapfectl is the only writer of the store: it initialises it, imports and
  * exports LDIF, adds and deletes users, changes and verifies passwords.
+ * The commands for the running daemon (status, stats, conns, reload, drain,
+ * top) talk to its control socket: mgmt/daemonctl.c. Each command is one row
+ * of `commands` (name, handler, usage, help); the options every command
+ * takes are COMMON_LONGOPTS / common_opt.
  * The daemon keeps reading while we write; every change is one LMDB commit,
  * an import is one batch (all entries or none).
  *
@@ -28,6 +32,7 @@
 #include "backend/record.h"
 #include "backend/store.h"
 #include "ldap/dn.h"
+#include "daemonctl.h"
 #include "ldif.h"
 #include "sync.h"
 
@@ -43,6 +48,7 @@ struct ctl {
 	const char *store;
 	char scheme[SCHEME_MAX];
 	const char *scheme_from;     /* where the scheme came from, for messages */
+	const char *daemon, *prefix; /* control socket of the running daemon (daemonctl.h) */
 };
 
 struct cmd {
@@ -100,6 +106,9 @@ static int set_scheme(struct ctl *c, const char *s, const char *from)
 
 #define COMMON_LONGOPTS \
 	{ "store", required_argument, NULL, 'S' }, \
+	{ "daemon", required_argument, NULL, 'D' }, \
+	{ "prefix", required_argument, NULL, 'P' }, \
+	{ "version", no_argument, NULL, 'V' }, \
 	{ "scheme", required_argument, NULL, 'C' }, \
 	{ "help", no_argument, NULL, 'h' }
 
@@ -118,6 +127,15 @@ static int common_opt(struct ctl *c, const struct cmd *cmd, int opt)
 	case 'S':
 		c->store = optarg;
 		return OPT_CONTINUE;
+	case 'D':
+		c->daemon = optarg;
+		return OPT_CONTINUE;
+	case 'P':
+		c->prefix = optarg;
+		return OPT_CONTINUE;
+	case 'V':
+		printf("ldapfectl " LFE_VERSION "\n");
+		return EXIT_OK;
 	case 'C':
 		return set_scheme(c, optarg, "--scheme") < 0 ? EXIT_USAGE : OPT_CONTINUE;
 	case 'h':
@@ -1387,6 +1405,13 @@ static int cmd_sync(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	return lfe_sync_cmd(c->store, argc, argv);
 }
 
+/* Every command for the running daemon: daemonctl.c. */
+static int cmd_daemon(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	const struct lfe_dctl_cmd dc = { cmd->name, cmd->usage, cmd->help };
+	return lfe_dctl_run(&dc, c->daemon, c->prefix, argc, argv);
+}
+
 static const struct cmd commands[] = {
 	{ "init", cmd_init, "init --suffix DN",
 	  "Create an empty store for the naming context DN (the directory is created\n"
@@ -1418,6 +1443,27 @@ static const struct cmd commands[] = {
 	{ "info", cmd_info, "info", "Print the suffix, entry count, store size and format version.\n" },
 	{ "sync", cmd_sync, "sync -H URI -b BASE [-D DN -y PWFILE] [-Z] ... | sync --status",
 	  "Keep the store in sync with an LDAP directory (RFC 4533); see: ldapfectl sync --help\n" },
+	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */
+	{ "status", cmd_daemon, "status [--json]",
+	  "Version, uptime, ports (driver, link, MAC, address, queues), worker lcores,\n"
+	  "store, TLS state and the limits in force.\n" },
+	{ "stats", cmd_daemon, "stats [--per-core] [--json]",
+	  "Every counter (the names of the daemon's telemetry and /metrics), summed\n"
+	  "over the workers; --per-core adds one column (JSON object) per lcore.\n" },
+	{ "conns", cmd_daemon, "conns [--limit N] [--show-dn] [--json]",
+	  "Open connections per core: peer, local port, state, age, requests, bound or\n"
+	  "not (at most N per core, default 100, at most 256). The bound DN only with\n"
+	  "--show-dn.\n" },
+	{ "reload", cmd_daemon, "reload [--json]",
+	  "Re-read the daemon's config file and apply what can change live (deadlines,\n"
+	  "search limits and policy, throttle thresholds), or refuse all of it, naming\n"
+	  "the key and the reason. Throttle counts start afresh.\n" },
+	{ "drain", cmd_daemon, "drain [--timeout S] [--json]",
+	  "Refuse new connections (RST), let open ones finish for up to S seconds\n"
+	  "(default 30), then stop the daemon (it exits 0). Waits until it is gone.\n" },
+	{ "top", cmd_daemon, "top [--count N]",
+	  "Live per-core and total rates, refreshed every second; q or Ctrl-C quits\n"
+	  "(--count: stop after N refreshes).\n" },
 	{ "help", cmd_help, "help [COMMAND]", "Describe ldapfectl or one command.\n" },
 };
 
@@ -1431,10 +1477,15 @@ static const struct cmd *find_cmd(const char *name)
 
 static void main_help(FILE *f)
 {
-	fputs("usage: ldapfectl [--store PATH] [--scheme SCHEME] COMMAND [ARGS]\n\n"
-	      "Administer an ldapfe store (the daemon reads it while we write).\n\n"
+	fputs("usage: ldapfectl [--store PATH] [--scheme SCHEME] [--daemon PATH | --prefix NAME] COMMAND [ARGS]\n\n"
+	      "Administer an ldapfe store (the daemon reads it while we write) and the\n"
+	      "running daemon.\n\n"
 	      "  --store PATH      the store directory ($LDAPFE_STORE, else " DEFAULT_STORE ")\n"
-	      "  --scheme SCHEME   hash for new passwords ($LDAPFE_SCHEME, else " DEFAULT_SCHEME ")\n\n"
+	      "  --scheme SCHEME   hash for new passwords ($LDAPFE_SCHEME, else " DEFAULT_SCHEME ")\n"
+	      "  --daemon PATH     the daemon's control socket ($LDAPFE_DAEMON), or the\n"
+	      "  --prefix NAME     EAL file prefix it runs with ($LDAPFE_PREFIX, else rte):\n"
+	      "                    /var/run/dpdk/NAME/ldapfe.ctl\n"
+	      "  --version         print the version\n\n"
 	      "commands:\n", f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s\n", commands[i].usage);
@@ -1480,6 +1531,15 @@ int main(int argc, char **argv)
 		case 'S':
 			c.store = optarg;
 			break;
+		case 'D':
+			c.daemon = optarg;
+			break;
+		case 'P':
+			c.prefix = optarg;
+			break;
+		case 'V':
+			printf("ldapfectl " LFE_VERSION "\n");
+			return EXIT_OK;
 		case 'C':
 			if (set_scheme(&c, optarg, "--scheme") < 0)
 				return EXIT_USAGE;

@@ -118,16 +118,9 @@ echo "== ldapwhoami as alice (wrong password)"
 ip netns exec "$CLI" ldapwhoami -x -H "ldap://$SADDR" -D "uid=alice,ou=people,$SUFFIX" -w wrong || \
 	echo "   (exit status $? as expected: invalidCredentials)"
 
-echo "== counters (telemetry /ldapfe/stats)"
-ip netns exec "$SRV" /usr/bin/python3 - "/var/run/dpdk/$PREFIX/dpdk_telemetry.v2" <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1]); s.recv(16384)
-s.send(b"/ldapfe/stats")
-t = json.loads(s.recv(1 << 20))["/ldapfe/stats"]["total"]
-for k in ("rx_pkts", "tx_pkts", "conns_opened", "binds_ok", "binds_failed", "arp_replies", "icmp_replies"):
-    print("   %-14s %d" % (k, t[k]))
-PY
+echo "== counters (ldapfectl stats)"
+sleep 0.1   # counters are published every millisecond
+"$CTL" --prefix "$PREFIX" stats | grep -E "^(counter|rx_pkts|tx_pkts|conns_opened|binds_ok|binds_failed|arp_replies|icmp_replies) "
 
 cat <<EOT
 
@@ -135,6 +128,11 @@ ldapfe is running (pid $(cat "$WORK/ldapfe.pid")) in namespace $SRV on $SADDR:38
 Bind from the client namespace:
   ip netns exec $CLI ldapwhoami -x -H ldap://$SADDR -D "uid=bob,ou=people,$SUFFIX" -w builder
   ip netns exec $CLI ldapsearch -x -H ldap://$SADDR -b "$SUFFIX" "(uid=carol)"
+Watch and steer the running daemon:
+  $CTL --prefix $PREFIX status          # ports, workers, store, limits
+  $CTL --prefix $PREFIX top             # live rates per core (q quits)
+  $CTL --prefix $PREFIX conns           # open connections
+  curl -s http://127.0.0.1:9389/metrics  (in namespace $SRV: Prometheus)
 Change a password while it runs:
   echo newpass | $CTL --store $WORK/store passwd "uid=bob,ou=people,$SUFFIX"
 Stop it and remove the namespaces:

@@ -8,9 +8,10 @@ pkgs=(
   # build
   build-essential meson ninja-build pkg-config clang libclang-rt-14-dev
   libdpdk-dev dpdk liblmdb-dev lmdb-utils libssl-dev libnuma-dev
-  libldap2-dev libargon2-dev libcrypt-dev
+  libldap2-dev libargon2-dev libcrypt-dev libmicrohttpd-dev
   # real clients and peers the tests use
   ldap-utils slapd python3 python3-ldap3 argon2 whois
+  prometheus  # the metrics test scrapes with a real Prometheus server (and promtool)
   # namespaces, veth, offload switches
   iproute2 ethtool procps iputils-ping arping tcpdump
   # profiling

@@ -409,8 +409,38 @@ static void test_impair(void)
 	}
 }
 
+/* [admin] metrics_listen: default, a value, off, and what finish refuses. */
+static void test_metrics_listen(void)
+{
+	static const struct { const char *v; int rc; } cases[] = {
+		{ "127.0.0.1:9389", 0 }, { "0.0.0.0:80", 0 }, { "", 0 }, { "10.0.0.1", -EINVAL },
+		{ "10.0.0.1:0", -EINVAL }, { "10.0.0.1:65536", -EINVAL }, { "localhost:9389", -EINVAL },
+		{ "10.0.0.1:9x", -EINVAL }, { ":9389", -EINVAL },
+	};
+	struct lfe_config c;
+	char err[LFE_CFG_ERR_LEN] = "";
+	lfe_config_defaults(&c);
+	CHECK(strcmp(c.metrics_listen, "127.0.0.1:9389") == 0, "default %s", c.metrics_listen);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		lfe_config_defaults(&c);
+		CHECK(lfe_config_set(&c, "store", "path", "/s", err) == 0 &&
+		      lfe_config_set(&c, "port0", "dev", "d0", err) == 0 &&
+		      lfe_config_set(&c, "port0", "address", "10.0.0.1/24", err) == 0 &&
+		      lfe_config_set(&c, "admin", "metrics_listen", cases[i].v, err) == 0, "%s", err);
+		int rc = lfe_config_finish(&c, err);
+		CHECK(rc == cases[i].rc, "metrics_listen \"%s\": rc %d want %d (%s)", cases[i].v, rc, cases[i].rc, err);
+		if (rc)
+			CHECK(strstr(err, "[admin] metrics_listen") != NULL, "message: %s", err);
+	}
+	uint32_t a;
+	uint16_t p;
+	CHECK(lfe_config_parse_listen("10.1.2.3:8080", &a, &p) == 0 && a == IP(10, 1, 2, 3) && p == 8080,
+	      "parse_listen");
+}
+
 int main(void)
 {
+	test_metrics_listen();
 	test_set_table();
 	test_values();
 	test_finish_table();

@@ -1,0 +1,812 @@
+/* dataplane/control.c — the control socket and thread; see control.h. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cfgfile.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+
+#include "control.h"
+#include "ldap/dn.h"
+#include "worker.h"
+
+#define CTL_VERSION LFE_VERSION
+
+/* One connection as a snapshot lists it. */
+struct conn_info {
+	uint32_t raddr, laddr;
+	uint16_t rport, lport;
+	uint8_t state;          /* enum conn_state */
+	bool bound;
+	uint64_t age_us, requests;
+	char dn[256];           /* only filled with show_dn; truncated */
+};
+
+enum conn_state { CS_IDLE, CS_READING, CS_VERIFYING, CS_BLOCKED };
+static const char *const conn_state_names[] = { "idle", "reading", "verifying", "blocked" };
+
+/* Request/answer slot of one worker: the control thread writes the
+ * parameters, then bumps req (release); the worker fills the answer and
+ * sets done = req (release). Only the control thread asks, one at a time. */
+struct snap {
+	atomic_uint req, done;
+	uint32_t limit;
+	bool show_dn;
+	uint32_t n, total;
+	uint64_t now_us;
+	struct conn_info ent[LFE_CTL_CONNS_MAX];
+};
+
+struct lfe_control {
+	struct lfe_daemon *d;
+	const char *config_path;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int lfd;
+	pthread_t th;
+	atomic_int quit;
+	uint64_t start_ns;
+	unsigned reloads;
+	/* reload barrier: workers park while cfg_gen != cfg_release */
+	atomic_uint cfg_gen, cfg_release;
+	atomic_uint parked[LFE_MAX_WORKERS];
+	unsigned seen[LFE_MAX_WORKERS];       /* each worker's own (worker side) */
+	atomic_bool applied;                  /* the parked generation changed d->cfg */
+	struct lfe_config next;               /* control thread only */
+	struct snap *snap;                    /* [n_workers] */
+};
+
+/* ------------------------------------------------------------ config file */
+
+int lfe_config_load(const char *path, struct lfe_config *c, char *err, size_t errlen)
+{
+	struct rte_cfgfile_parameters params = { .comment_character = '#' };
+	char e[LFE_CFG_ERR_LEN];
+	int rc = 0;
+
+	lfe_config_defaults(c);
+	struct rte_cfgfile *cf = rte_cfgfile_load_with_params(path, 0, &params);
+	if (cf == NULL) {
+		snprintf(err, errlen, "%s: cannot read or parse the file", path);
+		return -EINVAL;
+	}
+	int ns = rte_cfgfile_num_sections(cf, NULL, 0);
+	for (int i = 0; i < ns && rc == 0; i++) {
+		char sec[CFG_NAME_LEN];
+		struct rte_cfgfile_entry ents[64];
+		int ne = rte_cfgfile_section_entries_by_index(cf, i, sec, ents, 64);
+		if (ne < 0) {
+			snprintf(err, errlen, "%s: section %d unreadable", path, i);
+			rc = -EINVAL;
+			break;
+		}
+		if (ne == 64 && rte_cfgfile_section_num_entries_by_index(cf, sec, (uint32_t)i) > 64) {
+			snprintf(err, errlen, "%s: [%s]: more than 64 keys", path, sec);
+			rc = -EINVAL;
+			break;
+		}
+		for (int j = 0; j < ne; j++) {
+			rc = lfe_config_set(c, sec, ents[j].name, ents[j].value, e);
+			if (rc < 0) {
+				snprintf(err, errlen, "%s: %s", path, e);
+				break;
+			}
+		}
+	}
+	rte_cfgfile_close(cf);
+	if (rc == 0 && (rc = lfe_config_finish(c, e)) < 0)
+		snprintf(err, errlen, "%s: %s", path, e);
+	return rc < 0 ? -EINVAL : 0;
+}
+
+/* ---------------------------------------------------------- output buffer */
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void outf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void outf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		size_t room = o->cap - o->len;
+		va_start(ap, fmt);
+		int n = o->p ? vsnprintf(o->p + o->len, room, fmt, ap) : -1;
+		va_end(ap);
+		if (n >= 0 && (size_t)n < room) {
+			o->len += (size_t)n;
+			return;
+		}
+		size_t need = o->len + (n > 0 ? (size_t)n : 0) + 1;
+		size_t cap = o->cap ? o->cap * 2 : 4096;
+		while (cap < need)
+			cap *= 2;
+		char *q = realloc(o->p, cap);
+		if (q == NULL) {
+			o->oom = true;
+			return;
+		}
+		o->p = q;
+		o->cap = cap;
+	}
+}
+
+/* A JSON string (quotes included); control characters escaped. */
+static void out_jstr(struct out *o, const char *s, size_t n)
+{
+	outf(o, "\"");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\')
+			outf(o, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			outf(o, "\\u%04x", ch);
+		else
+			outf(o, "%c", ch);
+	}
+	outf(o, "\"");
+}
+
+static void ipv4_str(uint32_t a, char buf[16])
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000u, (long)(ms % 1000u) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------ worker side */
+
+static void fill_snap(struct lfe_worker *w, struct snap *s)
+{
+	uint32_t n = 0, total = 0;
+	for (uint32_t i = 0; i < w->n_slots; i++) {
+		const struct lfe_slot *sl = (const struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
+		if (sl->s == NULL || sl->c == NULL)
+			continue;
+		total++;
+		if (n >= s->limit)
+			continue;
+		struct conn_info *ci = &s->ent[n++];
+		lfe_tcp_conn_addrs(sl->c, &ci->laddr, &ci->lport, &ci->raddr, &ci->rport);
+		ci->age_us = w->now_us - sl->opened_us;
+		ci->state = sl->pending ? CS_VERIFYING : sl->blocked ? CS_BLOCKED
+			  : lfe_session_gathering(sl->s) ? CS_READING : CS_IDLE;
+		const struct lfe_session_stats *ss = lfe_session_stats(sl->s);
+		ci->requests = ss->binds_ok + ss->binds_invalid + ss->binds_other + ss->searches + ss->extended;
+		size_t dl = 0;
+		const char *dn = lfe_session_bound_dn(sl->s, &dl);
+		ci->bound = dl > 0;
+		ci->dn[0] = '\0';
+		if (s->show_dn && dl) {
+			if (dl >= sizeof(ci->dn))
+				dl = sizeof(ci->dn) - 1;
+			memcpy(ci->dn, dn, dl);
+			ci->dn[dl] = '\0';
+		}
+	}
+	s->n = n;
+	s->total = total;
+	s->now_us = w->now_us;
+}
+
+/* Re-read the live keys of d->cfg into the worker's own copies. */
+static void apply_live(struct lfe_worker *w)
+{
+	const struct lfe_config *c = &w->d->cfg;
+	const char *why = NULL;
+
+	w->scfg.allow_anonymous = c->allow_anonymous;
+	w->scfg.search.access = c->search_access;
+	w->scfg.search.max_scope = c->search_scope;
+	if (c->search_base[0]) {
+		w->scfg.search.base = c->search_base;
+		w->scfg.search.base_len = strlen(c->search_base);
+	} else {
+		size_t sl;
+		w->scfg.search.base = lfe_store_suffix(w->d->store, &sl);
+		w->scfg.search.base_len = sl;
+	}
+	lfe_search_attrs_parse(&w->scfg.search, c->search_attrs, &why);   /* checked by reload */
+	if (w->thr) {
+		struct lfe_throttle_params tp = {
+			.failures = { [LFE_THR_SRC] = c->throttle.src_failures,
+				      [LFE_THR_PAIR] = c->throttle.dn_failures,
+				      [LFE_THR_DN] = c->throttle.dn_global_failures },
+			.window_ms = c->throttle.window_ms, .penalty_ms = c->throttle.penalty_ms,
+		};
+		size_t sz = lfe_throttle_mem_size(&tp);
+		int rc;
+		/* The same width, so the same memory: counts start afresh. */
+		if (sz)
+			lfe_throttle_init(w->thr, sz, &tp, &rc);
+	}
+}
+
+void lfe_control_poll(struct lfe_control *ctl, struct lfe_worker *w)
+{
+	if (ctl == NULL)
+		return;
+	unsigned gen = atomic_load_explicit(&ctl->cfg_gen, memory_order_acquire);
+	if (gen != ctl->seen[w->idx]) {
+		ctl->seen[w->idx] = gen;
+		atomic_store_explicit(&ctl->parked[w->idx], gen, memory_order_release);
+		/* Bounded: the control thread releases within its wait. */
+		while (atomic_load_explicit(&ctl->cfg_release, memory_order_acquire) != gen)
+			sched_yield();
+		if (atomic_load_explicit(&ctl->applied, memory_order_acquire))
+			apply_live(w);
+	}
+	struct snap *s = &ctl->snap[w->idx];
+	unsigned req = atomic_load_explicit(&s->req, memory_order_acquire);
+	if (req != atomic_load_explicit(&s->done, memory_order_relaxed)) {
+		fill_snap(w, s);
+		atomic_store_explicit(&s->done, req, memory_order_release);
+	}
+}
+
+/* ------------------------------------------------------------- requests */
+
+static void req_stats(struct lfe_control *ctl, struct out *o)
+{
+	const struct lfe_daemon *d = ctl->d;
+	struct lfe_wstats s, sum;
+
+	for (uint32_t k = 0; k < d->n_workers; k++) {
+		lfe_stats_read(d->w[k], &s);
+		for (size_t i = 0; i < LFE_WSTATS_N; i++)
+			outf(o, "%u %s %" PRIu64 "\n", d->w[k]->lcore, lfe_wstats_names[i], ((uint64_t *)&s)[i]);
+	}
+	lfe_stats_sum(d, &sum);
+	for (size_t i = 0; i < LFE_WSTATS_N; i++)
+		outf(o, "total %s %" PRIu64 "\n", lfe_wstats_names[i], ((uint64_t *)&sum)[i]);
+}
+
+static void req_status(struct lfe_control *ctl, struct out *o, bool json)
+{
+	const struct lfe_daemon *d = ctl->d;
+	const struct lfe_config *c = &d->cfg;
+	struct lfe_store_info info;
+	uint64_t up = (mono_ns() - ctl->start_ns) / 1000000000u;
+	bool have_info = lfe_store_info(d->store, &info) == 0;
+	struct lfe_wstats sum;
+
+	lfe_stats_sum(d, &sum);
+	if (json) {
+		outf(o, "{\"version\":\"%s\",\"pid\":%d,\"uptime_s\":%" PRIu64 ",\"draining\":%s,"
+		     "\"reloads\":%u,\"config\":", CTL_VERSION, (int)getpid(), up,
+		     atomic_load(&d->draining) ? "true" : "false", ctl->reloads);
+		out_jstr(o, ctl->config_path, strlen(ctl->config_path));
+		outf(o, ",\"ports\":[");
+	} else {
+		outf(o, "version: ldapfe %s\npid: %d\nuptime: %" PRIu64 " s\nconfig: %s\nstate: %s\n"
+		     "reloads: %u\n", CTL_VERSION, (int)getpid(), up, ctl->config_path,
+		     atomic_load(&d->draining) ? "draining" : "serving", ctl->reloads);
+	}
+	for (uint32_t i = 0; i < d->n_ports; i++) {
+		const struct lfe_port *p = &d->port[i];
+		struct rte_eth_link link;
+		struct rte_eth_dev_info di;
+		char a[16];
+		memset(&link, 0, sizeof(link));
+		memset(&di, 0, sizeof(di));
+		rte_eth_link_get_nowait(p->port_id, &link);
+		const char *drv = rte_eth_dev_info_get(p->port_id, &di) == 0 && di.driver_name ? di.driver_name : "?";
+		ipv4_str(p->addr, a);
+		unsigned plen = (unsigned)__builtin_popcount(p->mask);
+		char mac[18];
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0], p->mac[1], p->mac[2],
+			 p->mac[3], p->mac[4], p->mac[5]);
+		if (json) {
+			outf(o, "%s{\"port\":%u,\"name\":", i ? "," : "", i);
+			out_jstr(o, p->name, strlen(p->name));
+			outf(o, ",\"driver\":\"%s\",\"link\":\"%s\",\"mac\":\"%s\",\"address\":\"%s/%u\","
+			     "\"queues\":%u,\"steering\":%s}", drv, link.link_status ? "up" : "down", mac, a,
+			     plen, p->n_queues, p->steer ? "true" : "false");
+		} else {
+			outf(o, "port%u: %s driver %s link %s mac %s address %s/%u queues %u%s\n", i, p->name,
+			     drv, link.link_status ? "up" : "down", mac, a, plen, p->n_queues,
+			     p->steer ? " (software steering)" : "");
+		}
+	}
+	if (json) {
+		outf(o, "],\"workers\":[");
+		for (uint32_t k = 0; k < d->n_workers; k++)
+			outf(o, "%s%u", k ? "," : "", d->lcore_ids[k]);
+		outf(o, "],\"ldap_ports\":[");
+		for (uint32_t i = 0; i < c->n_ldap_ports; i++)
+			outf(o, "%s%u", i ? "," : "", c->ldap_ports[i]);
+		outf(o, "],\"store\":{\"path\":");
+		out_jstr(o, c->store_path, strlen(c->store_path));
+		outf(o, ",\"suffix\":");
+		out_jstr(o, d->naming, strlen(d->naming));
+		if (have_info)
+			outf(o, ",\"entries\":%" PRIu64 ",\"bytes_used\":%" PRIu64, info.entries,
+			     (uint64_t)info.map_bytes_used);
+		outf(o, "},\"tls\":\"not configured\",\"conns_active\":%" PRIu64 ",\"limits\":{"
+		     "\"max_conns_per_core\":%u,\"max_conns_per_source\":%u,\"max_pdu\":%u,"
+		     "\"idle_timeout_ms\":%" PRIu64 ",\"first_request_ms\":%" PRIu64
+		     ",\"bind_timeout_ms\":%" PRIu64 ",\"pdu_timeout_ms\":%" PRIu64
+		     ",\"request_slice_us\":%u,\"search_max_candidates\":%u,\"verify_queue\":%u,"
+		     "\"verify_per_source\":%u,\"throttle\":%s}}\n", sum.conns_active,
+		     c->max_conns_per_core, c->max_conns_per_source, c->max_pdu, c->idle_timeout_ms,
+		     c->first_request_ms, c->bind_timeout_ms, c->pdu_timeout_ms, c->request_slice_us,
+		     c->search_max_candidates, c->verify_queue, c->verify_per_source,
+		     c->throttle.enabled ? "true" : "false");
+		return;
+	}
+	outf(o, "workers: lcore(s)");
+	for (uint32_t k = 0; k < d->n_workers; k++)
+		outf(o, " %u", d->lcore_ids[k]);
+	outf(o, "\nldap ports:");
+	for (uint32_t i = 0; i < c->n_ldap_ports; i++)
+		outf(o, " %u", c->ldap_ports[i]);
+	outf(o, "\nstore: %s suffix \"%s\"", c->store_path, d->naming);
+	if (have_info)
+		outf(o, " entries %" PRIu64, info.entries);
+	outf(o, "\ntls: not configured\nconnections: %" PRIu64 " open\n"
+	     "limits: max_conns_per_core %u max_conns_per_source %u max_pdu %u idle_timeout_ms %" PRIu64
+	     " first_request_ms %" PRIu64 " bind_timeout_ms %" PRIu64 " pdu_timeout_ms %" PRIu64
+	     " request_slice_us %u search_max_candidates %u verify_per_source %u throttle %s\n",
+	     sum.conns_active, c->max_conns_per_core, c->max_conns_per_source, c->max_pdu,
+	     c->idle_timeout_ms, c->first_request_ms, c->bind_timeout_ms, c->pdu_timeout_ms,
+	     c->request_slice_us, c->search_max_candidates, c->verify_per_source,
+	     c->throttle.enabled ? "on" : "off");
+}
+
+static int req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, bool show_dn, bool json,
+		     char *err, size_t errlen)
+{
+	const struct lfe_daemon *d = ctl->d;
+	if (limit > LFE_CTL_CONNS_MAX)
+		limit = LFE_CTL_CONNS_MAX;
+	for (uint32_t k = 0; k < d->n_workers; k++) {
+		struct snap *s = &ctl->snap[k];
+		s->limit = limit;
+		s->show_dn = show_dn;
+		atomic_fetch_add_explicit(&s->req, 1, memory_order_release);
+	}
+	if (json)
+		outf(o, "{\"cores\":[");
+	for (uint32_t k = 0; k < d->n_workers; k++) {
+		struct snap *s = &ctl->snap[k];
+		unsigned want = atomic_load_explicit(&s->req, memory_order_relaxed);
+		uint64_t t0 = mono_ns();
+		while (atomic_load_explicit(&s->done, memory_order_acquire) != want) {
+			if (mono_ns() - t0 > 1000000000u) {
+				snprintf(err, errlen, "worker on lcore %u did not answer within 1 s", d->w[k]->lcore);
+				return -ETIMEDOUT;
+			}
+			sleep_ms(1);
+		}
+		if (json)
+			outf(o, "%s{\"lcore\":%u,\"open\":%u,\"conns\":[", k ? "," : "", d->w[k]->lcore, s->total);
+		else
+			outf(o, "lcore %u: %u open%s\n", d->w[k]->lcore, s->total,
+			     s->total > s->n ? " (list truncated)" : "");
+		for (uint32_t i = 0; i < s->n; i++) {
+			const struct conn_info *ci = &s->ent[i];
+			char ra[16];
+			ipv4_str(ci->raddr, ra);
+			if (json) {
+				outf(o, "%s{\"peer\":\"%s:%u\",\"port\":%u,\"state\":\"%s\",\"age_ms\":%" PRIu64
+				     ",\"requests\":%" PRIu64 ",\"bound\":%s", i ? "," : "", ra, ci->rport, ci->lport,
+				     conn_state_names[ci->state], ci->age_us / 1000u, ci->requests,
+				     ci->bound ? "true" : "false");
+				if (show_dn && ci->bound) {
+					outf(o, ",\"dn\":");
+					out_jstr(o, ci->dn, strlen(ci->dn));
+				}
+				outf(o, "}");
+			} else {
+				outf(o, "  %s:%u -> :%u %s age %" PRIu64 ".%03" PRIu64 " s requests %" PRIu64 " %s%s%s\n",
+				     ra, ci->rport, ci->lport, conn_state_names[ci->state], ci->age_us / 1000000u,
+				     (ci->age_us / 1000u) % 1000u, ci->requests, ci->bound ? "bound" : "not bound",
+				     show_dn && ci->bound ? " " : "", show_dn && ci->bound ? ci->dn : "");
+			}
+		}
+		if (json)
+			outf(o, "]}");
+	}
+	if (json)
+		outf(o, "]}\n");
+	return 0;
+}
+
+/* Live keys are copied from n into c; a difference in any other key
+ * refuses the reload. */
+static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, const struct lfe_config *n,
+			char *err, size_t errlen)
+{
+#define SAME(f, key) do { \
+		if (memcmp(&c->f, &n->f, sizeof(c->f)) != 0) { \
+			snprintf(err, errlen, "%s: cannot change while running (restart ldapfe)", key); \
+			return -EINVAL; \
+		} } while (0)
+	SAME(store_path, "[store] path");
+	SAME(default_scheme, "[store] default_scheme");
+	SAME(allow_cleartext, "[store] allow_cleartext");
+	SAME(n_ldap_ports, "[ldap] ports");
+	SAME(ldap_ports, "[ldap] ports");
+	SAME(max_pdu, "[ldap] max_pdu");
+	SAME(idle_timeout_ms, "[ldap] idle_timeout_ms");
+	SAME(max_conns_per_core, "[ldap] max_conns_per_core");
+	SAME(max_conns_per_source, "[ldap] max_conns_per_source");
+	SAME(suffix, "[ldap] suffix");
+	SAME(n_ports, "[portN]");
+	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
+		const struct lfe_cfg_port *a = &c->port[i], *b = &n->port[i];
+		if (a->present != b->present || strcmp(a->dev, b->dev) || a->addr != b->addr ||
+		    a->prefix_len != b->prefix_len || a->gateway != b->gateway || a->mtu != b->mtu) {
+			snprintf(err, errlen, "[port%u]: cannot change while running (restart ldapfe)", i);
+			return -EINVAL;
+		}
+	}
+	SAME(n_lcores, "[workers] lcores");
+	SAME(lcores, "[workers] lcores");
+	SAME(verifier_threads, "[workers] verifier_threads");
+	SAME(verify_queue, "[workers] verify_queue");
+	SAME(verify_per_source, "[workers] verify_per_source");
+	SAME(idle_sleep_us, "[workers] idle_sleep_us");
+	SAME(user, "[daemon] user");
+	SAME(group, "[daemon] group");
+	SAME(throttle.enabled, "[throttle] enabled");
+	SAME(metrics_listen, "[admin] metrics_listen");
+#undef SAME
+	/* Live keys that need more than config.c's checks. */
+	size_t sl;
+	const char *sfx = lfe_store_suffix(d->store, &sl);
+	if (n->search_base[0] && !lfe_dn_is_under(n->search_base, strlen(n->search_base), sfx, sl)) {
+		snprintf(err, errlen, "[ldap] search_base: not at or under the store's suffix %s", sfx);
+		return -EINVAL;
+	}
+	struct lfe_search_policy p;
+	const char *why = NULL;
+	memset(&p, 0, sizeof(p));
+	if (lfe_search_attrs_parse(&p, n->search_attrs, &why) < 0) {
+		snprintf(err, errlen, "[ldap] search_attrs: %s", why);
+		return -EINVAL;
+	}
+	if (n->throttle.enabled) {
+		struct lfe_throttle_params a = { .failures = { 1, 1, 1 }, .window_ms = c->throttle.window_ms,
+						 .penalty_ms = c->throttle.penalty_ms };
+		struct lfe_throttle_params b = { .failures = { 1, 1, 1 }, .window_ms = n->throttle.window_ms,
+						 .penalty_ms = n->throttle.penalty_ms };
+		if (lfe_throttle_mem_size(&a) != lfe_throttle_mem_size(&b)) {
+			snprintf(err, errlen, "[throttle]: this change needs a restart");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Park every worker at its safe point, run fn, release them. */
+static int barrier(struct lfe_control *ctl, bool apply, char *err, size_t errlen)
+{
+	struct lfe_daemon *d = ctl->d;
+	unsigned gen = atomic_load(&ctl->cfg_gen) + 1;
+
+	atomic_store(&ctl->applied, false);
+	atomic_store_explicit(&ctl->cfg_gen, gen, memory_order_release);
+	uint64_t t0 = mono_ns();
+	int rc = 0;
+	for (uint32_t k = 0; k < d->n_workers && rc == 0; k++) {
+		while (atomic_load_explicit(&ctl->parked[k], memory_order_acquire) != gen) {
+			if (mono_ns() - t0 > 2000000000u || atomic_load(&d->stop)) {
+				snprintf(err, errlen, "worker on lcore %u did not reach a safe point within 2 s; "
+					 "nothing changed", d->lcore_ids[k]);
+				rc = -ETIMEDOUT;
+				break;
+			}
+			sleep_ms(1);
+		}
+	}
+	if (rc == 0 && apply) {
+		struct lfe_config *c = &d->cfg;
+		const struct lfe_config *n = &ctl->next;
+		c->allow_anonymous = n->allow_anonymous;
+		c->request_slice_us = n->request_slice_us;
+		c->search_max_candidates = n->search_max_candidates;
+		c->pdu_timeout_ms = n->pdu_timeout_ms;
+		c->first_request_ms = n->first_request_ms;
+		c->bind_timeout_ms = n->bind_timeout_ms;
+		c->search_access = n->search_access;
+		c->search_scope = n->search_scope;
+		memcpy(c->search_base, n->search_base, sizeof(c->search_base));
+		memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
+		c->throttle = n->throttle;
+		atomic_store_explicit(&ctl->applied, true, memory_order_release);
+	}
+	atomic_store_explicit(&ctl->cfg_release, gen, memory_order_release);
+	return rc;
+}
+
+static int req_reload(struct lfe_control *ctl, struct out *o, bool json, char *err, size_t errlen)
+{
+	int rc = lfe_config_load(ctl->config_path, &ctl->next, err, errlen);
+	if (rc < 0)
+		return rc;
+	if ((rc = reload_check(ctl->d, &ctl->d->cfg, &ctl->next, err, errlen)) < 0)
+		return rc;
+	if ((rc = barrier(ctl, true, err, errlen)) < 0)
+		return rc;
+	ctl->reloads++;
+	printf("ldapfe: reloaded %s\n", ctl->config_path);
+	if (json) {
+		outf(o, "{\"reloaded\":true,\"config\":");
+		out_jstr(o, ctl->config_path, strlen(ctl->config_path));
+		outf(o, ",\"reloads\":%u}\n", ctl->reloads);
+	} else
+		outf(o, "reloaded %s\n", ctl->config_path);
+	return 0;
+}
+
+static int req_drain(struct lfe_control *ctl, struct out *o, unsigned secs, bool json)
+{
+	struct lfe_daemon *d = ctl->d;
+	struct lfe_wstats sum;
+	uint64_t t0 = mono_ns(), waited;
+	unsigned zero_seen = 0;
+
+	atomic_store(&d->draining, 1);
+	printf("ldapfe: draining (at most %u s)\n", secs);
+	for (;;) {
+		sleep_ms(10);
+		lfe_stats_sum(d, &sum);
+		/* Twice, so a connection opened just before the drain and not yet
+		 * published (LFE_PUBLISH_US) is seen. */
+		zero_seen = sum.conns_active == 0 ? zero_seen + 1 : 0;
+		waited = mono_ns() - t0;
+		if (zero_seen >= 2 || waited >= (uint64_t)secs * 1000000000u || atomic_load(&d->stop))
+			break;
+	}
+	if (json)
+		outf(o, "{\"drained\":true,\"open\":%" PRIu64 ",\"waited_ms\":%" PRIu64 "}\n", sum.conns_active,
+		     waited / 1000000u);
+	else
+		outf(o, "drained in %" PRIu64 " ms; %" PRIu64 " connection(s) left, closed now; ldapfe stops\n",
+		     waited / 1000000u, sum.conns_active);
+	return 0;
+}
+
+/* ------------------------------------------------------------- the thread */
+
+static bool word_is(const char *w, size_t n, const char *s)
+{
+	return strlen(s) == n && memcmp(w, s, n) == 0;
+}
+
+/* Handle one request line (NUL-terminated, no newline). Returns the
+ * status line's reason in err on failure. */
+static int handle(struct lfe_control *ctl, char *line, struct out *o, bool *drained, char *err, size_t errlen)
+{
+	char *argv[8];
+	int argc = 0;
+	char *save = NULL;
+
+	for (char *t = strtok_r(line, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+		if (argc == 8) {
+			snprintf(err, errlen, "too many words");
+			return -EINVAL;
+		}
+		argv[argc++] = t;
+	}
+	if (argc == 0) {
+		snprintf(err, errlen, "empty request");
+		return -EINVAL;
+	}
+	bool json = argc > 1 && strcmp(argv[argc - 1], "json") == 0;
+	int nargs = argc - (json ? 1 : 0);
+	const char *cmd = argv[0];
+	size_t cl = strlen(cmd);
+
+	if (word_is(cmd, cl, "status") && nargs == 1) {
+		req_status(ctl, o, json);
+		return 0;
+	}
+	if (word_is(cmd, cl, "stats") && nargs == 1) {
+		req_stats(ctl, o);
+		return 0;
+	}
+	if (word_is(cmd, cl, "conns") && nargs == 3) {
+		uint64_t limit, dn;
+		if (lfe_config_parse_u64(argv[1], 0, UINT32_MAX, &limit) < 0 ||
+		    lfe_config_parse_u64(argv[2], 0, 1, &dn) < 0) {
+			snprintf(err, errlen, "usage: conns LIMIT SHOWDN(0|1) [json]");
+			return -EINVAL;
+		}
+		return req_conns(ctl, o, (uint32_t)limit, dn == 1, json, err, errlen);
+	}
+	if (word_is(cmd, cl, "reload") && nargs == 1)
+		return req_reload(ctl, o, json, err, errlen);
+	if (word_is(cmd, cl, "drain") && nargs == 2) {
+		uint64_t secs;
+		if (lfe_config_parse_u64(argv[1], 0, 86400, &secs) < 0) {
+			snprintf(err, errlen, "usage: drain SECONDS(0..86400) [json]");
+			return -EINVAL;
+		}
+		*drained = true;
+		return req_drain(ctl, o, (unsigned)secs, json);
+	}
+	snprintf(err, errlen, "unknown request (status, stats, conns, reload, drain)");
+	return -EINVAL;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void serve_one(struct lfe_control *ctl, int fd)
+{
+	char line[LFE_CTL_REQ_MAX + 1];
+	size_t len = 0;
+	bool complete = false, bad = false;
+	struct timeval tv = { 1, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	tv.tv_sec = 5;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+
+	while (len < LFE_CTL_REQ_MAX) {
+		ssize_t r = recv(fd, line + len, LFE_CTL_REQ_MAX - len, 0);
+		if (r <= 0)
+			break;
+		char *nl = memchr(line + len, '\n', (size_t)r);
+		len += (size_t)r;
+		if (nl) {
+			*nl = '\0';
+			len = (size_t)(nl - line);
+			complete = true;
+			break;
+		}
+	}
+	char err[512] = "";
+	struct out o = { 0 };
+	bool drained = false;
+	int rc;
+	if (!complete) {
+		snprintf(err, sizeof(err), len >= LFE_CTL_REQ_MAX ? "request too long (at most %u bytes)"
+			 : "incomplete request (no newline within 1 s)", LFE_CTL_REQ_MAX);
+		rc = -EINVAL;
+	} else {
+		for (size_t i = 0; i < len; i++)
+			if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+				bad = true;
+			else if ((unsigned char)line[i] >= 0x7f)
+				bad = true;
+		if (bad) {
+			snprintf(err, sizeof(err), "request is not printable ASCII");
+			rc = -EINVAL;
+		} else {
+			line[len] = '\0';
+			rc = handle(ctl, line, &o, &drained, err, sizeof(err));
+		}
+	}
+	if (rc == 0 && o.oom) {
+		rc = -ENOMEM;
+		snprintf(err, sizeof(err), "out of memory");
+	}
+	if (rc < 0) {
+		char head[600];
+		int n = snprintf(head, sizeof(head), "error %s\n", err);
+		write_all(fd, head, (size_t)n);
+	} else {
+		write_all(fd, "ok\n", 3);
+		write_all(fd, o.p ? o.p : "", o.len);
+	}
+	free(o.p);
+	if (drained)
+		atomic_store(&ctl->d->stop, 1);
+}
+
+static void *ctl_thread(void *arg)
+{
+	struct lfe_control *ctl = arg;
+	while (!atomic_load(&ctl->quit)) {
+		struct pollfd p = { .fd = ctl->lfd, .events = POLLIN };
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		int fd = accept4(ctl->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve_one(ctl, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+struct lfe_control *lfe_control_start(struct lfe_daemon *d, const char *config_path, uid_t uid, gid_t gid,
+				      char *err, size_t errlen)
+{
+	struct lfe_control *ctl = calloc(1, sizeof(*ctl));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (ctl == NULL || (ctl->snap = calloc(d->n_workers, sizeof(*ctl->snap))) == NULL) {
+		snprintf(err, errlen, "control socket: out of memory");
+		free(ctl);
+		return NULL;
+	}
+	ctl->d = d;
+	ctl->config_path = config_path;
+	ctl->start_ns = mono_ns();
+	ctl->lfd = -1;
+	int n = snprintf(ctl->path, sizeof(ctl->path), "%s/%s", rte_eal_get_runtime_dir(), LFE_CTL_SOCK_NAME);
+	if (n < 0 || (size_t)n >= sizeof(ctl->path)) {
+		snprintf(err, errlen, "control socket: runtime directory path too long");
+		goto fail;
+	}
+	memcpy(sa.sun_path, ctl->path, (size_t)n + 1);
+	ctl->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ctl->lfd < 0) {
+		snprintf(err, errlen, "control socket: %s", strerror(errno));
+		goto fail;
+	}
+	unlink(ctl->path);   /* a previous run's, under the same file prefix */
+	mode_t old = umask(0117);
+	int brc = bind(ctl->lfd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (brc < 0 || listen(ctl->lfd, 16) < 0) {
+		snprintf(err, errlen, "control socket %s: %s", ctl->path, strerror(errno));
+		goto fail;
+	}
+	if (uid && chown(ctl->path, uid, gid) < 0) {
+		snprintf(err, errlen, "control socket %s: chown: %s", ctl->path, strerror(errno));
+		goto fail;
+	}
+	if (pthread_create(&ctl->th, NULL, ctl_thread, ctl) != 0) {
+		snprintf(err, errlen, "control socket: cannot start its thread");
+		goto fail;
+	}
+	return ctl;
+fail:
+	if (ctl->lfd >= 0) {
+		close(ctl->lfd);
+		unlink(ctl->path);
+	}
+	free(ctl->snap);
+	free(ctl);
+	return NULL;
+}
+
+void lfe_control_stop(struct lfe_control *ctl)
+{
+	if (ctl == NULL)
+		return;
+	atomic_store(&ctl->quit, 1);
+	pthread_join(ctl->th, NULL);
+	close(ctl->lfd);
+	unlink(ctl->path);
+	free(ctl->snap);
+	free(ctl);
+}

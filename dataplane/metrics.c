@@ -1,0 +1,200 @@
+/* dataplane/metrics.c — see metrics.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+#include <rte_ethdev.h>
+
+#include "metrics.h"
+#include "worker.h"
+
+struct lfe_metrics {
+	struct lfe_daemon *d;
+	struct MHD_Daemon *mhd;
+	double start_time;      /* unix seconds */
+};
+
+static bool is_gauge(const char *name)
+{
+	return strcmp(name, "conns_active") == 0;
+}
+
+static void page(const struct lfe_metrics *m, FILE *f)
+{
+	const struct lfe_daemon *d = m->d;
+	static struct lfe_wstats s[LFE_MAX_WORKERS];
+	size_t drops = offsetof(struct lfe_wstats, drops) / sizeof(uint64_t);
+
+	for (uint32_t k = 0; k < d->n_workers; k++)
+		lfe_stats_read(d->w[k], &s[k]);
+	fprintf(f, "# HELP ldapfe_info The running ldapfe.\n# TYPE ldapfe_info gauge\n"
+		   "ldapfe_info{version=\"%s\"} 1\n", LFE_VERSION);
+	fprintf(f, "# HELP ldapfe_start_time_seconds Start of the daemon, seconds since the epoch.\n"
+		   "# TYPE ldapfe_start_time_seconds gauge\nldapfe_start_time_seconds %.3f\n", m->start_time);
+	fprintf(f, "# HELP ldapfe_draining 1 while ldapfectl drain runs.\n# TYPE ldapfe_draining gauge\n"
+		   "ldapfe_draining %d\n", atomic_load(&((struct lfe_daemon *)d)->draining) ? 1 : 0);
+	for (size_t i = 0; i < drops; i++) {
+		const char *n = lfe_wstats_names[i];
+		bool g = is_gauge(n);
+		fprintf(f, "# HELP ldapfe_%s%s Worker counter %s (ldapfectl stats), per core.\n"
+			   "# TYPE ldapfe_%s%s %s\n", n, g ? "" : "_total", n, n, g ? "" : "_total",
+			g ? "gauge" : "counter");
+		for (uint32_t k = 0; k < d->n_workers; k++)
+			fprintf(f, "ldapfe_%s%s{core=\"%u\"} %" PRIu64 "\n", n, g ? "" : "_total", d->w[k]->lcore,
+				((const uint64_t *)&s[k])[i]);
+	}
+	fprintf(f, "# HELP ldapfe_binds_total Bind requests answered, by result.\n"
+		   "# TYPE ldapfe_binds_total counter\n");
+	for (uint32_t k = 0; k < d->n_workers; k++) {
+		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"ok\"} %" PRIu64 "\n", d->w[k]->lcore, s[k].binds_ok);
+		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"failed\"} %" PRIu64 "\n", d->w[k]->lcore,
+			s[k].binds_failed);
+		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"busy\"} %" PRIu64 "\n", d->w[k]->lcore,
+			s[k].binds_busy);
+		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"throttled\"} %" PRIu64 "\n", d->w[k]->lcore,
+			s[k].binds_throttled);
+	}
+	fprintf(f, "# HELP ldapfe_drops_total Frames dropped, by reason.\n# TYPE ldapfe_drops_total counter\n");
+	for (uint32_t k = 0; k < d->n_workers; k++)
+		for (size_t r = 1; r < LFE_DROP_MAX; r++)
+			fprintf(f, "ldapfe_drops_total{core=\"%u\",reason=\"%s\"} %" PRIu64 "\n", d->w[k]->lcore,
+				lfe_wstats_names[drops + r] + 5, s[k].drops[r]);
+	fprintf(f, "# HELP ldapfe_bind_offload_seconds Latency of binds verified off the cores (slow "
+		   "schemes): submitted to the verifier until the verdict is back on the core.\n"
+		   "# TYPE ldapfe_bind_offload_seconds histogram\n");
+	for (uint32_t k = 0; k < d->n_workers; k++) {
+		struct lfe_lat_hist h;
+		uint64_t cum = 0;
+		lfe_lat_read(d->w[k], &h);
+		for (unsigned b = 0; b < LFE_LAT_BUCKETS; b++) {
+			cum += h.bucket[b];
+			fprintf(f, "ldapfe_bind_offload_seconds_bucket{core=\"%u\",le=\"%g\"} %" PRIu64 "\n",
+				d->w[k]->lcore, lfe_lat_bound_us(b) / 1e6, cum);
+		}
+		fprintf(f, "ldapfe_bind_offload_seconds_bucket{core=\"%u\",le=\"+Inf\"} %" PRIu64 "\n",
+			d->w[k]->lcore, h.count);
+		fprintf(f, "ldapfe_bind_offload_seconds_sum{core=\"%u\"} %.6f\n", d->w[k]->lcore, h.sum_us / 1e6);
+		fprintf(f, "ldapfe_bind_offload_seconds_count{core=\"%u\"} %" PRIu64 "\n", d->w[k]->lcore, h.count);
+	}
+	static const char *const pm[][2] = {
+		{ "ldapfe_port_link_up", "1 when the port's link is up." },
+		{ "ldapfe_port_rx_packets_total", "Frames the port received (driver counter)." },
+		{ "ldapfe_port_tx_packets_total", "Frames the port sent (driver counter)." },
+		{ "ldapfe_port_rx_missed_total", "Frames the port dropped for lack of room (driver counter)." },
+	};
+	for (size_t j = 0; j < sizeof(pm) / sizeof(pm[0]); j++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", pm[j][0], pm[j][1], pm[j][0], j ? "counter" : "gauge");
+		for (uint32_t i = 0; i < d->n_ports; i++) {
+			struct rte_eth_stats es;
+			struct rte_eth_link link;
+			uint64_t v = 0;
+			memset(&es, 0, sizeof(es));
+			memset(&link, 0, sizeof(link));
+			if (j == 0) {
+				rte_eth_link_get_nowait(d->port[i].port_id, &link);
+				v = link.link_status;
+			} else if (rte_eth_stats_get(d->port[i].port_id, &es) == 0) {
+				v = j == 1 ? es.ipackets : j == 2 ? es.opackets : es.imissed;
+			}
+			fprintf(f, "%s{port=\"%u\"} %" PRIu64 "\n", pm[j][0], i, v);
+		}
+	}
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			      const char *version, const char *upload_data, size_t *upload_data_size,
+			      void **con_cls)
+{
+	struct lfe_metrics *m = cls;
+	struct MHD_Response *r;
+	unsigned code = MHD_HTTP_OK;
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)version;
+	(void)upload_data;
+	(void)con_cls;
+	if (*upload_data_size) {
+		*upload_data_size = 0;   /* a body is never read */
+		return MHD_YES;
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		code = MHD_HTTP_METHOD_NOT_ALLOWED;
+	} else if (strcmp(url, "/metrics") != 0) {
+		code = MHD_HTTP_NOT_FOUND;
+	} else {
+		FILE *f = open_memstream(&buf, &len);
+		if (f == NULL)
+			return MHD_NO;
+		page(m, f);
+		if (fclose(f) != 0) {
+			free(buf);
+			return MHD_NO;
+		}
+	}
+	if (code != MHD_HTTP_OK) {
+		static const char nf[] = "ldapfe serves GET /metrics only\n";
+		r = MHD_create_response_from_buffer(sizeof(nf) - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
+	} else {
+		r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	}
+	if (r == NULL) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				code == MHD_HTTP_OK ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain");
+	enum MHD_Result rc = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
+struct lfe_metrics *lfe_metrics_start(struct lfe_daemon *d, char *err, size_t errlen)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	uint32_t addr;
+	uint16_t port;
+	struct lfe_metrics *m;
+
+	if (lfe_config_parse_listen(d->cfg.metrics_listen, &addr, &port) < 0) {
+		snprintf(err, errlen, "[admin] metrics_listen: \"%s\": not ADDRESS:PORT", d->cfg.metrics_listen);
+		return NULL;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		snprintf(err, errlen, "metrics: out of memory");
+		return NULL;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	m->d = d;
+	sin.sin_addr.s_addr = htonl(addr);
+	sin.sin_port = htons(port);
+	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, port, NULL, NULL, answer, m,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+				  MHD_OPTION_END);
+	if (m->mhd == NULL) {
+		snprintf(err, errlen, "[admin] metrics_listen: cannot serve on %s (address in use or not local?)",
+			 d->cfg.metrics_listen);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void lfe_metrics_stop(struct lfe_metrics *m)
+{
+	if (m == NULL)
+		return;
+	MHD_stop_daemon(m->mhd);
+	free(m);
+}

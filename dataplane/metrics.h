@@ -1,0 +1,27 @@
+/* dataplane/metrics.h — Prometheus /metrics over HTTP (libmicrohttpd).
+ *
+ * Served on [admin] metrics_listen (an address of the kernel's network,
+ * default 127.0.0.1:9389) by libmicrohttpd's own thread — a control thread
+ * that only reads the workers' published counters, never a worker. Text
+ * exposition format 0.0.4: every worker counter as ldapfe_NAME_total
+ * {core="LCORE"} (NAME as in `ldapfectl stats`; conns_active is the gauge
+ * ldapfe_conns_active), drops as ldapfe_drops_total{core,reason}, binds
+ * answered as ldapfe_binds_total{core,result=ok|failed|busy|throttled},
+ * ports as ldapfe_port_*{port="N"}. Anything but GET /metrics is 404/405.
+ */
+#ifndef LFE_DATAPLANE_METRICS_H
+#define LFE_DATAPLANE_METRICS_H
+
+#include <stddef.h>
+
+#include "daemon.h"
+
+struct lfe_metrics;
+
+/* Listen on d->cfg.metrics_listen (must be non-empty and valid) and serve.
+ * NULL with a message in err on failure. */
+struct lfe_metrics *lfe_metrics_start(struct lfe_daemon *d, char *err, size_t errlen);
+/* Stop serving and free. NULL is a no-op. */
+void lfe_metrics_stop(struct lfe_metrics *m);
+
+#endif

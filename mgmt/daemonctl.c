@@ -1,0 +1,490 @@
+/* mgmt/daemonctl.c — see daemonctl.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemonctl.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+#define SOCK_NAME   "ldapfe.ctl"
+#define ANSWER_MAX  (16u << 20)
+#define MAX_CORES   64u
+#define MAX_NAMES   128u
+
+static void errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void errf(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("ldapfectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+struct opts {
+	const char *daemon, *prefix;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool json, per_core, show_dn;
+	unsigned limit, timeout, count;
+};
+
+static int sock_path(struct opts *o)
+{
+	int n;
+	if (o->daemon) {
+		struct stat st;
+		if (stat(o->daemon, &st) == 0 && S_ISDIR(st.st_mode))
+			n = snprintf(o->path, sizeof(o->path), "%s/%s", o->daemon, SOCK_NAME);
+		else
+			n = snprintf(o->path, sizeof(o->path), "%s", o->daemon);
+	} else {
+		const char *p = o->prefix ? o->prefix : "rte";
+		const char *xdg = getenv("XDG_RUNTIME_DIR");
+		if (getuid() == 0)
+			n = snprintf(o->path, sizeof(o->path), "/var/run/dpdk/%s/%s", p, SOCK_NAME);
+		else
+			n = snprintf(o->path, sizeof(o->path), "%s/dpdk/%s/%s", xdg && *xdg ? xdg : "/tmp", p,
+				     SOCK_NAME);
+	}
+	if (n < 0 || (size_t)n >= sizeof(o->path)) {
+		errf("control socket path too long");
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* Send one request, read the whole answer. 0 and *body (malloc'd, NUL-
+ * terminated, the status line removed) or an exit code with the reason
+ * printed. */
+static int ask(const struct opts *o, const char *req, unsigned wait_s, char **body)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	*body = NULL;
+	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		errf("no ldapfe daemon answers at %s: %s (is it running? see --daemon PATH, --prefix NAME)",
+		     o->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_FAIL;
+	}
+	struct timeval tv = { (time_t)wait_s, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	size_t rl = strlen(req);
+	if (send(fd, req, rl, MSG_NOSIGNAL) != (ssize_t)rl || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+		errf("%s: %s", o->path, strerror(errno));
+		close(fd);
+		return EXIT_FAIL;
+	}
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (buf == NULL) {
+			errf("out of memory");
+			close(fd);
+			return EXIT_FAIL;
+		}
+		if (len + 1 == cap) {
+			if (cap >= ANSWER_MAX) {
+				errf("%s: answer larger than %u bytes", o->path, ANSWER_MAX);
+				free(buf);
+				close(fd);
+				return EXIT_FAIL;
+			}
+			char *b = realloc(buf, cap * 2);
+			if (b == NULL) {
+				free(buf);
+				buf = NULL;
+				continue;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
+		if (r < 0) {
+			errf("%s: no answer: %s", o->path, errno == EAGAIN ? "timed out" : strerror(errno));
+			free(buf);
+			close(fd);
+			return EXIT_FAIL;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	char *nl = strchr(buf, '\n');
+	if (nl == NULL) {
+		errf("%s: the daemon closed without an answer", o->path);
+		free(buf);
+		return EXIT_FAIL;
+	}
+	*nl = '\0';
+	if (strncmp(buf, "error ", 6) == 0) {
+		errf("%s", buf + 6);
+		free(buf);
+		return EXIT_FAIL;
+	}
+	if (strcmp(buf, "ok") != 0) {
+		errf("%s: unexpected answer \"%.60s\"", o->path, buf);
+		free(buf);
+		return EXIT_FAIL;
+	}
+	memmove(buf, nl + 1, len - (size_t)(nl + 1 - buf) + 1);
+	*body = buf;
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- stats */
+
+struct stats {
+	unsigned n_cores, n_names;
+	char cores[MAX_CORES][16];      /* lcore ids, "total" last */
+	char names[MAX_NAMES][48];
+	uint64_t v[MAX_CORES + 1][MAX_NAMES];
+};
+
+static int core_index(struct stats *s, const char *core)
+{
+	for (unsigned i = 0; i < s->n_cores; i++)
+		if (strcmp(s->cores[i], core) == 0)
+			return (int)i;
+	if (s->n_cores == MAX_CORES)
+		return -1;
+	snprintf(s->cores[s->n_cores], sizeof(s->cores[0]), "%s", core);
+	return (int)s->n_cores++;
+}
+
+static int name_index(struct stats *s, const char *name)
+{
+	for (unsigned i = 0; i < s->n_names; i++)
+		if (strcmp(s->names[i], name) == 0)
+			return (int)i;
+	if (s->n_names == MAX_NAMES)
+		return -1;
+	snprintf(s->names[s->n_names], sizeof(s->names[0]), "%s", name);
+	return (int)s->n_names++;
+}
+
+static int fetch_stats(const struct opts *o, struct stats *s)
+{
+	char *body;
+	int rc = ask(o, "stats", 5, &body);
+	if (rc)
+		return rc;
+	memset(s, 0, sizeof(*s));
+	char *save = NULL;
+	for (char *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char core[16], name[48];
+		uint64_t v;
+		if (sscanf(l, "%15s %47s %" SCNu64, core, name, &v) != 3)
+			continue;
+		int c = core_index(s, core), n = name_index(s, name);
+		if (c >= 0 && n >= 0)
+			s->v[c][n] = v;
+	}
+	free(body);
+	return EXIT_OK;
+}
+
+static uint64_t sv(const struct stats *s, unsigned core, const char *name)
+{
+	for (unsigned i = 0; i < s->n_names; i++)
+		if (strcmp(s->names[i], name) == 0)
+			return s->v[core][i];
+	return 0;
+}
+
+static int do_stats(const struct opts *o)
+{
+	static struct stats s;
+	int rc = fetch_stats(o, &s);
+	if (rc)
+		return rc;
+	int total = core_index(&s, "total");
+	if (o->json) {
+		printf("{\"total\":{");
+		for (unsigned n = 0; n < s.n_names; n++)
+			printf("%s\"%s\":%" PRIu64, n ? "," : "", s.names[n], s.v[total][n]);
+		printf("}");
+		if (o->per_core) {
+			printf(",\"cores\":{");
+			for (unsigned c = 0, k = 0; c < s.n_cores; c++) {
+				if ((int)c == total)
+					continue;
+				printf("%s\"%s\":{", k++ ? "," : "", s.cores[c]);
+				for (unsigned n = 0; n < s.n_names; n++)
+					printf("%s\"%s\":%" PRIu64, n ? "," : "", s.names[n], s.v[c][n]);
+				printf("}");
+			}
+			printf("}");
+		}
+		printf("}\n");
+		return EXIT_OK;
+	}
+	printf("%-28s %14s", "counter", "total");
+	if (o->per_core)
+		for (unsigned c = 0; c < s.n_cores; c++)
+			if ((int)c != total)
+				printf(" %10s%-4s", "lcore ", s.cores[c]);
+	printf("\n");
+	for (unsigned n = 0; n < s.n_names; n++) {
+		/* Drop reasons that never happened stay out of the table (not of --json). */
+		if (strncmp(s.names[n], "drop_", 5) == 0 && s.v[total][n] == 0)
+			continue;
+		printf("%-28s %14" PRIu64, s.names[n], s.v[total][n]);
+		if (o->per_core)
+			for (unsigned c = 0; c < s.n_cores; c++)
+				if ((int)c != total)
+					printf(" %14" PRIu64, s.v[c][n]);
+		printf("\n");
+	}
+	return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ top */
+
+static volatile sig_atomic_t top_stop;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	top_stop = 1;
+}
+
+static double rate(const struct stats *a, const struct stats *b, unsigned c, const char *name, double secs)
+{
+	uint64_t x = sv(a, c, name), y = sv(b, c, name);
+	return y >= x && secs > 0 ? (double)(y - x) / secs : 0.0;
+}
+
+static void top_row(const struct stats *a, const struct stats *b, unsigned c, double secs)
+{
+	uint64_t bc = sv(b, c, "busy_cycles") - sv(a, c, "busy_cycles");
+	uint64_t tc = sv(b, c, "total_cycles") - sv(a, c, "total_cycles");
+	printf("%-7s %11.0f %11.0f %9.0f %9.0f %9.0f %9.0f %8" PRIu64 " %6.1f\n", b->cores[c],
+	       rate(a, b, c, "rx_pkts", secs), rate(a, b, c, "tx_pkts", secs),
+	       rate(a, b, c, "binds_ok", secs), rate(a, b, c, "binds_failed", secs),
+	       rate(a, b, c, "searches", secs), rate(a, b, c, "conns_opened", secs),
+	       sv(b, c, "conns_active"), tc ? 100.0 * (double)bc / (double)tc : 0.0);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int do_top(const struct opts *o)
+{
+	static struct stats a, b;
+	struct termios old, raw;
+	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &old) == 0;
+	struct sigaction sa;
+	int rc;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_int;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if ((rc = fetch_stats(o, &a)) != 0)
+		return rc;
+	if (tty) {
+		raw = old;
+		raw.c_lflag &= (tcflag_t)~(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	double ta = now_s();
+	for (unsigned it = 0; !top_stop && (o->count == 0 || it < o->count); it++) {
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		double end = ta + 1.0;
+		while (!top_stop) {
+			double left = end - now_s();
+			if (left <= 0)
+				break;
+			if (tty && poll(&p, 1, (int)(left * 1000) + 1) > 0) {
+				char ch;
+				if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+					top_stop = 1;
+			} else if (!tty) {
+				struct timespec ts = { 0, (long)(left * 1e9) };
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (top_stop)
+			break;
+		if ((rc = fetch_stats(o, &b)) != 0)
+			break;
+		double tb = now_s(), secs = tb - ta;
+		printf("%sldapfe top — %s — per second over %.2f s; q or Ctrl-C quits\n\n",
+		       tty || isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "", o->path, secs);
+		printf("%-7s %11s %11s %9s %9s %9s %9s %8s %6s\n", "lcore", "rx_pkts", "tx_pkts", "binds_ok",
+		       "binds_fail", "searches", "opened", "active", "busy%");
+		int total = core_index(&b, "total");
+		for (unsigned c = 0; c < b.n_cores; c++)
+			if ((int)c != total)
+				top_row(&a, &b, c, secs);
+		if (total >= 0)
+			top_row(&a, &b, (unsigned)total, secs);
+		fflush(stdout);
+		a = b;
+		ta = tb;
+	}
+	if (tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &old);
+	return rc;
+}
+
+/* ------------------------------------------------------------- commands */
+
+static int simple(const struct opts *o, const char *req, unsigned wait_s)
+{
+	char *body;
+	int rc = ask(o, req, wait_s, &body);
+	if (rc)
+		return rc;
+	fputs(body, stdout);
+	free(body);
+	return EXIT_OK;
+}
+
+/* After a drain the daemon exits: wait (bounded) until its socket stops
+ * answering, so a script can start the next one at once. */
+static void wait_gone(const struct opts *o, unsigned secs)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
+	for (unsigned i = 0; i < secs * 20u; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return;
+		int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		close(fd);
+		if (rc < 0)
+			return;
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int usage_error(const struct lfe_dctl_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage_error(const struct lfe_dctl_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("ldapfectl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: ldapfectl %s\n", cmd->usage);
+	return EXIT_USAGE;
+}
+
+static int num(const struct lfe_dctl_cmd *cmd, const char *opt, const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v > max)
+		return usage_error(cmd, "%s: \"%s\": a number 0..%u", opt, s, max);
+	*out = (unsigned)v;
+	return 0;
+}
+
+int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char *prefix, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "daemon", required_argument, NULL, 'D' }, { "prefix", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' }, { "per-core", no_argument, NULL, 'c' },
+		{ "limit", required_argument, NULL, 'l' }, { "show-dn", no_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 't' }, { "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .daemon = daemon, .prefix = prefix, .limit = 100, .timeout = 30 };
+	const char *env;
+	int opt;
+
+	if (o.prefix == NULL && (env = getenv("LDAPFE_PREFIX")) && *env)
+		o.prefix = env;
+	if (o.daemon == NULL && (env = getenv("LDAPFE_DAEMON")) && *env)
+		o.daemon = env;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		/* Each option only where its command describes it. */
+		if (opt != 'D' && opt != 'P' && opt != 'h' && opt != '?') {
+			const char *name = opt == 'j' ? "--json" : opt == 'c' ? "--per-core" : opt == 'l' ? "--limit"
+					 : opt == 'd' ? "--show-dn" : opt == 't' ? "--timeout" : "--count";
+			if (strstr(cmd->usage, name) == NULL)
+				return usage_error(cmd, "%s takes no %s", cmd->name, name);
+		}
+		switch (opt) {
+		case 'D': o.daemon = optarg; break;
+		case 'P': o.prefix = optarg; break;
+		case 'j': o.json = true; break;
+		case 'c': o.per_core = true; break;
+		case 'd': o.show_dn = true; break;
+		case 'l': if (num(cmd, "--limit", optarg, 1u << 20, &o.limit)) return EXIT_USAGE; break;
+		case 't': if (num(cmd, "--timeout", optarg, 86400, &o.timeout)) return EXIT_USAGE; break;
+		case 'n': if (num(cmd, "--count", optarg, 1u << 20, &o.count)) return EXIT_USAGE; break;
+		case 'h':
+			printf("usage: ldapfectl [--daemon PATH | --prefix NAME] %s\n\n%s", cmd->usage, cmd->help);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "see: ldapfectl %s --help\n", cmd->name);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (sock_path(&o) < 0)
+		return EXIT_USAGE;
+
+	const char *js = o.json ? " json" : "";
+	char req[128];
+	if (strcmp(cmd->name, "status") == 0) {
+		snprintf(req, sizeof(req), "status%s", js);
+		return simple(&o, req, 5);
+	}
+	if (strcmp(cmd->name, "stats") == 0)
+		return do_stats(&o);
+	if (strcmp(cmd->name, "top") == 0)
+		return do_top(&o);
+	if (strcmp(cmd->name, "conns") == 0) {
+		snprintf(req, sizeof(req), "conns %u %d%s", o.limit, o.show_dn ? 1 : 0, js);
+		return simple(&o, req, 10);
+	}
+	if (strcmp(cmd->name, "reload") == 0) {
+		snprintf(req, sizeof(req), "reload%s", js);
+		return simple(&o, req, 10);
+	}
+	if (strcmp(cmd->name, "drain") == 0) {
+		snprintf(req, sizeof(req), "drain %u%s", o.timeout, js);
+		int rc = simple(&o, req, o.timeout + 10u);
+		if (rc == EXIT_OK)
+			wait_gone(&o, 10);
+		return rc;
+	}
+	errf("internal: no daemon command \"%s\"", cmd->name);
+	return EXIT_FAIL;
+}
