@@ -435,8 +435,52 @@ static void test_time_wait_ts_reuse(void)
 	lfe_tcp_free(e.t);
 }
 
+/* RTT from TSecr: after an RTO nothing is timed (Karn), yet the echoed
+ * timestamp of the retransmission measures the path, so the backed-off RTO
+ * comes down at once; without timestamps it stays backed off. */
+static void rtt_case(bool ts)
+{
+	struct env e;
+	setup(&e, 8192, 8);
+	struct lfe_tcp_seg syn = full_syn(&e, 1, -1);
+	if (!ts)
+		syn.opts = 0;
+	open_conn(&e, syn, ts, 2);
+	e.n_out = 0;
+	lfe_tcp_send(e.c, zeros, 100);
+	lfe_tcp_flush(e.t, e.now);
+	e.now += 1100000;   /* initial RTO 1 s: retransmitted, RTO now 2 s */
+	lfe_tcp_timers(e.t, e.now);
+	lfe_tcp_flush(e.t, e.now);
+	CHECK(e.n_out == 2, "retransmitted: %u", e.n_out);
+	uint32_t echo = e.out[1].tsval;
+	e.now += 10000;     /* the retransmission's ACK after 10 ms */
+	struct lfe_tcp_seg a = peer(&e, LFE_TCP_ACK, 1, 101, 1000);
+	if (ts)
+		with_ts(&a, 3, echo);
+	in(&e, &a);
+	e.n_out = 0;
+	lfe_tcp_send(e.c, zeros, 100);
+	lfe_tcp_flush(e.t, e.now);
+	e.now += 300000;
+	lfe_tcp_timers(e.t, e.now);
+	lfe_tcp_flush(e.t, e.now);
+	if (ts)
+		CHECK(e.n_out == 2, "RTO from the TSecr sample (200 ms floor): %u segs", e.n_out);
+	else
+		CHECK(e.n_out == 1, "no sample: RTO still backed off: %u segs", e.n_out);
+	lfe_tcp_free(e.t);
+}
+
+static void test_rtt_from_tsecr(void)
+{
+	rtt_case(true);
+	rtt_case(false);
+}
+
 int main(void)
 {
+	test_rtt_from_tsecr();
 	test_ts_negotiated();
 	test_paws(100, 200, 50);
 	test_paws(0xfffffff0u, 0x10, 0xffffff00u);   /* TSval wraps around 2^32 */
