@@ -128,6 +128,25 @@ static int parse_tcp_opts(const uint8_t *o, size_t n, struct lfe_tcp_seg *seg)
 				return -EBADMSG;
 			/* RFC 7323 §2.3: shifts above 14 are used as 14. */
 			seg->wscale = (int8_t)(o[i + 2] > 14 ? 14 : o[i + 2]);
+		} else if (kind == 4) {
+			if (l != 2)
+				return -EBADMSG;
+			seg->opts |= LFE_TCP_OPT_SACK_PERM;
+		} else if (kind == 5) {
+			/* RFC 2018: 1 to 4 blocks of two 32-bit edges. */
+			if (l < 10 || (l - 2) % 8 != 0 || l > 34)
+				return -EBADMSG;
+			seg->n_sack = (uint8_t)((l - 2) / 8);
+			for (uint8_t b = 0; b < seg->n_sack; b++) {
+				seg->sack[b].start = rd32(o + i + 2 + 8u * b);
+				seg->sack[b].end = rd32(o + i + 6 + 8u * b);
+			}
+		} else if (kind == 8) {
+			if (l != 10)
+				return -EBADMSG;
+			seg->opts |= LFE_TCP_OPT_TS;
+			seg->tsval = rd32(o + i + 2);
+			seg->tsecr = rd32(o + i + 6);
 		}
 		i += l;
 	}
@@ -291,7 +310,8 @@ ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
 			  uint16_t ip_id)
 {
-	size_t optlen = (seg->mss ? 4u : 0u) + (seg->wscale >= 0 ? 4u : 0u);
+	bool ts = seg->opts & LFE_TCP_OPT_TS, sp = seg->opts & LFE_TCP_OPT_SACK_PERM;
+	size_t optlen = (seg->mss ? 4u : 0u) + (seg->wscale >= 0 ? 4u : 0u) + (ts ? 12u : sp ? 4u : 0u);
 	size_t tcplen = LFE_TCP_HLEN + optlen + seg->len;
 	size_t tot = LFE_IPV4_HLEN + tcplen;
 	size_t flen = LFE_ETH_HLEN + tot;
@@ -314,6 +334,17 @@ ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 	if (seg->mss) {
 		o[0] = 2; o[1] = 4;
 		wr16(o + 2, seg->mss);
+		o += 4;
+	}
+	/* Linux's layout: SACK-permitted takes the two NOPs before the
+	 * timestamps when both go, so a SYN's options fit 20 bytes. */
+	if (ts) {
+		o[0] = sp ? 4 : 1; o[1] = sp ? 2 : 1; o[2] = 8; o[3] = 10;
+		wr32(o + 4, seg->tsval);
+		wr32(o + 8, seg->tsecr);
+		o += 12;
+	} else if (sp) {
+		o[0] = 1; o[1] = 1; o[2] = 4; o[3] = 2;
 		o += 4;
 	}
 	if (seg->wscale >= 0) {

@@ -31,8 +31,9 @@
 #define LFE_ETHERTYPE_ARP  0x0806u
 #define LFE_IPPROTO_ICMP 1u
 #define LFE_IPPROTO_TCP  6u
-/* Headers we emit: Ethernet + IPv4 + TCP with MSS and window-scale options. */
-#define LFE_NET_TCP_HDR_MAX (LFE_ETH_HLEN + LFE_IPV4_HLEN + LFE_TCP_HLEN + 8u)
+/* Headers we emit: Ethernet + IPv4 + TCP with MSS, SACK-permitted,
+ * timestamps and window-scale options (20 option bytes at most). */
+#define LFE_NET_TCP_HDR_MAX (LFE_ETH_HLEN + LFE_IPV4_HLEN + LFE_TCP_HLEN + 20u)
 
 /* What a frame is, when it is something we handle. */
 enum lfe_net_kind {
@@ -119,7 +120,8 @@ ssize_t lfe_net_build_arp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
 			       const uint8_t our_mac[LFE_ETH_ALEN]);
 
-/* Build Ethernet + IPv4 + TCP (options from seg->mss / seg->wscale) + payload
+/* Build Ethernet + IPv4 + TCP (options from seg->mss, seg->wscale and
+ * seg->opts: SACK-permitted, timestamps; SACK blocks are never sent) + payload
  * with both checksums. seg->laddr/lport is the source. Returns the frame
  * length or -ENOSPC. */
 ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],

@@ -14,9 +14,22 @@
  * those parked a wheel revolution ahead).
  *
  * Choices a peer can see:
- * - No window scaling, SACK or timestamps: we never send wscale, so windows
- *   are ≤ 65535 bytes. LDAP requests and bind replies are a few hundred
- *   bytes; large search results still flow at 64 KiB per RTT.
+ * - Timestamps, window scaling and SACK (RFC 7323, RFC 2018) are used when
+ *   the peer's SYN offers them, each on its own. Timestamps matter most to
+ *   clients: Linux reuses a TIME_WAIT port (tcp_tw_reuse) only when the
+ *   connection had them, so without them a connection-per-bind client
+ *   runs out of ports. Our clock ticks 1.024 ms plus a keyed per-tuple
+ *   offset; PAWS drops a segment whose TSval is below TS.Recent (modulo
+ *   2^32), unless the connection sat idle 24 days; RTT samples come from
+ *   TSecr when no µs sample of our own is running (so retransmissions
+ *   still measure). SACK blocks from the peer mark ranges the fast
+ *   retransmit and the go-back-N after an RTO skip (a scoreboard of
+ *   OOO_MAX ranges; dropped on the second RTO in a row, in case the peer
+ *   reneged). We send no SACK blocks ourselves (we are the server: the
+ *   peer sends little). Our window shift is the least that covers rcvbuf.
+ * - SYN cookies keep the options: the cookie SYN,ACK's TSval carries the
+ *   peer's window shift and SACK-permitted in its low 6 bits (Linux's
+ *   layout, tcp_cookie.c); a peer without timestamps gets MSS only.
  * - Received bytes the app has not consumed yet are acknowledged and held;
  *   the advertised window shrinks by them (the right edge never moves left).
  * - The server closes actively, so TIME_WAIT piles up on our side: it lasts
@@ -45,6 +58,7 @@
  * - App deadlines ride the same wheel entry as the other timers.
  */
 #include "dataplane/tcp.h"
+#include "dataplane/tcp_cookie.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -67,6 +81,9 @@ enum {
 	F_RTT = 1u << 8,        /* an RTT sample is running */
 	F_DELIVER = 1u << 9,    /* inside on_data: no recursive delivery */
 	F_SRC = 1u << 10,       /* counted in the per-source table */
+	F_TS = 1u << 11,        /* timestamps negotiated (SYN_SENT: offered) */
+	F_SACK = 1u << 12,      /* SACK-permitted negotiated (SYN_SENT: offered) */
+	F_WS = 1u << 13,        /* window scaling negotiated (SYN_SENT: offered) */
 };
 
 #define OOO_MAX 4
@@ -78,8 +95,8 @@ enum {
 #define FW2_DEFAULT_US 60000000u
 #define COOKIE_SHIFT 26         /* cookie clock: 2^26 us ≈ 67 s per count */
 #define MAX_WIN 65535u
-
-static const uint16_t cookie_mss[8] = {536, 1024, 1220, 1360, 1400, 1440, 1460, 8960};
+#define TS_OPT_LEN 12u          /* NOP NOP TS: what timestamps take of each segment */
+#define PAWS_IDLE_US (24ull * 86400 * 1000000)   /* RFC 7323 §5.5 */
 
 struct lnk {
 	uint32_t prev, next;
@@ -110,6 +127,11 @@ struct lfe_tcp_conn {
 	uint32_t chal_n;
 	uint32_t ooo_fin;
 	struct { uint32_t seq, end; } ooo[OOO_MAX];
+	uint8_t snd_ws, rcv_ws;   /* window shifts: the peer's, ours (0 without F_WS) */
+	uint8_t n_sacked;
+	uint32_t ts_recent;       /* RFC 7323 TS.Recent */
+	uint32_t ts_off;          /* our timestamp clock's offset for this tuple */
+	struct { uint32_t seq, end; } sacked[OOO_MAX];   /* peer's SACK scoreboard */
 	uint32_t idx, gen;
 	struct lfe_tcp *t;
 	void *app;
@@ -136,7 +158,9 @@ struct lfe_tcp {
 	uint32_t n_armed;          /* connections in the wheel */
 	uint64_t tick_cur;
 	uint64_t hk0, hk1;         /* connection hash key */
-	uint64_t sk0, sk1;         /* ISN / cookie key */
+	uint64_t sk[2];            /* ISN / cookie / timestamp-offset key */
+	uint64_t now;              /* time of the current entry point (TSval) */
+	uint8_t our_ws;            /* the window shift we offer */
 	uint64_t cookie_until;     /* cookie ACKs are honoured until then */
 	bool shutting;
 	struct lfe_tcp_stats st;
@@ -170,38 +194,6 @@ static inline void l_add_tail(struct lnk *L, uint32_t head, uint32_t i)
 	L[head].prev = i;
 }
 
-static inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
-
-#define SIPROUND(v0, v1, v2, v3) do { \
-	v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32); \
-	v2 += v3; v3 = rotl(v3, 16); v3 ^= v2; \
-	v0 += v3; v3 = rotl(v3, 21); v3 ^= v0; \
-	v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32); \
-} while (0)
-
-/* SipHash-2-4 over whole 64-bit words: ISNs and cookies must not be
- * predictable from observed ones, so they get a real PRF. */
-static uint64_t siphash(uint64_t k0, uint64_t k1, const uint64_t *m, size_t n)
-{
-	uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
-	for (size_t i = 0; i < n; i++) {
-		v3 ^= m[i];
-		SIPROUND(v0, v1, v2, v3);
-		SIPROUND(v0, v1, v2, v3);
-		v0 ^= m[i];
-	}
-	uint64_t b = (uint64_t)(n * 8) << 56;
-	v3 ^= b;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (int i = 0; i < 4; i++)
-		SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static uint64_t splitmix(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -219,13 +211,6 @@ static inline uint64_t tuple_hash(const struct lfe_tcp *t, uint32_t laddr, uint1
 	uint64_t b = ((uint64_t)rport << 16 | lport) ^ t->hk1;
 	__uint128_t m = (__uint128_t)a * b;
 	return (uint64_t)m ^ (uint64_t)(m >> 64);
-}
-
-static inline void tuple_words(uint64_t w[2], uint32_t laddr, uint16_t lport,
-			       uint32_t raddr, uint16_t rport)
-{
-	w[0] = (uint64_t)raddr << 32 | laddr;
-	w[1] = (uint64_t)rport << 16 | lport;
 }
 
 /* ---- connection table ---- */
@@ -384,7 +369,18 @@ static void tmr_update(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 
 static inline uint32_t rwnd(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
 {
-	return min32(t->cfg.rcvbuf - c->held, MAX_WIN);
+	return min32(t->cfg.rcvbuf - c->held, MAX_WIN << c->rcv_ws);
+}
+
+static inline uint32_t ts_now(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return lfe_tcp_ts_clock(t->now, c->ts_off);
+}
+
+/* The peer's window in bytes: never scaled in a SYN (RFC 7323 §2.2). */
+static inline uint32_t peer_win(const struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+{
+	return (s->flags & LFE_TCP_SYN) ? s->win : (uint32_t)s->win << c->snd_ws;
 }
 
 static void emit(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
@@ -400,8 +396,15 @@ static void seg_of(const struct lfe_tcp *t, const struct lfe_tcp_conn *c, struct
 	*s = (struct lfe_tcp_seg){
 		.laddr = c->laddr, .raddr = c->raddr, .lport = c->lport, .rport = c->rport,
 		.seq = seq, .ack = (flags & LFE_TCP_ACK) ? c->rcv_nxt : 0,
-		.win = (uint16_t)rwnd(t, c), .flags = flags, .wscale = -1,
+		.win = (flags & LFE_TCP_SYN) ? (uint16_t)min32(rwnd(t, c), MAX_WIN) :
+		       (uint16_t)(rwnd(t, c) >> c->rcv_ws),
+		.flags = flags, .wscale = -1,
 	};
+	if (c->flags & F_TS) {
+		s->opts = LFE_TCP_OPT_TS;
+		s->tsval = ts_now(t, c);
+		s->tsecr = c->ts_recent;
+	}
 }
 
 static void conn_emit(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
@@ -435,6 +438,10 @@ static void send_syn(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	bool ack = c->state == ST_SYN_RCVD;
 	seg_of(t, c, &s, c->iss, (uint8_t)(LFE_TCP_SYN | (ack ? LFE_TCP_ACK : 0)));
 	s.mss = t->cfg.mss;
+	if (c->flags & F_SACK)
+		s.opts |= LFE_TCP_OPT_SACK_PERM;
+	if (c->flags & F_WS)
+		s.wscale = (int8_t)t->our_ws;
 	emit(t, &s);
 }
 
@@ -520,6 +527,69 @@ static bool can_send_data(const struct lfe_tcp_conn *c)
 	}
 }
 
+/* ---- SACK scoreboard (RFC 2018): ranges above snd_una the peer holds ---- */
+
+static void sack_prune(struct lfe_tcp_conn *c)
+{
+	uint8_t n = 0;
+	for (uint8_t i = 0; i < c->n_sacked; i++) {
+		if (seq_le(c->sacked[i].end, c->snd_una))
+			continue;
+		if (seq_lt(c->sacked[i].seq, c->snd_una))
+			c->sacked[i].seq = c->snd_una;
+		c->sacked[n++] = c->sacked[i];
+	}
+	c->n_sacked = n;
+}
+
+/* Merge one block; blocks outside (snd_una, snd_max] (old or D-SACK, or
+ * forged) are ignored, and so is a new block when the board is full. */
+static void sack_add(struct lfe_tcp_conn *c, uint32_t b, uint32_t e)
+{
+	if (!seq_lt(b, e) || seq_le(b, c->snd_una) || seq_gt(e, c->snd_max))
+		return;
+	for (uint8_t i = 0; i < c->n_sacked;) {
+		if (seq_le(b, c->sacked[i].end) && seq_le(c->sacked[i].seq, e)) {
+			if (seq_lt(c->sacked[i].seq, b))
+				b = c->sacked[i].seq;
+			if (seq_gt(c->sacked[i].end, e))
+				e = c->sacked[i].end;
+			c->sacked[i] = c->sacked[--c->n_sacked];
+			continue;
+		}
+		i++;
+	}
+	if (c->n_sacked < OOO_MAX) {
+		c->sacked[c->n_sacked].seq = b;
+		c->sacked[c->n_sacked].end = e;
+		c->n_sacked++;
+	}
+}
+
+/* If seq lies in a SACKed range: that range's end; else seq. */
+static uint32_t sack_skip(const struct lfe_tcp_conn *c, uint32_t seq)
+{
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (uint8_t i = 0; i < c->n_sacked; i++)
+			if (seq_le(c->sacked[i].seq, seq) && seq_lt(seq, c->sacked[i].end)) {
+				seq = c->sacked[i].end;
+				moved = true;
+			}
+	}
+	return seq;
+}
+
+/* The first SACKed byte above seq, or snd_max. */
+static uint32_t sack_next(const struct lfe_tcp_conn *c, uint32_t seq)
+{
+	uint32_t n = c->snd_max;
+	for (uint8_t i = 0; i < c->n_sacked; i++)
+		if (seq_gt(c->sacked[i].seq, seq) && seq_lt(c->sacked[i].seq, n))
+			n = c->sacked[i].seq;
+	return n;
+}
+
 /* Send what window and cwnd allow from snd_nxt, FIN last; a pure ACK if
  * one is owed now and nothing carried it. */
 static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
@@ -532,6 +602,15 @@ static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 			bool fin_due = (c->flags & F_FIN_Q) && seq_le(c->snd_nxt, c->snd_end);
 			if (!unsent && !fin_due)
 				break;
+			if (c->n_sacked && seq_lt(c->snd_nxt, c->snd_max)) {
+				/* Resending after an RTO: what the peer SACKed stays. */
+				uint32_t skip = sack_skip(c, c->snd_nxt);
+				if (skip != c->snd_nxt) {
+					c->snd_nxt = skip;
+					continue;
+				}
+				unsent = min32(unsent, sack_next(c, c->snd_nxt) - c->snd_nxt);
+			}
 			uint32_t wnd = min32(c->snd_wnd, c->cwnd);
 			uint32_t flight = c->snd_nxt - c->snd_una;
 			uint32_t n = wnd > flight ? wnd - flight : 0;
@@ -870,9 +949,8 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 	}
 }
 
-static void rtt_sample(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+static void rtt_sample(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t r64)
 {
-	uint64_t r64 = now - c->rtt_ts;
 	uint32_t r = r64 > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)r64;
 	if (!r)
 		r = 1;
@@ -887,6 +965,28 @@ static void rtt_sample(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 	uint64_t rto = (uint64_t)c->srtt + max32(1000, 4 * c->rttvar);
 	c->rto = (uint32_t)(rto < t->cfg.rto_min_us ? t->cfg.rto_min_us :
 			    rto > t->cfg.rto_max_us ? t->cfg.rto_max_us : rto);
+}
+
+/* Fast retransmit: with SACK every hole below the highest SACKed byte (at
+ * most cwnd's worth), else the segment at snd_una. */
+static void fast_rexmit(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	uint32_t top = c->snd_una;
+	for (uint8_t i = 0; i < c->n_sacked; i++)
+		if (seq_gt(c->sacked[i].end, top))
+			top = c->sacked[i].end;
+	uint32_t seq = c->snd_una, budget = c->cwnd;
+	do {
+		uint32_t n = seq_lt(seq, c->snd_end) ? c->snd_end - seq : 0;
+		uint32_t hole = sack_next(c, seq) - seq;
+		n = min32(min32(min32(n, hole), c->smss), t->smask + 1 - spos(t, c, seq));
+		bool fin = (c->flags & F_FIN_Q) && seq + n == c->snd_end;
+		xmit(t, c, seq, n, fin);
+		if (seq != c->snd_una)
+			t->st.sack_rexmits++;
+		seq = sack_skip(c, seq + n + fin);
+		budget = budget > n ? budget - n : 0;
+	} while (seq_lt(seq, top) && budget);
 }
 
 /* ACK field of a segment in a synchronized state. False: drop the rest. */
@@ -904,7 +1004,13 @@ static bool recv_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe
 		uint32_t acked = ack - c->snd_una;
 		if ((c->flags & F_RTT) && seq_ge(ack, c->rtt_seq)) {
 			c->flags &= (uint16_t)~F_RTT;
-			rtt_sample(t, c, now);
+			rtt_sample(t, c, now - c->rtt_ts);
+		} else if ((c->flags & F_TS) && (s->opts & LFE_TCP_OPT_TS) && s->tsecr) {
+			/* RFC 7323 §4: the echoed clock measures even across a
+			 * retransmission (no timed segment runs then). */
+			uint32_t d = ts_now(t, c) - s->tsecr;
+			if (d < (1u << 20))
+				rtt_sample(t, c, (uint64_t)d << 10);
 		}
 		if (c->cwnd < c->ssthresh)
 			c->cwnd += min32(acked, c->smss);
@@ -917,19 +1023,22 @@ static bool recv_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe
 		c->retries = 0;
 		c->dupacks = 0;
 		c->last_act = now;
+		sack_prune(c);
 		c->rto_at = c->snd_una == c->snd_max ? 0 : now + c->rto;
 		writable = true;
-	} else if (ack == c->snd_una && !len && !(s->flags & (LFE_TCP_FIN | LFE_TCP_SYN)) &&
-		   s->win == c->snd_wnd && c->snd_una != c->snd_max) {
+	}
+	if ((c->flags & F_SACK) && s->n_sack) {
+		for (uint8_t i = 0; i < s->n_sack && i < 4; i++)
+			sack_add(c, s->sack[i].start, s->sack[i].end);
+	}
+	if (!writable && ack == c->snd_una && !len && !(s->flags & (LFE_TCP_FIN | LFE_TCP_SYN)) &&
+	    peer_win(c, s) == c->snd_wnd && c->snd_una != c->snd_max) {
 		t->st.dup_acks++;
 		if (++c->dupacks == 3) {
 			uint32_t flight = c->snd_max - c->snd_una;
 			c->ssthresh = max32(flight / 2, 2u * c->smss);
 			c->cwnd = c->ssthresh + 3u * c->smss;
-			uint32_t n = seq_lt(c->snd_una, c->snd_end) ? c->snd_end - c->snd_una : 0;
-			n = min32(min32(n, c->smss), t->smask + 1 - spos(t, c, c->snd_una));
-			bool fin = (c->flags & F_FIN_Q) && c->snd_una + n == c->snd_end;
-			xmit(t, c, c->snd_una, n, fin);
+			fast_rexmit(t, c);
 			c->rto_at = now + c->rto;
 		}
 	}
@@ -938,10 +1047,10 @@ static bool recv_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe
 			pend(t, c);
 		if (!s->win)
 			c->retries = 0;   /* the peer is alive, just full: keep probing */
-		c->snd_wnd = s->win;
+		c->snd_wnd = peer_win(c, s);
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = ack;
-		c->max_snd_wnd = max32(c->max_snd_wnd, s->win);
+		c->max_snd_wnd = max32(c->max_snd_wnd, c->snd_wnd);
 	}
 	bool fin_acked = (c->flags & F_FIN_Q) && c->snd_una == c->snd_end + 1;
 	if (fin_acked) {
@@ -969,58 +1078,45 @@ static bool recv_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe
 	return c->state != ST_FREE;
 }
 
+/* Take the options of the peer's SYN (or, active, of its SYN,ACK: we
+ * offered them all): each is on only when the peer sent it. */
+static void syn_opts(const struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+{
+	c->flags &= (uint16_t)~(F_TS | F_SACK | F_WS);
+	c->snd_ws = c->rcv_ws = 0;
+	if (s->opts & LFE_TCP_OPT_TS) {
+		c->flags |= F_TS;
+		c->ts_recent = s->tsval;
+	}
+	if (s->opts & LFE_TCP_OPT_SACK_PERM)
+		c->flags |= F_SACK;
+	if (s->wscale >= 0) {
+		c->flags |= F_WS;
+		c->snd_ws = (uint8_t)(s->wscale > 14 ? 14 : s->wscale);
+		c->rcv_ws = t->our_ws;
+	}
+	uint32_t peer = s->mss ? s->mss : 536;
+	uint32_t mss = max32(64, min32(t->cfg.mss, peer));
+	/* The MSS excludes options (RFC 6691): timestamps ride every segment. */
+	if (c->flags & F_TS)
+		mss = max32(64, mss - TS_OPT_LEN);
+	c->smss = (uint16_t)mss;
+}
+
 static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
 {
 	c->laddr = s->laddr;
 	c->raddr = s->raddr;
 	c->lport = s->lport;
 	c->rport = s->rport;
-	uint32_t peer = s->mss ? s->mss : 536;
-	c->smss = (uint16_t)max32(64, min32(t->cfg.mss, peer));
+	c->ts_off = lfe_tcp_ts_offset(t->sk, s);
+	syn_opts(t, c, s);
 	hash_insert(t, c);
 }
 
 static uint32_t isn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 {
-	uint64_t w[2];
-	tuple_words(w, s->laddr, s->lport, s->raddr, s->rport);
-	/* RFC 6528: keyed hash of the tuple plus a 4 µs clock. */
-	return (uint32_t)siphash(t->sk0, t->sk1, w, 2) + (uint32_t)(now >> 2);
-}
-
-static uint32_t cookie_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint32_t peer_isn,
-			    uint64_t count, uint32_t mssi)
-{
-	uint64_t w[4];
-	tuple_words(w, s->laddr, s->lport, s->raddr, s->rport);
-	w[2] = (uint64_t)peer_isn << 32 | mssi;
-	w[3] = count;
-	return (uint32_t)siphash(t->sk0, t->sk1, w, 4) & 0x7ffffff;
-}
-
-/* Cookie layout: 2 bits of the 67 s clock, 3 bits of MSS index, 27 bits
- * of keyed hash over tuple, peer ISN, clock and MSS index. */
-static uint32_t cookie_make(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
-{
-	uint32_t peer = s->mss ? s->mss : 536, mssi = 0;
-	for (uint32_t i = 0; i < 8; i++)
-		if (cookie_mss[i] <= peer && cookie_mss[i] <= t->cfg.mss)
-			mssi = i;
-	uint64_t count = now >> COOKIE_SHIFT;
-	return (uint32_t)(count & 3) << 30 | mssi << 27 | cookie_hash(t, s, s->seq, count, mssi);
-}
-
-/* Returns the MSS the cookie encodes, or 0 if it is not ours or too old. */
-static uint32_t cookie_check(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
-{
-	uint32_t ck = s->ack - 1, mssi = (ck >> 27) & 7;
-	uint64_t count = now >> COOKIE_SHIFT;
-	for (uint64_t age = 0; age < 2; age++) {
-		uint64_t cn = count - age;
-		if ((cn & 3) == ck >> 30 && cookie_hash(t, s, s->seq - 1, cn, mssi) == (ck & 0x7ffffff))
-			return cookie_mss[mssi];
-	}
-	return 0;
+	return lfe_tcp_isn(t->sk, s, now);
 }
 
 static bool listening(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport)
@@ -1040,11 +1136,21 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 	if (t->st.half_open >= t->cfg.max_half_open) {
 		struct lfe_tcp_seg r = {
 			.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
-			.seq = cookie_make(t, s, now), .ack = s->seq + 1,
+			.seq = lfe_tcp_cookie_make(t->sk, s, t->cfg.mss, now), .ack = s->seq + 1,
 			.win = (uint16_t)min32(t->cfg.rcvbuf, MAX_WIN),
 			.flags = LFE_TCP_SYN | LFE_TCP_ACK, .wscale = -1,
 		};
 		r.mss = t->cfg.mss;
+		/* Options live only in the timestamp: without it, MSS alone. */
+		if (s->opts & LFE_TCP_OPT_TS) {
+			bool sack = s->opts & LFE_TCP_OPT_SACK_PERM;
+			r.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
+			r.tsval = lfe_tcp_cookie_ts(lfe_tcp_ts_clock(now, lfe_tcp_ts_offset(t->sk, s)),
+						    s->wscale, sack);
+			r.tsecr = s->tsval;
+			if (s->wscale >= 0)
+				r.wscale = (int8_t)t->our_ws;
+		}
 		t->st.syncookies_sent++;
 		t->cookie_until = now + (2ull << COOKIE_SHIFT);
 		emit(t, &r);
@@ -1080,7 +1186,7 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 {
 	bool cookies = now < t->cookie_until;
-	uint32_t mss = cookies ? cookie_check(t, s, now) : 0;
+	uint32_t mss = cookies ? lfe_tcp_cookie_check(t->sk, s, now) : 0;
 	if (!mss) {
 		/* While cookies are out, a segment that fails the check may be a
 		 * later one of a handshake whose first ACK was lost: dropping it
@@ -1104,6 +1210,13 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 	t->st.syncookies_ok++;
 	struct lfe_tcp_seg syn = *s;
 	syn.mss = (uint16_t)mss;
+	syn.opts = 0;
+	syn.wscale = -1;
+	if (s->opts & LFE_TCP_OPT_TS) {
+		bool sack;
+		lfe_tcp_cookie_ts_decode(s->tsecr, &syn.wscale, &sack);
+		syn.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
+	}
 	init_passive(t, c, &syn);
 	src_inc(t, c);
 	c->irs = s->seq - 1;
@@ -1111,8 +1224,8 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 	c->last_ack_sent = s->seq;
 	c->iss = s->ack - 1;
 	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = s->ack;
-	c->snd_wnd = s->win;
-	c->max_snd_wnd = s->win;
+	c->snd_wnd = peer_win(c, s);
+	c->max_snd_wnd = c->snd_wnd;
 	c->snd_wl1 = s->seq;
 	c->snd_wl2 = s->ack;
 	if (!conn_open(t, c, now))
@@ -1144,8 +1257,7 @@ static void input_syn_sent(struct lfe_tcp *t, struct lfe_tcp_conn *c, const stru
 	}
 	if (!(s->flags & LFE_TCP_SYN))
 		return;
-	uint32_t peer = s->mss ? s->mss : 536;
-	c->smss = (uint16_t)max32(64, min32(t->cfg.mss, peer));
+	syn_opts(t, c, s);
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->snd_wnd = s->win;
@@ -1168,6 +1280,7 @@ static void input_syn_sent(struct lfe_tcp *t, struct lfe_tcp_conn *c, const stru
 
 void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 {
+	t->now = now;
 	t->st.segs_in++;
 	t->st.bytes_in += s->len;
 	if (s->len && !s->payload) {
@@ -1177,9 +1290,11 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 	uint8_t fl = s->flags;
 	struct lfe_tcp_conn *c = lookup(t, s->laddr, s->lport, s->raddr, s->rport);
 	if (c && c->state == ST_TIME_WAIT && (fl & LFE_TCP_SYN) && !(fl & (LFE_TCP_ACK | LFE_TCP_RST)) &&
-	    seq_gt(s->seq, c->rcv_nxt)) {
+	    (seq_gt(s->seq, c->rcv_nxt) ||
+	     ((c->flags & F_TS) && (s->opts & LFE_TCP_OPT_TS) && seq_gt(s->tsval, c->ts_recent)))) {
 		/* A new incarnation of the tuple: its SYN is above everything of
-		 * the old one, so TIME_WAIT has done its job. */
+		 * the old one (sequence, or timestamp: RFC 6191), so TIME_WAIT
+		 * has done its job. */
 		conn_free(t, c);
 		c = NULL;
 	}
@@ -1238,6 +1353,16 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 		return;
 	}
 
+	bool has_ts = (c->flags & F_TS) && (s->opts & LFE_TCP_OPT_TS);
+	if (has_ts && seq_lt(s->tsval, c->ts_recent) && now - c->last_act < PAWS_IDLE_US) {
+		/* RFC 7323 §5.3 R1: an old duplicate (or a wrapped sequence
+		 * space) — acknowledge, drop. */
+		t->st.drop_paws++;
+		c->flags |= F_ACK_NOW;
+		pend(t, c);
+		return;
+	}
+
 	uint32_t seq = s->seq, len = s->len;
 	const uint8_t *p = s->payload;
 	bool fin = fl & LFE_TCP_FIN;
@@ -1262,6 +1387,8 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 			return;
 		len = 0;
 		fin = false;
+	} else if (has_ts && seq_le(seq, c->last_ack_sent)) {
+		c->ts_recent = s->tsval;   /* RFC 7323 §4.3 */
 	}
 	if (seq_lt(seq, c->rcv_nxt)) {
 		uint32_t d = c->rcv_nxt - seq;
@@ -1294,8 +1421,8 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 		if (!(c->flags & F_ACTIVE))
 			t->st.half_open--;
 		c->snd_una = s->ack;
-		c->snd_wnd = s->win;
-		c->max_snd_wnd = max32(c->max_snd_wnd, s->win);
+		c->snd_wnd = peer_win(c, s);
+		c->max_snd_wnd = max32(c->max_snd_wnd, c->snd_wnd);
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
 		if (!conn_open(t, c, now))
@@ -1359,6 +1486,8 @@ static void on_rto(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		c->flags &= (uint16_t)~F_RTT;
 	}
 	c->dupacks = 0;
+	if (c->retries >= 2)
+		c->n_sacked = 0;   /* RFC 2018 §8: the peer may have reneged */
 	c->snd_nxt = c->snd_una;
 	c->rto_at = now + c->rto;
 	if (!c->snd_wnd && seq_lt(c->snd_una, c->snd_end)) {
@@ -1412,6 +1541,7 @@ static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 
 void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now)
 {
+	t->now = now;
 	uint64_t nt = now >> TICK_SHIFT;
 	if (nt <= t->tick_done)
 		return;
@@ -1453,6 +1583,7 @@ void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now)
 
 void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now)
 {
+	t->now = now;
 	uint32_t head = t->cfg.max_conns;
 	while (l_linked(t->pl, head)) {
 		uint32_t i = t->pl[head].next;
@@ -1549,8 +1680,10 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	uint64_t s = cfg->secret;
 	t->hk0 = splitmix(&s) | 1;
 	t->hk1 = splitmix(&s) | 1;
-	t->sk0 = splitmix(&s);
-	t->sk1 = splitmix(&s);
+	t->sk[0] = splitmix(&s);
+	t->sk[1] = splitmix(&s);
+	while (t->our_ws < 14 && (cfg->rcvbuf >> t->our_ws) > MAX_WIN)
+		t->our_ws++;
 	return t;
 fail:
 	lfe_tcp_free(t);
@@ -1579,6 +1712,7 @@ void lfe_tcp_free(struct lfe_tcp *t)
 struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
 				     uint32_t raddr, uint16_t rport, uint64_t now, int *err)
 {
+	t->now = now;
 	int e;
 	if (t->shutting) {
 		e = -ESHUTDOWN;
@@ -1600,9 +1734,10 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 	c->lport = lport;
 	c->rport = rport;
 	c->smss = (uint16_t)min32(t->cfg.mss, 536);
+	c->ts_off = lfe_tcp_ts_offset(t->sk, &s);
 	hash_insert(t, c);
 	c->state = ST_SYN_SENT;
-	c->flags = F_ACTIVE | F_APP;
+	c->flags = F_ACTIVE | F_APP | F_TS | F_SACK | F_WS;   /* offered; the SYN,ACK decides */
 	c->iss = isn(t, &s, now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
@@ -1677,6 +1812,7 @@ size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len)
 
 void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 {
+	t->now = now;
 	if (c->state == ST_FREE || (c->flags & F_ABORT))
 		return;
 	uint32_t before = rwnd(t, c);
@@ -1771,6 +1907,7 @@ void lfe_tcp_conn_addrs(const struct lfe_tcp_conn *c, uint32_t *laddr, uint16_t 
 
 void lfe_tcp_shutdown(struct lfe_tcp *t, uint64_t now)
 {
+	t->now = now;
 	t->shutting = true;
 	for (uint32_t i = 0; i < t->cfg.max_conns; i++) {
 		struct lfe_tcp_conn *c = &t->conns[i];

@@ -13,7 +13,10 @@
  * Time is passed in as microseconds from any monotonic origin (the dataplane
  * converts rdtsc); the module never reads a clock.
  *
- * What it does: passive (and active) open with MSS option; in-order byte
+ * What it does: passive (and active) open with MSS option, and RFC 7323
+ * timestamps (PAWS, RTT from TSecr) and window scaling and RFC 2018 SACK,
+ * each used only when the peer's SYN offers it (SYN cookies carry them in
+ * the timestamp's low bits, as Linux does); in-order byte
  * stream delivery across any segmentation (out-of-order segments within the
  * window are held, bounded); cumulative ACKs piggybacked on data, delayed
  * ACK otherwise; send buffer kept until acknowledged, retransmission with
@@ -38,6 +41,12 @@ enum {
 	LFE_TCP_PSH = 0x08, LFE_TCP_ACK = 0x10, LFE_TCP_URG = 0x20,
 };
 
+/* Option flags of struct lfe_tcp_seg.opts. */
+enum {
+	LFE_TCP_OPT_TS = 0x01,        /* timestamps option (tsval, tsecr) */
+	LFE_TCP_OPT_SACK_PERM = 0x02, /* SACK-permitted (SYN only) */
+};
+
 /* One segment, host byte order. On input, `payload` points at the data in
  * the received frame (valid only during the call). On output (ops->tx) it
  * points into the connection's send buffer, valid only during the call:
@@ -51,6 +60,10 @@ struct lfe_tcp_seg {
 	/* options: on input as parsed, on output what to put in the header */
 	uint16_t mss;            /* 0 = absent */
 	int8_t wscale;           /* -1 = absent */
+	uint8_t opts;            /* LFE_TCP_OPT_* present */
+	uint8_t n_sack;          /* SACK blocks in sack[] (input only) */
+	uint32_t tsval, tsecr;   /* RFC 7323 timestamps, when LFE_TCP_OPT_TS */
+	struct { uint32_t start, end; } sack[4];   /* RFC 2018 blocks, as received */
 	const uint8_t *payload;
 	uint16_t len;
 };
@@ -192,6 +205,8 @@ struct lfe_tcp_stats {
 	uint64_t drop_src_cap;      /* SYNs (and cookie ACKs) over max_conns_per_source */
 	uint64_t evicted;           /* evictable connections reset for a new SYN */
 	uint64_t deadline_closed;   /* app deadlines that expired into a reset */
+	uint64_t drop_paws;         /* segments with a timestamp older than TS.Recent */
+	uint64_t sack_rexmits;      /* holes retransmitted from SACK information */
 };
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
 

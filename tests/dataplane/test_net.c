@@ -109,6 +109,33 @@ static void test_build_tcp(void)
 	CHECK(p.seg.lport == 51000 && p.seg.rport == 389, "ports");
 	CHECK(p.seg.seq == syn.seq && p.seg.ack == 7 && p.seg.win == 1024, "fields");
 	CHECK(p.seg.mss == 1460 && p.seg.wscale == 7 && p.seg.len == 0, "options");
+
+	/* Every option we send: MSS, SACK-permitted, timestamps, window scale
+	 * in Linux's 20-byte layout, and timestamps alone on a data segment. */
+	syn.opts = LFE_TCP_OPT_TS | LFE_TCP_OPT_SACK_PERM;
+	syn.tsval = 0xdeadbeefu;
+	syn.tsecr = 0x01020304u;
+	n = lfe_net_build_tcp(out, sizeof(out), MAC2, MAC1, &syn, 9);
+	CHECK(n == LFE_NET_TCP_HDR_MAX, "full syn len %zd", n);
+	static const uint8_t linux_opts[20] = { 2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0xde, 0xad, 0xbe, 0xef,
+						1, 2, 3, 4, 1, 3, 3, 7 };
+	CHECK(memcmp(out + 54, linux_opts, 20) == 0, "option bytes as Linux lays them out");
+	rc = lfe_net_parse(out, (size_t)n, &p);
+	CHECK(rc == LFE_NET_TCP && p.seg.opts == (LFE_TCP_OPT_TS | LFE_TCP_OPT_SACK_PERM) &&
+	      p.seg.tsval == 0xdeadbeefu && p.seg.tsecr == 0x01020304u && p.seg.mss == 1460 &&
+	      p.seg.wscale == 7, "all options round trip");
+	struct lfe_tcp_seg data = syn;
+	data.flags = LFE_TCP_ACK | LFE_TCP_PSH;
+	data.mss = 0;
+	data.wscale = -1;
+	data.opts = LFE_TCP_OPT_TS;
+	data.payload = (const uint8_t *)"abc";
+	data.len = 3;
+	n = lfe_net_build_tcp(out, sizeof(out), MAC2, MAC1, &data, 9);
+	CHECK(n == 14 + 20 + 32 + 3 && out[54] == 1 && out[55] == 1 && out[56] == 8, "NOP NOP TS: %zd", n);
+	rc = lfe_net_parse(out, (size_t)n, &p);
+	CHECK(rc == LFE_NET_TCP && p.seg.opts == LFE_TCP_OPT_TS && p.seg.tsval == 0xdeadbeefu &&
+	      p.seg.len == 3 && memcmp(p.seg.payload, "abc", 3) == 0, "data with timestamps");
 }
 
 struct corrupt {
@@ -189,7 +216,12 @@ static void test_tcp_options(void)
 		{ "mss+nop+ws", { 2, 4, 0x05, 0xb4, 1, 3, 3, 7, 0, 0, 0, 0 }, 1, 1460, 7 },
 		{ "eol stops", { 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, -1 },
 		{ "ws capped at 14", { 3, 3, 20, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, 14 },
-		{ "sackok+ts skipped", { 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		{ "sackok+ts", { 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		{ "sack block", { 5, 10, 0, 0, 0, 1, 0, 0, 0, 9, 1, 1 }, 1, 0, -1 },
+		{ "sack bad length", { 5, 9, 0, 0, 0, 1, 0, 0, 0, 9, 1, 1 }, 0, 0, 0 },
+		{ "sack empty", { 5, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 0, 0, 0 },
+		{ "ts bad length", { 8, 8, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1 }, 0, 0, 0 },
+		{ "sackok bad length", { 4, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 0, 0, 0 },
 		{ "mss bad length", { 2, 3, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 0, 0, 0 },
 		{ "option length 0", { 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 0, 0, 0 },
 		{ "option overruns", { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8, 4 }, 0, 0, 0 },
@@ -215,6 +247,12 @@ static void test_tcp_options(void)
 		if (cases[i].ok) {
 			CHECK(rc == LFE_NET_TCP && p.seg.mss == cases[i].mss && p.seg.wscale == cases[i].ws,
 			      "%s: rc=%d mss=%u ws=%d", cases[i].name, rc, p.seg.mss, p.seg.wscale);
+			if (cases[i].opts[0] == 5)
+				CHECK(p.seg.n_sack == 1 && p.seg.sack[0].start == 1 && p.seg.sack[0].end == 9,
+				      "sack edges");
+			if (cases[i].opts[0] == 4)
+				CHECK(p.seg.opts == (LFE_TCP_OPT_SACK_PERM | LFE_TCP_OPT_TS) &&
+				      p.seg.tsval == 0x01020304u, "sackok+ts parsed");
 		} else {
 			CHECK(rc == -EBADMSG && p.drop == LFE_DROP_TCP_HDR, "%s: rc=%d", cases[i].name, rc);
 		}

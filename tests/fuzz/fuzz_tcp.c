@@ -11,6 +11,11 @@
  * [2] bit 6 picks a second source address (per-source cap 3); [14] bit 0
  * marks the port's connection evictable (bit 1) or not, [15] bit 0 sets its
  * app deadline [15] >> 1 ms ahead (on_deadline keeps it when consume is odd).
+ * Options: [1] bit 6 adds a timestamp (TSval near the port's last one, up
+ * or down by [12]; TSecr the last TSval we sent, or [5] for a cookie ACK's
+ * bits), [1] bit 7 SACK-permitted and [13] & 3 SACK blocks around what we
+ * sent, [15] bit 7 a window shift of [14] >> 4 (15 must clamp to 14).
+ * The listener's rcvbuf needs a shift (70000 bytes) so scaled windows run.
  * Invariants: no crash or sanitizer report, conns_active ≤ max_conns,
  * half_open ≤ max_half_open, every on_open matched by at most one on_close
  * and the app's count of live connections equals opened - closed; once
@@ -27,6 +32,7 @@
 struct fz {
 	struct lfe_tcp *t;
 	uint32_t last_seq[8], last_ack[8];
+	uint32_t last_tsval[8], peer_ts[8];
 	long live;
 	struct lfe_tcp_conn *conns[MAXC];
 	uint8_t consume;
@@ -42,6 +48,8 @@ static int fz_tx(void *ctx, const struct lfe_tcp_seg *s)
 	if (s->rport >= 40000 && s->rport < 40008) {
 		f->last_seq[s->rport - 40000] = s->seq;
 		f->last_ack[s->rport - 40000] = s->ack;
+		if (s->opts & LFE_TCP_OPT_TS)
+			f->last_tsval[s->rport - 40000] = s->tsval;
 	}
 	return 0;
 }
@@ -100,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_conns = 6;
 	cfg.max_half_open = 3;
 	cfg.sndbuf = 1024;
-	cfg.rcvbuf = 700;
+	cfg.rcvbuf = 70000;
 	cfg.mss = 300;
 	cfg.max_retries = 3;
 	cfg.idle_timeout_us = 5000000;
@@ -143,6 +151,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.mss = (uint16_t)(r[14] | r[15] << 8), .wscale = -1,
 			.payload = payload, .len = (uint16_t)(r[3] * 8),
 		};
+		if (r[1] & 0x40) {
+			s.opts |= LFE_TCP_OPT_TS;
+			f.peer_ts[pi] += (uint32_t)(int8_t)r[12];
+			s.tsval = f.peer_ts[pi];
+			s.tsecr = (r[0] & 2) ? f.last_tsval[pi] : (f.last_tsval[pi] & ~0x3fu) | (r[5] & 0x3f);
+		}
+		if (r[1] & 0x80) {
+			s.opts |= LFE_TCP_OPT_SACK_PERM;
+			s.n_sack = r[13] & 3;
+			for (uint8_t b = 0; b < s.n_sack; b++) {
+				s.sack[b].start = f.last_seq[pi] - (uint32_t)r[6 + b] * 16u;
+				s.sack[b].end = s.sack[b].start + (uint32_t)r[9 + b] * 8u;
+			}
+		}
+		if (r[15] & 0x80)
+			s.wscale = (int8_t)(r[14] >> 4);
+		s.flags &= 0x3f;
 		lfe_tcp_input(f.t, &s, now);
 		static const uint32_t steps[4] = {0, 1000, 45000, 900000};
 		now += steps[(op >> 2) & 3];
