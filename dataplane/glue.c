@@ -41,8 +41,17 @@
 #include "backend/bindjob.h"
 #include "backend/search.h"
 #include "glue.h"
+#include "tls.h"
 #include "verifier.h"
 #include "worker.h"
+
+bool lfe_glue_is_ldaps(const struct lfe_config *cf, uint16_t port)
+{
+	for (uint32_t i = 0; i < cf->n_ldaps_ports; i++)
+		if (cf->ldaps_ports[i] == port)
+			return true;
+	return false;
+}
 
 static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 {
@@ -123,8 +132,19 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	}
 	uint32_t i = w->slot_free[--w->n_free];
 	struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
+	uint32_t la, ra;
+	uint16_t lp, rp;
+	lfe_tcp_conn_addrs(c, &la, &lp, &ra, &rp);
+	if (lfe_glue_is_ldaps(&w->d->cfg, lp)) {
+		if (w->d->tls == NULL || lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls)) < 0) {
+			w->slot_free[w->n_free++] = i;
+			w->st.conns_refused++;
+			return -ENOBUFS;
+		}
+	} else {
+		lfe_stream_init(&sl->st, c);
+	}
 	sl->s = lfe_session_init((uint8_t *)sl + LFE_SLOT_HDR, &w->scfg);
-	lfe_stream_init(&sl->st, c);
 	sl->got_data = false;
 	sl->pending = false;
 	sl->opened_us = w->now_us;
@@ -136,6 +156,22 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	w->st.conns_opened++;
 	w->st.conns_active++;
 	return 0;
+}
+
+/* After the session ran (on_data, a resume): pending state, deadlines,
+ * evictability. */
+static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl,
+		   unsigned flags, bool all_taken)
+{
+	sl->pending = flags & LFE_SESS_PENDING;
+	bool gathering = lfe_session_gathering(sl->s);
+	if (!gathering)
+		sl->pdu_since = 0;
+	else if (!sl->pdu_since)
+		sl->pdu_since = w->now_us;
+	slot_arm(w, sl, c);
+	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken &&
+				      !lfe_stream_holding(&sl->st) && !slot_bound(sl));
 }
 
 static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len)
@@ -151,16 +187,9 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 	w->cur = NULL;
 	if (sl->s == NULL || (flags & LFE_SESS_ABORT))
 		return used;   /* closed inside */
-	sl->pending = flags & LFE_SESS_PENDING;
-	bool gathering = lfe_session_gathering(sl->s);
 	if (len)
 		sl->got_data = true;
-	if (!gathering)
-		sl->pdu_since = 0;
-	else if (!sl->pdu_since)
-		sl->pdu_since = w->now_us;
-	slot_arm(w, sl, c);
-	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && used == len && !slot_bound(sl));
+	settle(w, c, sl, flags, used == len);
 	return used;
 }
 
@@ -168,9 +197,15 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 {
 	struct lfe_worker *w = ctx;
 	struct lfe_slot *sl = slot_of(c);
+	unsigned flags;
 
-	if (sl)
-		lfe_stream_on_writable(&sl->st, w->tcp, w->now_us);
+	if (sl == NULL)
+		return;
+	w->cur = c;
+	lfe_stream_on_writable(&sl->st, sl->s, w->tcp, w->now_us, w->out, sizeof w->out, &flags);
+	w->cur = NULL;
+	if (sl->s && !(flags & LFE_SESS_ABORT) && sl->st.tls)
+		settle(w, c, sl, flags, true);
 }
 
 static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
@@ -182,6 +217,7 @@ static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	if (sl == NULL)
 		return;
 	lfe_verifier_cancel(w->d->verifier, w, lfe_tcp_conn_handle(c));
+	lfe_stream_fini(&sl->st);
 	lfe_session_fini(sl->s);
 	sl->s = NULL;
 	lfe_tcp_conn_set_app(c, NULL);
@@ -254,7 +290,17 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	int rc = lfe_stream_bind_done(&sl->st, sl->s, token, v, w->out, sizeof w->out);
 	if (rc < 0)
 		return;   /* stale token, or the connection was reset */
-	/* Input that arrived behind the bind was left unconsumed: offer it now. */
+	/* Input that arrived behind the bind was left unconsumed: offer it now
+	 * (what the TLS stream holds first, then TCP's). */
+	if (sl->st.tls) {
+		unsigned flags;
+		w->cur = c;
+		lfe_stream_resume(&sl->st, sl->s, w->out, sizeof w->out, &flags);
+		w->cur = NULL;
+		if (sl->s == NULL || (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)))
+			return;
+		settle(w, c, sl, flags, true);
+	}
 	lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 }
 

@@ -63,7 +63,7 @@ struct lfe_wstats {
 
 /* A session slot in the per-core pool: this header, then the session at
  * LFE_SLOT_HDR so it is aligned for any object. */
-#define LFE_SLOT_HDR 64u
+#define LFE_SLOT_HDR 128u
 struct lfe_slot {
 	struct lfe_session *s;
 	struct lfe_stream st;   /* the connection's byte stream (stream.h) */

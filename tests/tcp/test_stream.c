@@ -111,7 +111,8 @@ static void cb_writable(void *ctx, struct lfe_tcp_conn *c)
 {
 	struct env *e = ctx;
 	(void)c;
-	lfe_stream_on_writable(&e->st, e->t, 0);
+	unsigned flags;
+	lfe_stream_on_writable(&e->st, e->s, e->t, 0, e->scratch, sizeof e->scratch, &flags);
 }
 
 static void cb_close(void *ctx, struct lfe_tcp_conn *c, int reason)
@@ -119,6 +120,7 @@ static void cb_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	struct env *e = ctx;
 	(void)c;
 	(void)reason;
+	lfe_stream_fini(&e->st);
 	lfe_session_fini(e->s);
 	e->closes++;
 }
