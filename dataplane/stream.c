@@ -174,7 +174,9 @@ static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const ui
 			*flags |= LFE_SESS_PENDING;
 			return used;
 		}
-		if (io.out_len == 0)
+		/* A call that took all input has answered every complete request
+		 * (a gathered one is answered in the call that completes it). */
+		if (io.out_len == 0 || used == len)
 			return used;   /* all taken, or the rest waits for room */
 	}
 }
