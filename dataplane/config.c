@@ -11,7 +11,7 @@
 #include "net.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
-		K_ACCESS, K_SCOPE, K_DN, K_ATTRS };
+		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -48,6 +48,11 @@ static const struct key_def keys[] = {
 	{ "ldap", "search_base", K_DN, CF(search_base), sizeof(((struct lfe_config *)0)->search_base), 0, 0 },
 	{ "ldap", "search_attrs", K_ATTRS, CF(search_attrs),
 	  sizeof(((struct lfe_config *)0)->search_attrs), 0, 0 },
+	{ "ldap", "ldaps_ports", K_TLSPORTS, 0, 0, 1, 65535 },
+	{ "tls", "certificate", K_STR, CF(tls_certificate),
+	  sizeof(((struct lfe_config *)0)->tls_certificate), 1, 0 },
+	{ "tls", "key", K_STR, CF(tls_key), sizeof(((struct lfe_config *)0)->tls_key), 1, 0 },
+	{ "tls", "ca", K_STR, CF(tls_ca), sizeof(((struct lfe_config *)0)->tls_ca), 0, 0 },
 	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
 	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
@@ -326,12 +331,14 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 		if (parse_bool(v, (bool *)f) < 0)
 			why = "expected true/false, yes/no, on/off or 1/0";
 		break;
-	case K_PORTS: {
+	case K_PORTS:
+	case K_TLSPORTS: {
 		uint32_t tmp[LFE_CFG_MAX_LISTEN], n;
+		bool tls = k->type == K_TLSPORTS;
 		if (parse_list(v, false, k->min, k->max, tmp, LFE_CFG_MAX_LISTEN, &n, &why) == 0) {
 			for (uint32_t i = 0; i < n; i++)
-				c->ldap_ports[i] = (uint16_t)tmp[i];
-			c->n_ldap_ports = n;
+				(tls ? c->ldaps_ports : c->ldap_ports)[i] = (uint16_t)tmp[i];
+			*(tls ? &c->n_ldaps_ports : &c->n_ldap_ports) = n;
 			why = NULL;
 		} else if (why[0] == 'v') {
 			why = "port not a number or outside 1..65535";
@@ -424,6 +431,16 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 	if (c->metrics_listen[0] && lfe_config_parse_listen(c->metrics_listen, &la, &lp) < 0)
 		return errf(err, -EINVAL, "[admin] metrics_listen: \"%s\": not ADDRESS:PORT (IPv4), "
 			    "or empty for no metrics", c->metrics_listen);
+	if (c->n_ldap_ports + c->n_ldaps_ports > LFE_CFG_MAX_LISTEN)
+		return errf(err, -EINVAL, "[ldap] ldaps_ports: at most %u ports with [ldap] ports",
+			    LFE_CFG_MAX_LISTEN);
+	for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
+		for (uint32_t j = 0; j < c->n_ldap_ports; j++)
+			if (c->ldaps_ports[i] == c->ldap_ports[j])
+				return errf(err, -EINVAL, "[ldap] ldaps_ports: %u is also a cleartext port",
+					    c->ldaps_ports[i]);
+	if (c->n_ldaps_ports && (c->tls_certificate[0] == '\0' || c->tls_key[0] == '\0'))
+		return errf(err, -EINVAL, "[tls] certificate and key: required by [ldap] ldaps_ports");
 	c->n_ports = 0;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		struct lfe_cfg_port *p = &c->port[i];

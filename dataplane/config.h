@@ -113,6 +113,12 @@ struct lfe_config {
 	enum lfe_search_scope_max search_scope;
 	char search_base[1024]; /* normalized; empty = the suffix */
 	char search_attrs[1024];/* as given (validated); empty = all non-secret */
+	uint16_t ldaps_ports[LFE_CFG_MAX_LISTEN];   /* TLS from the first byte */
+	uint32_t n_ldaps_ports;                     /* default 0: none */
+	/* [tls] (required when ldaps_ports is set) */
+	char tls_certificate[512];      /* PEM, chain allowed */
+	char tls_key[512];              /* PEM */
+	char tls_ca[512];               /* optional */
 	/* [portN] */
 	struct lfe_cfg_port port[LFE_CFG_MAX_PORTS];
 	uint32_t n_ports;       /* set by lfe_config_finish */

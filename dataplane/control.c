@@ -187,15 +187,15 @@ static void fill_snap(struct lfe_worker *w, struct snap *s)
 	uint32_t n = 0, total = 0;
 	for (uint32_t i = 0; i < w->n_slots; i++) {
 		const struct lfe_slot *sl = (const struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
-		if (sl->s == NULL || sl->c == NULL)
+		if (sl->s == NULL || sl->st.c == NULL)
 			continue;
 		total++;
 		if (n >= s->limit)
 			continue;
 		struct conn_info *ci = &s->ent[n++];
-		lfe_tcp_conn_addrs(sl->c, &ci->laddr, &ci->lport, &ci->raddr, &ci->rport);
+		lfe_tcp_conn_addrs(sl->st.c, &ci->laddr, &ci->lport, &ci->raddr, &ci->rport);
 		ci->age_us = w->now_us - sl->opened_us;
-		ci->state = sl->pending ? CS_VERIFYING : sl->blocked ? CS_BLOCKED
+		ci->state = sl->pending ? CS_VERIFYING : lfe_stream_holding(&sl->st) ? CS_BLOCKED
 			  : lfe_session_gathering(sl->s) ? CS_READING : CS_IDLE;
 		const struct lfe_session_stats *ss = lfe_session_stats(sl->s);
 		ci->requests = ss->binds_ok + ss->binds_invalid + ss->binds_other + ss->searches + ss->extended;

@@ -26,6 +26,7 @@
 struct lfe_worker;
 struct lfe_verifier;
 struct lfe_control;
+struct lfe_tls;
 
 struct lfe_port {
 	uint16_t port_id;
@@ -55,6 +56,7 @@ struct lfe_daemon {
 	unsigned lcore_ids[LFE_MAX_WORKERS];   /* worker i runs on lcore_ids[i] */
 	struct lfe_worker *w[LFE_MAX_WORKERS];
 	struct lfe_verifier *verifier;
+	struct lfe_tls *tls;            /* [tls] context; NULL without ldaps_ports */
 	uint64_t tsc_hz;
 	unsigned stats_interval;
 	volatile atomic_int stop;       /* 1: graceful shutdown requested */

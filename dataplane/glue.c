@@ -3,9 +3,10 @@
  *
  * Connections and sessions: a session lives in a slot of the worker's
  * preallocated pool from on_open to on_close; the slot is the connection's
- * app pointer. Responses are encoded straight into the connection's send
- * buffer (lfe_tcp_send_space), so nothing is copied between the codec and
- * the wire except into the frame itself.
+ * app pointer. The session talks to TCP through the slot's byte stream
+ * (stream.h): it hands over whole responses, encoded in the worker's
+ * scratch buffer; when send room is short, requests wait unconsumed in
+ * TCP's receive buffer and are offered again when an ACK frees room.
  *
  * Binds: fast schemes are verified inline on the poll core inside the
  * worker's read transaction. Slow schemes (-EAGAIN and a job from the store,
@@ -40,8 +41,17 @@
 #include "backend/bindjob.h"
 #include "backend/search.h"
 #include "glue.h"
+#include "tls.h"
 #include "verifier.h"
 #include "worker.h"
+
+bool lfe_glue_is_ldaps(const struct lfe_config *cf, uint16_t port)
+{
+	for (uint32_t i = 0; i < cf->n_ldaps_ports; i++)
+		if (cf->ldaps_ports[i] == port)
+			return true;
+	return false;
+}
 
 static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 {
@@ -122,10 +132,19 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	}
 	uint32_t i = w->slot_free[--w->n_free];
 	struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
+	uint32_t la, ra;
+	uint16_t lp, rp;
+	lfe_tcp_conn_addrs(c, &la, &lp, &ra, &rp);
+	if (lfe_glue_is_ldaps(&w->d->cfg, lp)) {
+		if (w->d->tls == NULL || lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls)) < 0) {
+			w->slot_free[w->n_free++] = i;
+			w->st.conns_refused++;
+			return -ENOBUFS;
+		}
+	} else {
+		lfe_stream_init(&sl->st, c);
+	}
 	sl->s = lfe_session_init((uint8_t *)sl + LFE_SLOT_HDR, &w->scfg);
-	sl->owed = false;
-	sl->c = c;
-	sl->blocked = false;
 	sl->got_data = false;
 	sl->pending = false;
 	sl->opened_us = w->now_us;
@@ -139,89 +158,20 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	return 0;
 }
 
-/* The send buffer is a ring and lfe_tcp_send_space() offers only the
- * contiguous room up to its end. When that room is too small for the next
- * response while the ring has room after the wrap (the usual case of a
- * long request/response connection), the session would wait for an ACK
- * that never comes. Then the response is encoded into the worker's spill
- * buffer and queued with lfe_tcp_send(), which wraps. The spill capacity is
- * bounded by the ring's total free space, so the session stops before a
- * response that would not fit (and resumes on the peer's ACK) instead of
- * producing one that cannot be queued. */
-static size_t spill_cap(const struct lfe_worker *w, const struct lfe_tcp_conn *c)
+/* After the session ran (on_data, a resume): pending state, deadlines,
+ * evictability. */
+static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl,
+		   unsigned flags, bool all_taken)
 {
-	size_t free_bytes = lfe_tcp_send_free(c);
-	return free_bytes < sizeof(w->spill) ? free_bytes : sizeof(w->spill);
-}
-
-static int commit_out(struct lfe_tcp_conn *c, const struct lfe_session_io *io, bool spilled)
-{
-	if (io->out_len == 0)
-		return 0;
-	if (!spilled) {
-		lfe_tcp_send_commit(c, io->out_len);
-		return 0;
-	}
-	return lfe_tcp_send(c, io->out, io->out_len) == io->out_len ? 0 : -ENOBUFS;
-}
-
-/* Run the session over the bytes offered; returns how many it consumed. */
-static size_t run_session(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl,
-			  const uint8_t *data, size_t len)
-{
-	size_t used = 0;
-	bool spill = false;
-
-	sl->blocked = false;
-	sl->pending = false;
-	w->cur = c;
-	while (used < len || sl->owed) {
-		uint8_t *out;
-		size_t cap = lfe_tcp_send_space(c, &out);
-		if (cap == 0) {
-			sl->blocked = true;   /* ring full: resume on the peer's ACK */
-			break;
-		}
-		if (spill) {
-			out = w->spill;
-			cap = spill_cap(w, c);
-		}
-		struct lfe_session_io io = { .in = data + used, .in_len = len - used, .out = out,
-					     .out_cap = cap };
-		int rc = lfe_session_process(sl->s, &io);
-		if (rc < 0 || commit_out(c, &io, spill) < 0) {
-			w->cur = NULL;
-			lfe_tcp_abort(c);
-			return len;
-		}
-		used += io.in_used;
-		sl->owed = io.flags & LFE_SESS_WANT_ROOM;
-		if (io.flags & LFE_SESS_ABORT) {
-			w->cur = NULL;
-			lfe_tcp_abort(c);
-			return len;
-		}
-		if (io.flags & LFE_SESS_CLOSE) {
-			lfe_tcp_close(c);
-			used = len;   /* nothing after an unbind or a protocol error counts */
-			break;
-		}
-		if (io.flags & LFE_SESS_PENDING) {
-			sl->pending = true;
-			break;
-		}
-		if (io.out_len == 0 && (io.in_used == 0 || sl->owed)) {
-			if (spill) {
-				sl->blocked = true;
-				break;
-			}
-			spill = true;   /* contiguous room too small: retry through the spill buffer */
-			continue;
-		}
-		spill = false;
-	}
-	w->cur = NULL;
-	return used;
+	sl->pending = flags & LFE_SESS_PENDING;
+	bool gathering = lfe_session_gathering(sl->s);
+	if (!gathering)
+		sl->pdu_since = 0;
+	else if (!sl->pdu_since)
+		sl->pdu_since = w->now_us;
+	slot_arm(w, sl, c);
+	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken &&
+				      !lfe_stream_holding(&sl->st) && !slot_bound(sl));
 }
 
 static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len)
@@ -231,19 +181,15 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 	if (sl == NULL)
 		return len;
 	struct lfe_worker *w = ctx;
-	size_t used = run_session(w, c, sl, data, len);
-	if (sl->s == NULL)
+	unsigned flags;
+	w->cur = c;
+	size_t used = lfe_stream_deliver(&sl->st, sl->s, data, len, w->out, sizeof w->out, &flags);
+	w->cur = NULL;
+	if (sl->s == NULL || (flags & LFE_SESS_ABORT))
 		return used;   /* closed inside */
-	bool gathering = lfe_session_gathering(sl->s);
 	if (len)
 		sl->got_data = true;
-	if (!gathering)
-		sl->pdu_since = 0;
-	else if (!sl->pdu_since)
-		sl->pdu_since = w->now_us;
-	slot_arm(w, sl, c);
-	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && !sl->owed && !sl->blocked &&
-				      used == len && !slot_bound(sl));
+	settle(w, c, sl, flags, used == len);
 	return used;
 }
 
@@ -251,17 +197,15 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 {
 	struct lfe_worker *w = ctx;
 	struct lfe_slot *sl = slot_of(c);
+	unsigned flags;
 
-	if (sl && sl->blocked) {
-		sl->blocked = false;
-		/* A request the session gathered whole but could not answer has
-		 * no unconsumed bytes left for the kick to offer: answer it
-		 * first. */
-		static const uint8_t nothing[1];
-		if (sl->owed)
-			run_session(w, c, sl, nothing, 0);
-		lfe_tcp_conn_kick(w->tcp, c, w->now_us);
-	}
+	if (sl == NULL)
+		return;
+	w->cur = c;
+	lfe_stream_on_writable(&sl->st, sl->s, w->tcp, w->now_us, w->out, sizeof w->out, &flags);
+	w->cur = NULL;
+	if (sl->s && !(flags & LFE_SESS_ABORT) && sl->st.tls)
+		settle(w, c, sl, flags, true);
 }
 
 static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
@@ -273,9 +217,9 @@ static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	if (sl == NULL)
 		return;
 	lfe_verifier_cancel(w->d->verifier, w, lfe_tcp_conn_handle(c));
+	lfe_stream_fini(&sl->st);
 	lfe_session_fini(sl->s);
 	sl->s = NULL;
-	sl->c = NULL;
 	lfe_tcp_conn_set_app(c, NULL);
 	w->slot_free[w->n_free++] = (uint32_t)(((uint8_t *)sl - w->slot_mem) / w->slot_size);
 	w->st.conns_active--;
@@ -343,21 +287,20 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 		throttle_record(w, &sl->thr_key);
 	if (sl == NULL)
 		return;   /* the connection went away while the hash ran */
-	uint8_t *out;
-	size_t cap = lfe_tcp_send_space(c, &out);
-	/* A BindResponse is small; below this much contiguous room use the
-	 * spill buffer (see commit_out). */
-	bool spill = cap < 256;
-	struct lfe_session_io io = { .out = spill ? w->spill : out,
-				     .out_cap = spill ? spill_cap(w, c) : cap };
-	int rc = lfe_session_bind_done(sl->s, token, v, &io);
-	if (rc == -ESTALE)
-		return;
-	if (rc < 0 || commit_out(c, &io, spill) < 0) {
-		lfe_tcp_abort(c);
-		return;
+	int rc = lfe_stream_bind_done(&sl->st, sl->s, token, v, w->out, sizeof w->out);
+	if (rc < 0)
+		return;   /* stale token, or the connection was reset */
+	/* Input that arrived behind the bind was left unconsumed: offer it now
+	 * (what the TLS stream holds first, then TCP's). */
+	if (sl->st.tls) {
+		unsigned flags;
+		w->cur = c;
+		lfe_stream_resume(&sl->st, sl->s, w->out, sizeof w->out, &flags);
+		w->cur = NULL;
+		if (sl->s == NULL || (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)))
+			return;
+		settle(w, c, sl, flags, true);
 	}
-	/* Input that arrived behind the bind was left unconsumed: offer it now. */
 	lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 }
 

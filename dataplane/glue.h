@@ -7,6 +7,11 @@
 #include "tcp.h"
 
 struct lfe_worker;
+struct lfe_config;
+
+/* True when port is one of [ldap] ldaps_ports (connections speak TLS from
+ * their first byte). */
+bool lfe_glue_is_ldaps(const struct lfe_config *cf, uint16_t port);
 
 extern const struct lfe_tcp_ops lfe_glue_tcp_ops;
 extern const struct lfe_backend_ops lfe_glue_backend_ops;

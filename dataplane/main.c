@@ -38,6 +38,7 @@
 #include "port.h"
 #include "priv.h"
 #include "telemetry.h"
+#include "tls.h"
 #include "verifier.h"
 #include "worker.h"
 
@@ -247,6 +248,15 @@ int main(int argc, char **argv)
 	}
 	if (load_config(config, &d->cfg) < 0)
 		goto out_eal;
+	/* Before the privilege drop: key files are often root's only. */
+	if (d->cfg.n_ldaps_ports) {
+		d->tls = lfe_tls_new(d->cfg.tls_certificate, d->cfg.tls_key, d->cfg.tls_ca, err,
+				     sizeof(err));
+		if (d->tls == NULL) {
+			fprintf(stderr, "ldapfe: %s: %s\n", config, err);
+			goto out_eal;
+		}
+	}
 	if (impair && lfe_config_parse_impair(impair, &d->impair, err) < 0) {
 		fprintf(stderr, "ldapfe: %s\n", err);
 		goto out_eal;
@@ -325,6 +335,10 @@ int main(int argc, char **argv)
 	printf(", LDAP port(s)");
 	for (uint32_t i = 0; i < d->cfg.n_ldap_ports; i++)
 		printf(" %u", d->cfg.ldap_ports[i]);
+	if (d->cfg.n_ldaps_ports)
+		printf(", LDAPS port(s)");
+	for (uint32_t i = 0; i < d->cfg.n_ldaps_ports; i++)
+		printf(" %u", d->cfg.ldaps_ports[i]);
 	if (d->impair.on)
 		printf(", impairment drop=%u dup=%u reorder=%u ppm seed=%" PRIu64, d->impair.drop_ppm,
 		       d->impair.dup_ppm, d->impair.reorder_ppm, d->impair.seed);
@@ -377,6 +391,8 @@ out_ports:
 out_store:
 	lfe_store_close(d->store);
 out_eal:
+	lfe_tls_free(d->tls);
+	d->tls = NULL;
 	rte_eal_cleanup();
 	return status;
 }

@@ -737,6 +737,10 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		tc.listen[i].addr = 0;   /* frames not for our addresses never reach the stack */
 		tc.listen[i].port = c->ldap_ports[i];
 	}
+	for (uint32_t i = 0; i < c->n_ldaps_ports; i++) {   /* config.c: ≤ 8 in all */
+		tc.listen[tc.n_listen].addr = 0;
+		tc.listen[tc.n_listen++].port = c->ldaps_ports[i];
+	}
 	w->tcp = lfe_tcp_new(&tc, &lfe_glue_tcp_ops, w, &rc);
 	if (w->tcp == NULL) {
 		snprintf(err, errlen, "worker %u: TCP stack: %s", idx, strerror(-rc));
@@ -782,8 +786,10 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	if (w->slot_mem) {
 		for (uint32_t i = 0; i < w->n_slots; i++) {
 			struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
-			if (sl->s)   /* on_close clears it, so set means still open */
+			if (sl->s) {   /* on_close clears it, so set means still open */
+				lfe_stream_fini(&sl->st);
 				lfe_session_fini(sl->s);
+			}
 		}
 	}
 	lfe_tcp_free(w->tcp);

@@ -23,6 +23,7 @@
 #include "impair.h"
 #include "ldap/session.h"
 #include "net.h"
+#include "stream.h"
 #include "tcp.h"
 
 #define LFE_BURST        32u
@@ -89,13 +90,10 @@ static inline void lfe_lat_hist_add(struct lfe_lat_hist *h, uint64_t us)
 
 /* A session slot in the per-core pool: this header, then the session at
  * LFE_SLOT_HDR so it is aligned for any object. */
-#define LFE_SLOT_HDR 64u
+#define LFE_SLOT_HDR 128u
 struct lfe_slot {
 	struct lfe_session *s;
-	struct lfe_tcp_conn *c;
-	bool blocked;           /* output space ran out: kick on writable */
-	bool owed;              /* the session holds a request it could not
-	                         * answer for lack of room (LFE_SESS_WANT_ROOM) */
+	struct lfe_stream st;   /* the connection's byte stream (stream.h) */
 	bool got_data;          /* the first request has started */
 	bool pending;           /* a bind verdict was outstanding at the last run */
 	uint64_t opened_us;     /* connect time: first request and bind deadlines */
@@ -143,8 +141,9 @@ struct lfe_worker {
 	/* Scratch for search results (values point into the LMDB map). */
 	struct lfe_ldap_attr sattrs[64];
 	struct lfe_bytes svals[512];
-	/* Responses that do not fit the send ring's contiguous tail (glue.c). */
-	uint8_t spill[2048];
+	/* Responses of one session call, before the stream queues them
+	 * (glue.c, stream.h): a search's results are bounded by it too. */
+	uint8_t out[16384];
 
 	struct lfe_wstats st;
 	struct lfe_wstats pub;          /* read by other threads */

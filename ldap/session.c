@@ -4,15 +4,20 @@
  *  - io->out_len and io->in_used are set by each call to what that call wrote
  *    and consumed; responses start at io->out.
  *  - Every response but a search's is small and bounded (at most ~1.1 KiB, a
- *    WhoAmI answer with a maximal DN). When it does not fit the remaining
- *    room, the session stops before that PDU and answers it on the next call:
- *    callers must eventually offer that much room.
- *  - A search is replayed from scratch when its entries do not fit and the
- *    call had already written something (searches have no side effects). If
- *    even an empty io->out cannot hold the next entry, the entries that fit
- *    are sent and the search ends with adminLimitExceeded.
- *  - A bind is dispatched only when room for its response is there, because
- *    the backend verification must not run twice.
+ *    WhoAmI answer with a maximal DN): LFE_SESSION_ROOM_MIN. The session
+ *    starts a request only with that much room, so a request it takes is
+ *    always answered in the same call; nothing is owed between calls.
+ *  - A search whose entries do not fit behind responses already written in
+ *    the call is undone and left unconsumed (searches have no side
+ *    effects); the caller calls again with an empty io->out. If even an
+ *    empty io->out cannot hold the next entry, the entries that fit are
+ *    sent and the search ends with adminLimitExceeded.
+ *  - A request gathered from split input is completed (its last bytes taken)
+ *    only as the first response of a call, because it cannot be left
+ *    unconsumed once taken; until then its last bytes stay unconsumed.
+ *  - A bind is dispatched with room for its response (the verification
+ *    must not run twice), and a pending bind keeps that room reserved: the
+ *    session writes nothing else until its verdict.
  *  - Anonymous bind refused by configuration: unwillingToPerform (53) with a
  *    diagnostic; it is a policy refusal, not a credential failure. An empty DN
  *    with a password: invalidCredentials (49). A DN with an empty password:
@@ -55,6 +60,8 @@
 #define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
 
 _Static_assert(RESULT_RESERVE >= 64u + 96u, "reserve covers header + longest diagnostic");
+_Static_assert(LFE_SESSION_ROOM_MIN >= RESULT_RESERVE + 3u + LFE_DN_MAX + 64u,
+	       "ROOM_MIN holds a WhoAmI answer with a maximal DN, and any result");
 
 enum gather_state { G_NONE, G_HDR, G_BODY, G_COMPLETE };
 
@@ -719,6 +726,14 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 
 /* ------------------------------------------------------------- framing */
 
+/* A gathered PDU cannot be left unconsumed once its last bytes are taken,
+ * so they are taken only when its answer, whatever it is, can be written
+ * now: as the call's first response, with the minimum room. */
+static bool may_complete(const struct lfe_session_io *io)
+{
+	return io->out_len == 0 && room(io) >= LFE_SESSION_ROOM_MIN;
+}
+
 /* Move input into the gather buffers. Returns 1 when a complete PDU is
  * gathered (G_COMPLETE), 0 when all input was taken and more is needed,
  * -ENOMEM when the allocator failed, or the framing error. */
@@ -735,6 +750,8 @@ static int gather_feed(struct lfe_session *s, struct lfe_session_io *io)
 		memcpy(s->hdr + s->glen, src, k);
 		int r = lfe_ldap_frame(s->hdr, s->glen + k, s->max_pdu, &plen);
 		if (r == 0) {
+			if (!may_complete(io))
+				return 0;
 			io->in_used += plen - s->glen;
 			s->glen = s->gneed = plen;
 			s->gstate = G_COMPLETE;
@@ -759,6 +776,8 @@ static int gather_feed(struct lfe_session *s, struct lfe_session_io *io)
 		s->gstate = G_BODY;
 	}
 	size_t k = avail < s->gneed - s->glen ? avail : s->gneed - s->glen;
+	if (s->glen + k == s->gneed && !may_complete(io))
+		return 0;
 	memcpy(s->gbuf + s->glen, src, k);
 	s->glen += k;
 	io->in_used += k;
@@ -803,6 +822,8 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 		const uint8_t *pdu = NULL;
 		size_t plen = 0;
 		bool gathered = s->gstate == G_COMPLETE;
+		if (!gathered && io->in_used == io->in_len)
+			return 0;
 		if (gathered) {
 			pdu = s->gbuf ? s->gbuf : s->hdr;
 			plen = s->gneed;
@@ -813,6 +834,8 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			if (s->gstate == G_NONE) {
 				pdu = io->in + io->in_used;
 				int r = lfe_ldap_frame(pdu, avail, s->max_pdu, &plen);
+				if (r != -EAGAIN && room(io) < LFE_SESSION_ROOM_MIN)
+					return 0;   /* its bytes wait for room */
 				if (r == -EAGAIN) {
 					s->gstate = G_HDR;
 					s->glen = 0;
@@ -844,10 +867,14 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			return h;
 		}
 		if (h == H_STOP) {
-			/* No room for the answer. A gathered request has consumed
-			 * its bytes already, so in_used alone cannot tell the
-			 * caller that an answer is owed. */
-			io->flags |= LFE_SESS_WANT_ROOM;
+			/* Only a search behind other responses stops here
+			 * (out_len > 0: the caller calls again); its bytes stay
+			 * unconsumed. A gathered PDU is always its call's first
+			 * response, so it can never be left owed. */
+			if (gathered && io->out_len == 0) {
+				close_now(s, io, LFE_SESS_ABORT);
+				return -EPROTO;
+			}
 			return 0;
 		}
 		if (gathered)

@@ -148,10 +148,6 @@ enum {
 	LFE_SESS_ABORT = 1u << 1, /* reset the connection now (RST) */
 	LFE_SESS_PENDING = 1u << 2, /* waiting for a bind verdict: input is
 	                             * not consumed until lfe_session_bind_done */
-	LFE_SESS_WANT_ROOM = 1u << 3, /* a complete request waits for output
-	                             * room (it may already be consumed, e.g.
-	                             * gathered from split input): call again
-	                             * with more room, with or without input */
 };
 
 struct lfe_session_io {
@@ -174,17 +170,34 @@ struct lfe_session *lfe_session_init(void *mem, const struct lfe_session_cfg *cf
  * NULL is a no-op. The memory itself stays the caller's. */
 void lfe_session_fini(struct lfe_session *s);
 
-/* Process input. Complete PDUs are answered in order; a trailing partial
- * PDU is buffered. When out is too small for the next response,
- * LFE_SESS_WANT_ROOM is set (in_used may still equal in_len, if the request
- * was gathered from split input); when a bind verdict is pending,
- * LFE_SESS_PENDING. Either way the caller presents the rest again later. Returns 0, or a negative errno for an internal failure (the caller
- * then aborts the connection). */
+/* The output room that any one response but a search's fits in (the
+ * longest is a WhoAmI answer with a maximal DN; a BindResponse and every
+ * refusal are far smaller). */
+#define LFE_SESSION_ROOM_MIN 1280u
+
+/* Process input. Complete PDUs are answered in order, each response
+ * written whole into out; a trailing partial PDU is buffered.
+ *
+ * Output contract (no answer is ever owed across calls): a request is
+ * started only while out has at least LFE_SESSION_ROOM_MIN bytes of room;
+ * a request gathered from split input is completed only as the first
+ * response of a call; a search whose entries do not fit behind earlier
+ * responses of the call is undone. In each case the call stops before the
+ * request, leaving its bytes unconsumed. Hence:
+ *  - out_len > 0: call again (with out emptied) for what may follow;
+ *  - out_len == 0 and in_used < in_len: the rest waits for more room (or,
+ *    with LFE_SESS_PENDING, for the bind verdict); present it again then;
+ *  - out_len == 0 and in_used == in_len: all input taken.
+ * A pending bind's response room is reserved: after the caller has queued
+ * this call's out_len bytes, the room it had left stays enough for it.
+ * Returns 0, or a negative errno for an internal failure (the caller then
+ * aborts the connection). */
 int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io);
 
 /* Deliver the verdict of a bind that returned LFE_BE_PENDING. token must be
  * the one given to ops->bind; a stale token (session reused) returns
- * -ESTALE and writes nothing. Writes the BindResponse to io->out. */
+ * -ESTALE and writes nothing. Writes the BindResponse to io->out (the room
+ * reserved at dispatch, see above: -ENOSPC only if the caller offered less). */
 int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
 			  enum lfe_be_verdict v, struct lfe_session_io *io);
 

@@ -96,8 +96,8 @@ static int pump(struct conn *c, struct lfe_tb *tb)
 				c->has_verdict = lfe_tb_take_pending(tb, &c->token, &c->verdict);
 			return 0;
 		}
-		if (io.in_used == 0)
-			return 0;
+		if (io.in_used == 0 && io.out_len == 0)
+			return 0;   /* all taken, or the rest waits for room */
 	}
 	return 0;
 }
