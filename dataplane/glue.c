@@ -135,7 +135,8 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	uint32_t la, ra;
 	uint16_t lp, rp;
 	lfe_tcp_conn_addrs(c, &la, &lp, &ra, &rp);
-	if (lfe_glue_is_ldaps(&w->d->cfg, lp)) {
+	bool ldaps = lfe_glue_is_ldaps(&w->d->cfg, lp);
+	if (ldaps) {
 		if (w->d->tls == NULL || lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls)) < 0) {
 			w->slot_free[w->n_free++] = i;
 			w->st.conns_refused++;
@@ -145,6 +146,8 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 		lfe_stream_init(&sl->st, c);
 	}
 	sl->s = lfe_session_init((uint8_t *)sl + LFE_SLOT_HDR, &w->scfg);
+	if (ldaps)
+		lfe_session_set_tls(sl->s);
 	sl->got_data = false;
 	sl->pending = false;
 	sl->opened_us = w->now_us;
@@ -184,6 +187,17 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 	unsigned flags;
 	w->cur = c;
 	size_t used = lfe_stream_deliver(&sl->st, sl->s, data, len, w->out, sizeof w->out, &flags);
+	if (flags & LFE_SESS_STARTTLS) {
+		/* The success response is queued in clear; every byte after the
+		 * request is the client's handshake (the session read none). */
+		if (w->d->tls == NULL || lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls)) < 0) {
+			w->cur = NULL;
+			lfe_tcp_abort(c);
+			return len;
+		}
+		used += lfe_stream_deliver(&sl->st, sl->s, data + used, len - used, w->out,
+					   sizeof w->out, &flags);
+	}
 	w->cur = NULL;
 	if (sl->s == NULL || (flags & LFE_SESS_ABORT))
 		return used;   /* closed inside */

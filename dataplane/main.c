@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	if (load_config(config, &d->cfg) < 0)
 		goto out_eal;
 	/* Before the privilege drop: key files are often root's only. */
-	if (d->cfg.n_ldaps_ports) {
+	if (d->cfg.n_ldaps_ports || d->cfg.tls_certificate[0]) {   /* LDAPS, StartTLS */
 		d->tls = lfe_tls_new(d->cfg.tls_certificate, d->cfg.tls_key, d->cfg.tls_ca, err,
 				     sizeof(err));
 		if (d->tls == NULL) {

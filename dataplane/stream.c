@@ -170,6 +170,10 @@ static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const ui
 			stream_close(st);
 			return len;   /* nothing after an unbind or a protocol error counts */
 		}
+		if (io.flags & LFE_SESS_STARTTLS) {
+			*flags |= LFE_SESS_STARTTLS;
+			return used;   /* the rest is the caller's: handshake bytes */
+		}
 		if (io.flags & LFE_SESS_PENDING) {
 			*flags |= LFE_SESS_PENDING;
 			return used;

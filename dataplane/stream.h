@@ -52,7 +52,10 @@ struct lfe_stream {
 void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c);
 
 /* Attach st to c with TLS from ctx (server side): 0, or -ENOMEM. The
- * state is freed by lfe_stream_fini. */
+ * state is freed by lfe_stream_fini. Also StartTLS: on a cleartext stream
+ * whose deliver returned LFE_SESS_STARTTLS (the success response is queued
+ * in clear), call it, then deliver the bytes past the consumed ones: they
+ * are the client's handshake. */
 int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *ctx);
 
 /* Release what the stream holds (TLS state). Safe on a cleartext stream and
@@ -78,7 +81,9 @@ int lfe_stream_write(struct lfe_stream *st, const void *p, size_t n);
  * after lfe_stream_on_writable) or for a pending bind verdict.
  * *flags gets the session's LFE_SESS_CLOSE (FIN queued after the
  * responses), LFE_SESS_ABORT (the connection was reset: on_close may
- * already have run) and LFE_SESS_PENDING (a bind verdict is awaited). */
+ * already have run), LFE_SESS_PENDING (a bind verdict is awaited) and
+ * LFE_SESS_STARTTLS (StartTLS answered: the bytes past the returned count
+ * were not read; start TLS, lfe_stream_init_tls, and deliver them again). */
 size_t lfe_stream_deliver(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
 			  size_t len, uint8_t *scratch, size_t cap, unsigned *flags);
 

@@ -58,6 +58,7 @@
 
 #define OID_WHOAMI "1.3.6.1.4.1.4203.1.11.3"
 #define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
+#define OID_STARTTLS "1.3.6.1.4.1.1466.20037"     /* RFC 4511 §4.14 */
 
 _Static_assert(RESULT_RESERVE >= 64u + 96u, "reserve covers header + longest diagnostic");
 _Static_assert(LFE_SESSION_ROOM_MIN >= RESULT_RESERVE + 3u + LFE_DN_MAX + 64u,
@@ -71,6 +72,7 @@ enum hres {
 	H_STOP,     /* no room for the answer: do not consume, resume later */
 	H_PENDING,  /* bind verdict outstanding: consume, stop */
 	H_CLOSE,    /* unbind or protocol error: consume, close */
+	H_STARTTLS, /* StartTLS answered success: consume, read no further */
 };
 
 struct lfe_session {
@@ -80,6 +82,7 @@ struct lfe_session {
 	enum gather_state gstate;
 	bool closed;
 	bool pending;
+	bool tls;           /* under TLS: StartTLS refused */
 	int32_t pending_msgid;
 	uint64_t pending_token;
 	uint8_t *gbuf;      /* allocator buffer; NULL while the PDU fits hdr */
@@ -472,6 +475,7 @@ static int search_emit(void *vctx, struct lfe_bytes dn,
 struct dse {
 	struct lfe_ldap_attr a[8];
 	struct lfe_bytes v[8];
+	struct lfe_bytes ext[2];   /* supportedExtension's values */
 	uint32_t n;
 };
 
@@ -494,6 +498,13 @@ static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
 		dse_add(d, "namingContexts", cfg->naming_context);
 	dse_add(d, "supportedLDAPVersion", "3");
 	dse_add(d, "supportedExtension", OID_WHOAMI);
+	if (cfg->starttls) {
+		d->ext[0] = d->v[d->n - 1];
+		d->ext[1] = (struct lfe_bytes){ (const uint8_t *)OID_STARTTLS,
+						sizeof OID_STARTTLS - 1 };
+		d->a[d->n - 1].vals = d->ext;
+		d->a[d->n - 1].n_vals = 2;
+	}
 	dse_add(d, "supportedFeatures", OID_ALL_OPATTRS);
 	dse_add(d, "vendorName", cfg->vendor_name ? cfg->vendor_name : "ldapfe");
 	if (cfg->vendor_version)
@@ -620,6 +631,40 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 
 /* ------------------------------------------------------------ extended */
 
+static bool oid_is(struct lfe_bytes oid, const char *lit)
+{
+	return oid.len == strlen(lit) && memcmp(oid.p, lit, oid.len) == 0;
+}
+
+/* RFC 4511 §4.14, RFC 4513 §3. Every earlier operation has been answered
+ * (a pending bind stops reading before this request is decoded), so only
+ * TLS already active refuses it with operationsError. */
+static int do_starttls(struct lfe_session *s, struct lfe_session_io *io,
+		       const struct lfe_ldap_msg *m)
+{
+	const struct lfe_bytes name = { (const uint8_t *)OID_STARTTLS, sizeof OID_STARTTLS - 1 };
+	struct lfe_ldap_result r = { .code = LFE_RC_SUCCESS };
+	const char *diag = NULL;
+
+	if (m->u.ext.has_value) {
+		r.code = LFE_RC_PROTOCOL_ERROR;
+		diag = "StartTLS takes no request value";
+	} else if (!s->cfg->starttls) {
+		r.code = LFE_RC_UNAVAILABLE;
+		diag = "TLS is not configured";
+	} else if (s->tls) {
+		r.code = LFE_RC_OPERATIONS_ERROR;
+		diag = "TLS is already active";
+	}
+	r.diag = (struct lfe_bytes){ (const uint8_t *)diag, diag ? strlen(diag) : 0 };
+	int h = appended(io, lfe_ldap_enc_ext_resp(io->out + io->out_len, room(io), m->msgid, &r,
+						   &name, NULL));
+	if (h != H_DONE || r.code != LFE_RC_SUCCESS)
+		return h;
+	s->tls = true;
+	return H_STARTTLS;
+}
+
 static int do_extended(struct lfe_session *s, struct lfe_session_io *io,
 		       const struct lfe_ldap_msg *m)
 {
@@ -627,6 +672,8 @@ static int do_extended(struct lfe_session *s, struct lfe_session_io *io,
 	static const char whoami[] = OID_WHOAMI;
 
 	s->st.extended++;
+	if (oid_is(x->oid, OID_STARTTLS))
+		return do_starttls(s, io, m);
 	if (x->oid.len != sizeof whoami - 1 || memcmp(x->oid.p, whoami, x->oid.len) != 0)
 		return reply(io, m->msgid, LFE_OP_EXT_RESP, LFE_RC_PROTOCOL_ERROR,
 			     "unsupported extended operation");
@@ -885,7 +932,16 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			close_now(s, io, LFE_SESS_CLOSE);
 			return 0;
 		}
+		if (h == H_STARTTLS) {
+			io->flags |= LFE_SESS_STARTTLS;
+			return 0;
+		}
 	}
+}
+
+void lfe_session_set_tls(struct lfe_session *s)
+{
+	s->tls = true;
 }
 
 int lfe_session_bind_done(struct lfe_session *s, uint64_t token,

@@ -140,6 +140,9 @@ struct lfe_session_cfg {
 	struct lfe_search_policy search;   /* all zero: anyone allowed by
 	                                    * allow_anonymous, anywhere, any
 	                                    * non-secret attribute */
+	bool starttls;                  /* TLS is configured: StartTLS is
+	                                 * accepted and advertised in the root
+	                                 * DSE; false: it gets unavailable (52) */
 };
 
 /* Flags in lfe_session_io.flags after a call. */
@@ -148,6 +151,10 @@ enum {
 	LFE_SESS_ABORT = 1u << 1, /* reset the connection now (RST) */
 	LFE_SESS_PENDING = 1u << 2, /* waiting for a bind verdict: input is
 	                             * not consumed until lfe_session_bind_done */
+	LFE_SESS_STARTTLS = 1u << 3, /* out ends with a StartTLS success: send
+	                              * it, then start TLS; every byte after
+	                              * in_used belongs to the handshake (the
+	                              * session read nothing past the request) */
 };
 
 struct lfe_session_io {
@@ -205,6 +212,11 @@ int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
  * (gen << 32 | sequence); set the generation when the slot is reused so
  * late verdicts for an old connection are refused. */
 void lfe_session_set_generation(struct lfe_session *s, uint32_t gen);
+
+/* The connection is under TLS (LDAPS from the first byte; the session sets
+ * it itself when it answers StartTLS): a StartTLS request then gets
+ * operationsError (RFC 4511 §4.14.1). */
+void lfe_session_set_tls(struct lfe_session *s);
 
 /* True while a PDU split across input chunks is partly gathered (the
  * transport bounds how long that may last). */

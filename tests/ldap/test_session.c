@@ -598,6 +598,81 @@ static const char *bound(const struct fx *f)
 
 /* ---------------------------------------------------------------- tests */
 
+#define OID_STARTTLS "1.3.6.1.4.1.1466.20037"
+
+static void starttls_req(struct pdu *out, int32_t msgid)
+{
+	ext_req(out, msgid, OID_STARTTLS, NULL, NULL, 0);
+}
+
+/* StartTLS (RFC 4511 §4.14): success, then nothing read behind it; refused
+ * when TLS is active, unavailable when not configured; advertised. */
+static void test_starttls(void)
+{
+	struct fx f;
+	fx_init(&f);
+	f.cfg.starttls = true;
+	struct pdu in = { .n = 0 }, tail = { .n = 0 };
+	whoami(&in, 1);
+	starttls_req(&in, 2);
+	size_t head = in.n;
+	whoami(&tail, 3);           /* pipelined: the client's handshake from here */
+	put(&in, tail.b, tail.n);
+	CHECK(fx_call(&f, in.b, in.n, sizeof f.out) == 0, "process");
+	f.nr = parse_all(f.out, f.io.out_len, f.r, 32);
+	CHECK(f.nr == 2, "starttls: %d responses", f.nr);
+	if (f.nr == 2) {
+		check_result(&f.r[0], 1, 24, 0, "");
+		check_result(&f.r[1], 2, 24, 0, "");
+		CHECK(f.r[1].has_name && strcmp(f.r[1].name, OID_STARTTLS) == 0,
+		      "starttls response name '%s'", f.r[1].name);
+	}
+	CHECK(f.io.flags == LFE_SESS_STARTTLS, "flags %#x", f.io.flags);
+	CHECK(f.io.in_used == head, "read past StartTLS: used %zu of %zu", f.io.in_used, head);
+
+	/* Under TLS now: a second StartTLS is an operations error, a value a
+	 * protocol error; other requests go on. */
+	struct pdu again = { .n = 0 };
+	starttls_req(&again, 4);
+	ext_req(&again, 5, OID_STARTTLS, "x", NULL, 0);
+	whoami(&again, 6);
+	if (fx_run(&f, &again) == 3) {
+		check_result(&f.r[0], 4, 24, 1, "TLS is already active");
+		check_result(&f.r[1], 5, 24, 2, NULL);
+		check_result(&f.r[2], 6, 24, 0, NULL);
+		CHECK(f.io.flags == 0, "flags %#x after refusals", f.io.flags);
+	} else {
+		CHECK(0, "starttls again: %d responses", f.nr);
+	}
+	fx_fini(&f);
+
+	/* LDAPS from the first byte. */
+	fx_init(&f);
+	f.cfg.starttls = true;
+	lfe_session_set_tls(f.s);
+	struct pdu one = { .n = 0 };
+	starttls_req(&one, 1);
+	if (fx_run(&f, &one) == 1)
+		check_result(&f.r[0], 1, 24, 1, NULL);
+	CHECK(f.io.flags == 0, "ldaps starttls flags %#x", f.io.flags);
+	fx_fini(&f);
+
+	/* No [tls]: unavailable, not advertised. */
+	fx_init(&f);
+	if (fx_run(&f, &one) == 1)
+		check_result(&f.r[0], 1, 24, 52, "TLS is not configured");
+	CHECK(f.io.flags == 0, "unconfigured starttls flags %#x", f.io.flags);
+	struct pdu any = { .n = 0 }, dse = { .n = 0 };
+	f_present(&any, "objectClass");
+	search_req(&dse, 2, &(struct sreq){ "", 0, 0, 0, &any, { NULL } });
+	if (fx_run(&f, &dse) == 2)
+		CHECK(!has_val(&f.r[0], "supportedExtension", OID_STARTTLS), "advertised without TLS");
+	f.cfg.starttls = true;
+	if (fx_run(&f, &dse) == 2)
+		CHECK(has_val(&f.r[0], "supportedExtension", OID_STARTTLS), "not advertised");
+	fx_fini(&f);
+}
+
 static void test_bind(void)
 {
 	static const struct {
@@ -776,7 +851,7 @@ static void test_extended(void)
 	static const struct ctl crit[] = { { "1.2.3.4.5", 1 } };
 	struct pdu in = { .n = 0 };
 	whoami(&in, 1);
-	ext_req(&in, 2, "1.3.6.1.4.1.1466.20037", NULL, NULL, 0);  /* StartTLS: unknown here */
+	ext_req(&in, 2, "1.2.3.4", NULL, NULL, 0);  /* unknown */
 	ext_req(&in, 3, OID_WHOAMI, "x", NULL, 0);
 	ext_req(&in, 4, OID_WHOAMI, NULL, crit, 1);
 	if (fx_run(&f, &in) == 4) {
@@ -1689,6 +1764,7 @@ int main(void)
 	test_bind_backend_verdicts();
 	test_pending();
 	test_extended();
+	test_starttls();
 	test_rootdse();
 	test_search();
 	test_write_ops();
