@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# StartTLS (RFC 4511 §4.14, RFC 4513 §3) on the cleartext port 389 with a
+# [tls] certificate made here with the openssl CLI (throwaway CA, no key
+# committed), and no LDAPS port: ldapwhoami -ZZ right and wrong password,
+# ldapsearch -ZZ root DSE advertising the OID, python3-ldap3 start_tls()
+# with certificate validation, openssl s_client -starttls ldap; StartTLS
+# twice (the second gets operationsError under TLS); StartTLS with a request
+# pipelined behind it in the same segment (never answered in clear).
+source "$(dirname "$0")/lib.sh"
+lfe_init starttls 86
+lfe_make_store
+command -v openssl >/dev/null || { echo "SKIP: no openssl CLI"; exit 77; }
+
+P=$LFE_WORK/pki
+mkdir -p "$P"
+ossl() { openssl "$@" >/dev/null 2>&1 || lfe_fail "openssl $1 failed"; }
+ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/ca.key" \
+	-out "$P/ca.crt" -days 2 -subj "/CN=ldapfe test CA"
+ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/srv.key" \
+	-out "$P/srv.csr" -subj "/CN=$LFE_SADDR"
+printf 'subjectAltName = IP:%s\nextendedKeyUsage = serverAuth\n' "$LFE_SADDR" > "$P/ext"
+ossl x509 -req -in "$P/srv.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+	-out "$P/srv.crt" -days 2 -extfile "$P/ext"
+
+conf=$(lfe_conf 1)
+printf '[tls]\ncertificate = %s\nkey = %s\n' "$P/srv.crt" "$P/srv.key" >> "$conf"
+lfe_start "$conf" 0
+H=ldap://$LFE_SADDR
+tlscli() { lfe_cli env LDAPTLS_CACERT="$P/ca.crt" LDAPTLS_REQCERT=demand timeout 10 "$@"; }
+
+lfe_eq "whoami -ZZ alice" "$(tlscli ldapwhoami -ZZ -x -H "$H" -D "$(lfe_dn alice)" -w alice-pw 2>&1)" \
+	"dn:$(lfe_dn alice)"
+rc=0
+tlscli ldapwhoami -ZZ -x -H "$H" -D "$(lfe_dn alice)" -w nope >/dev/null 2>&1 || rc=$?
+lfe_eq "whoami -ZZ wrong password" "$rc" 49
+dse=$(tlscli ldapsearch -ZZ -x -LLL -H "$H" -b "" -s base supportedExtension)
+grep -q "^supportedExtension: 1.3.6.1.4.1.1466.20037$" <<<"$dse" || lfe_fail "root DSE: $dse"
+lfe_log "ok: ldapsearch -ZZ root DSE advertises StartTLS"
+
+got=$(lfe_cli timeout 10 openssl s_client -brief -starttls ldap -connect "$LFE_SADDR:389" \
+	-CAfile "$P/ca.crt" -verify_return_error </dev/null 2>&1 |
+	awk '/^Protocol version *:/ { print $NF; exit }')
+[[ $got == TLSv1.[23] ]] || lfe_fail "s_client -starttls ldap: '$got'"
+lfe_log "ok: openssl s_client -starttls ldap ($got)"
+
+got=$(lfe_py '
+import ssl, sys
+from ldap3 import Server, Connection, Tls
+t = Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=sys.argv[2])
+c = Connection(Server(sys.argv[1], port=389, tls=t), sys.argv[3], "alice-pw")
+c.open()
+print(c.start_tls(), c.bind(), c.extend.standard.who_am_i())
+' "$LFE_SADDR" "$P/ca.crt" "$(lfe_dn alice)")
+lfe_eq "ldap3 start_tls + bind + whoami" "$got" "True True dn:$(lfe_dn alice)"
+
+# Raw clients: StartTLS twice; StartTLS with a request pipelined behind it.
+RAW='
+import socket, ssl, sys, time
+def msg(mid, oid):
+    o = oid.encode()
+    op = b"\x80" + bytes([len(o)]) + o
+    body = b"\x02\x01" + bytes([mid]) + b"\x77" + bytes([len(op)]) + op
+    return b"\x30" + bytes([len(body)]) + body
+STLS, WHO = "1.3.6.1.4.1.1466.20037", "1.3.6.1.4.1.4203.1.11.3"
+def read_msg(s):
+    h = b""
+    while len(h) < 2:
+        b = s.recv(2 - len(h))
+        if not b: raise EOFError
+        h += b
+    n = h[1]
+    if n & 0x80:
+        k = n & 0x7f; ln = b""
+        while len(ln) < k: ln += s.recv(k - len(ln))
+        n = int.from_bytes(ln, "big")
+    m = b""
+    while len(m) < n:
+        b = s.recv(n - len(m))
+        if not b: raise EOFError
+        m += b
+    return m
+def code(m):   # msgid INTEGER, then [APPLICATION 24] { ENUMERATED resultCode ... }
+    i = 2 + m[1]
+    assert m[i] == 0x78, m
+    j = i + 2 if m[i + 1] < 0x80 else i + 2 + (m[i + 1] & 0x7f)
+    assert m[j] == 0x0a
+    return m[j + 2]
+a = sys.argv[1]
+s = socket.create_connection((a, 389), timeout=5)
+s.sendall(msg(1, STLS))
+r1 = code(read_msg(s))
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+t = ctx.wrap_socket(s, server_hostname=a)
+t.sendall(msg(2, STLS))
+r2 = code(read_msg(t))
+t.sendall(msg(3, WHO))
+r3 = code(read_msg(t))
+print("twice", r1, r2, r3)
+s = socket.create_connection((a, 389), timeout=5)
+s.sendall(msg(1, STLS) + msg(2, WHO))
+r1 = code(read_msg(s))
+rest, t0 = b"", time.time()
+try:
+    while time.time() - t0 < 5:
+        b = s.recv(4096)
+        if not b: break
+        rest += b
+except (socket.timeout, ConnectionResetError):
+    pass
+print("pipelined", r1, "clear-answer" if b"\x30" == rest[:1] else "none", time.time() - t0 < 5)
+'
+got=$(lfe_py "$RAW" "$LFE_SADDR" "$P/ca.crt")
+lfe_eq "raw StartTLS checks" "$got" "twice 0 1 0
+pipelined 0 none True"
+
+lfe_eq "cleartext whoami still" "$(lfe_cli timeout 10 ldapwhoami -x -H "$H" \
+	-D "$(lfe_dn bob)" -w bob-pw 2>&1)" "dn:$(lfe_dn bob)"
+lfe_stop
+lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
