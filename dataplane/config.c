@@ -11,7 +11,7 @@
 #include "net.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
-		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS };
+		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -45,6 +45,7 @@ static const struct key_def keys[] = {
 	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
 	{ "ldap", "search_access", K_ACCESS, CF(search_access), 0, 0, 0 },
 	{ "ldap", "search_scope", K_SCOPE, CF(search_scope), 0, 0, 0 },
+	{ "ldap", "require_tls", K_REQTLS, CF(require_tls), 0, 0, 0 },
 	{ "ldap", "search_base", K_DN, CF(search_base), sizeof(((struct lfe_config *)0)->search_base), 0, 0 },
 	{ "ldap", "search_attrs", K_ATTRS, CF(search_attrs),
 	  sizeof(((struct lfe_config *)0)->search_attrs), 0, 0 },
@@ -383,6 +384,9 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 	case K_SCOPE:
 		lfe_search_scope_parse(v, (enum lfe_search_scope_max *)f, &why);
 		break;
+	case K_REQTLS:
+		lfe_require_tls_parse(v, (enum lfe_require_tls *)f, &why);
+		break;
 	case K_DN: {
 		char n[LFE_DN_MAX + 1];
 		ssize_t nl = v[0] ? lfe_dn_normalize((const uint8_t *)v, strlen(v), n, sizeof(n)) : -EINVAL;
@@ -441,6 +445,9 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 					    c->ldaps_ports[i]);
 	if (c->n_ldaps_ports && (c->tls_certificate[0] == '\0' || c->tls_key[0] == '\0'))
 		return errf(err, -EINVAL, "[tls] certificate and key: required by [ldap] ldaps_ports");
+	if (c->require_tls != LFE_REQUIRE_TLS_NONE &&
+	    (c->tls_certificate[0] == '\0' || c->tls_key[0] == '\0'))
+		return errf(err, -EINVAL, "[ldap] require_tls: needs a [tls] certificate and key");
 	c->n_ports = 0;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		struct lfe_cfg_port *p = &c->port[i];

@@ -30,6 +30,10 @@
  *               anonymous searches and conflicts with "anonymous"),
  *             search_base [the suffix]: searches must be at or under it,
  *             search_scope = base | one | sub [sub]: the widest scope,
+ *             require_tls = none | bind | all [none]: bind: a simple bind
+ *               with a password over cleartext gets confidentialityRequired
+ *               (13); all: every operation but StartTLS, the root DSE read
+ *               and unbind does (needs [tls]),
  *             search_attrs [all but userPassword/authPassword]: comma list
  *               of the only attribute types a search may return or test
  *               in a filter (answers: ldap/session.h, "Search access")
@@ -111,6 +115,7 @@ struct lfe_config {
 	char suffix[1024];      /* empty = the store's */
 	enum lfe_search_access search_access;      /* DEFAULT: from allow_anonymous */
 	enum lfe_search_scope_max search_scope;
+	enum lfe_require_tls require_tls;          /* NONE by default */
 	char search_base[1024]; /* normalized; empty = the suffix */
 	char search_attrs[1024];/* as given (validated); empty = all non-secret */
 	uint16_t ldaps_ports[LFE_CFG_MAX_LISTEN];   /* TLS from the first byte */

@@ -682,6 +682,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	w->scfg.vendor_name = "ldapfe";
 	w->scfg.vendor_version = "0.1.0";
 	w->scfg.starttls = d->tls != NULL;
+	w->scfg.require_tls = c->require_tls;
 	/* Search policy; config.c validated every value at start. */
 	w->scfg.search.access = c->search_access;
 	w->scfg.search.max_scope = c->search_scope;

@@ -240,6 +240,9 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 	if (b->auth != LFE_AUTH_SIMPLE)
 		return bind_reply(s, io, m->msgid, LFE_RC_AUTH_METHOD_NOT_SUPPORTED,
 				  "only simple bind is supported");
+	if (cfg->require_tls != LFE_REQUIRE_TLS_NONE && !s->tls && b->simple.len != 0)
+		return bind_reply(s, io, m->msgid, LFE_RC_CONFIDENTIALITY_REQUIRED,
+				  "TLS is required for binds with a password");
 	if (b->name.len == 0) {
 		if (b->simple.len != 0)
 			return bind_reply(s, io, m->msgid, LFE_RC_INVALID_CREDENTIALS, NULL);
@@ -712,6 +715,25 @@ static int response_op(enum lfe_ldap_op op)
 	}
 }
 
+static void count_op(struct lfe_session *s, enum lfe_ldap_op op)
+{
+	if (op == LFE_OP_SEARCH_REQ)
+		s->st.searches++;
+	else if (op == LFE_OP_EXT_REQ)
+		s->st.extended++;
+}
+
+/* What require_tls = all lets through in clear: StartTLS itself and the
+ * root DSE read (clients discover StartTLS there). Unbind and abandon are
+ * handled before. */
+static bool tls_exempt(const struct lfe_ldap_msg *m)
+{
+	if (m->op == LFE_OP_EXT_REQ)
+		return oid_is(m->u.ext.oid, OID_STARTTLS);
+	return m->op == LFE_OP_SEARCH_REQ && m->u.search.base.len == 0 &&
+	       m->u.search.scope == LFE_SCOPE_BASE;
+}
+
 static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 		      const uint8_t *pdu, size_t len)
 {
@@ -745,13 +767,18 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 	for (uint32_t i = 0; i < m.n_controls; i++)
 		crit |= m.controls[i].critical;
 
+	if (s->cfg->require_tls == LFE_REQUIRE_TLS_ALL && !s->tls && !tls_exempt(&m)) {
+		if (m.op == LFE_OP_BIND_REQ)
+			return bind_reply(s, io, m.msgid, LFE_RC_CONFIDENTIALITY_REQUIRED,
+					  "TLS is required");
+		count_op(s, m.op);
+		return reply(io, m.msgid, (enum lfe_ldap_op)resp, LFE_RC_CONFIDENTIALITY_REQUIRED,
+			     "TLS is required");
+	}
 	if (m.op == LFE_OP_BIND_REQ)
 		return do_bind(s, io, &m, crit);
 	if (crit) {
-		if (m.op == LFE_OP_SEARCH_REQ)
-			s->st.searches++;
-		else if (m.op == LFE_OP_EXT_REQ)
-			s->st.extended++;
+		count_op(s, m.op);
 		return reply(io, m.msgid, (enum lfe_ldap_op)resp,
 			     LFE_RC_UNAVAILABLE_CRITICAL_EXTENSION,
 			     "critical control not supported");
@@ -990,6 +1017,23 @@ int lfe_search_access_parse(const char *s, enum lfe_search_access *out, const ch
 		}
 	}
 	*why = "expected anonymous, bound or none";
+	return -EINVAL;
+}
+
+int lfe_require_tls_parse(const char *s, enum lfe_require_tls *out, const char **why)
+{
+	static const struct { const char *name; enum lfe_require_tls v; } t[] = {
+		{ "none", LFE_REQUIRE_TLS_NONE },
+		{ "bind", LFE_REQUIRE_TLS_BIND },
+		{ "all", LFE_REQUIRE_TLS_ALL },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		if (word_is(s, t[i].name)) {
+			*out = t[i].v;
+			return 0;
+		}
+	}
+	*why = "expected none, bind or all";
 	return -EINVAL;
 }
 

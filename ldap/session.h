@@ -119,6 +119,19 @@ int lfe_search_scope_parse(const char *s, enum lfe_search_scope_max *out, const 
  * more than LFE_SEARCH_MAX_ATTRS. On error p is unchanged. */
 int lfe_search_attrs_parse(struct lfe_search_policy *p, const char *list, const char **why);
 
+/* When the connection must be under TLS ([ldap] require_tls): NONE never;
+ * BIND: a simple bind with a password over cleartext gets
+ * confidentialityRequired (13) unverified; ALL: every operation but
+ * StartTLS, the root DSE read and unbind gets 13 over cleartext. */
+enum lfe_require_tls {
+	LFE_REQUIRE_TLS_NONE = 0,
+	LFE_REQUIRE_TLS_BIND,
+	LFE_REQUIRE_TLS_ALL,
+};
+
+/* "none", "bind" or "all": 0, or -EINVAL with *why set. */
+int lfe_require_tls_parse(const char *s, enum lfe_require_tls *out, const char **why);
+
 /* Allocator for PDUs split across input chunks. get returns a buffer of at
  * least `size` bytes or NULL (then the connection is reset: LFE_SESS_ABORT). */
 struct lfe_session_alloc {
@@ -143,6 +156,7 @@ struct lfe_session_cfg {
 	bool starttls;                  /* TLS is configured: StartTLS is
 	                                 * accepted and advertised in the root
 	                                 * DSE; false: it gets unavailable (52) */
+	enum lfe_require_tls require_tls;
 };
 
 /* Flags in lfe_session_io.flags after a call. */

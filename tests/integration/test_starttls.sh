@@ -5,7 +5,9 @@
 # ldapsearch -ZZ root DSE advertising the OID, python3-ldap3 start_tls()
 # with certificate validation, openssl s_client -starttls ldap; StartTLS
 # twice (the second gets operationsError under TLS); StartTLS with a request
-# pipelined behind it in the same segment (never answered in clear).
+# pipelined behind it in the same segment (never answered in clear);
+# [ldap] require_tls = bind: a cleartext password bind gets 13, the same
+# bind after StartTLS succeeds.
 source "$(dirname "$0")/lib.sh"
 lfe_init starttls 86
 lfe_make_store
@@ -117,3 +119,19 @@ lfe_eq "cleartext whoami still" "$(lfe_cli timeout 10 ldapwhoami -x -H "$H" \
 	-D "$(lfe_dn bob)" -w bob-pw 2>&1)" "dn:$(lfe_dn bob)"
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
+
+# [ldap] require_tls = bind: a password bind in clear gets
+# confidentialityRequired (13) unverified; the same bind after StartTLS
+# succeeds; anonymous reads go on in clear.
+sed -i 's/^\[ldap\]$/[ldap]\nrequire_tls = bind/' "$conf"
+grep -q '^require_tls = bind$' "$conf" || lfe_fail "config edit"
+lfe_start "$conf" 0
+rc=0
+out=$(lfe_cli timeout 10 ldapwhoami -x -H "$H" -D "$(lfe_dn alice)" -w alice-pw 2>&1) || rc=$?
+lfe_eq "cleartext bind under require_tls = bind" "$rc" 13
+grep -q "Confidentiality required" <<<"$out" || lfe_fail "ldapwhoami said: $out"
+lfe_eq "same bind after StartTLS" \
+	"$(tlscli ldapwhoami -ZZ -x -H "$H" -D "$(lfe_dn alice)" -w alice-pw 2>&1)" "dn:$(lfe_dn alice)"
+lfe_eq "anonymous whoami in clear" "$(lfe_cli timeout 10 ldapwhoami -x -H "$H" 2>&1)" "anonymous"
+lfe_stop
+lfe_eq "SIGTERM exit status (require_tls)" "$LFE_STOP_RC" 0

@@ -844,6 +844,67 @@ static void test_pending(void)
 	}
 }
 
+/* [ldap] require_tls: bind (passwords only under TLS) and all (only
+ * StartTLS, the root DSE and unbind in clear). */
+static void test_require_tls(void)
+{
+	struct fx f;
+	fx_init(&f);
+	f.cfg.starttls = true;
+	f.cfg.require_tls = LFE_REQUIRE_TLS_BIND;
+	struct pdu in = { .n = 0 };
+	bind_req(&in, 1, ALICE, "secret");
+	bind_req(&in, 2, "", "");
+	whoami(&in, 3);
+	starttls_req(&in, 4);
+	if (fx_run(&f, &in) == 4) {
+		check_result(&f.r[0], 1, 1, 13, NULL);
+		check_result(&f.r[1], 2, 1, 0, NULL);
+		check_result(&f.r[2], 3, 24, 0, NULL);
+		check_result(&f.r[3], 4, 24, 0, NULL);
+	} else {
+		CHECK(0, "require bind: %d responses", f.nr);
+	}
+	CHECK(f.io.flags == LFE_SESS_STARTTLS, "flags %#x", f.io.flags);
+	struct pdu tls = { .n = 0 };
+	bind_req(&tls, 5, ALICE, "secret");
+	if (fx_run(&f, &tls) == 1)
+		check_result(&f.r[0], 5, 1, 0, NULL);
+	CHECK(strcmp(bound(&f), ALICE) == 0, "bound '%s' after StartTLS", bound(&f));
+	fx_fini(&f);
+
+	fx_init(&f);
+	f.cfg.starttls = true;
+	f.cfg.require_tls = LFE_REQUIRE_TLS_ALL;
+	struct pdu any = { .n = 0 }, all = { .n = 0 };
+	f_present(&any, "objectClass");
+	whoami(&all, 1);
+	search_req(&all, 2, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { NULL } });
+	bind_req(&all, 3, "", "");
+	search_req(&all, 4, &(struct sreq){ "", 0, 0, 0, &any, { NULL } });
+	starttls_req(&all, 5);
+	if (fx_run(&f, &all) == 6) {
+		check_result(&f.r[0], 1, 24, 13, NULL);
+		check_result(&f.r[1], 2, 5, 13, NULL);
+		check_result(&f.r[2], 3, 1, 13, NULL);
+		CHECK(f.r[3].op == 4, "root DSE entry op %d", f.r[3].op);
+		check_result(&f.r[4], 4, 5, 0, NULL);
+		check_result(&f.r[5], 5, 24, 0, NULL);
+	} else {
+		CHECK(0, "require all: %d responses", f.nr);
+	}
+	struct pdu after = { .n = 0 };
+	whoami(&after, 6);
+	if (fx_run(&f, &after) == 1)
+		check_result(&f.r[0], 6, 24, 0, NULL);
+	fx_fini(&f);
+
+	const char *why = NULL;
+	enum lfe_require_tls r;
+	CHECK(lfe_require_tls_parse("all", &r, &why) == 0 && r == LFE_REQUIRE_TLS_ALL, "parse all");
+	CHECK(lfe_require_tls_parse("yes", &r, &why) == -EINVAL && why, "parse yes");
+}
+
 static void test_extended(void)
 {
 	struct fx f;
@@ -1765,6 +1826,7 @@ int main(void)
 	test_pending();
 	test_extended();
 	test_starttls();
+	test_require_tls();
 	test_rootdse();
 	test_search();
 	test_write_ops();
