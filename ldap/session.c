@@ -1003,55 +1003,65 @@ static bool word_is(const char *s, const char *lit)
 	return s && strcmp(s, lit) == 0;
 }
 
+/* One of three words, each naming an enum value: 0, or -EINVAL with *why. */
+struct word_val {
+	const char *name;
+	int v;
+};
+
+static int pick_word(const char *s, const struct word_val t[3], int *out, const char **why,
+		     const char *expected)
+{
+	for (size_t i = 0; i < 3; i++) {
+		if (word_is(s, t[i].name)) {
+			*out = t[i].v;
+			return 0;
+		}
+	}
+	*why = expected;
+	return -EINVAL;
+}
+
 int lfe_search_access_parse(const char *s, enum lfe_search_access *out, const char **why)
 {
-	static const struct { const char *name; enum lfe_search_access v; } t[] = {
+	static const struct word_val t[3] = {
 		{ "anonymous", LFE_SEARCH_ACCESS_ANONYMOUS },
 		{ "bound", LFE_SEARCH_ACCESS_BOUND },
 		{ "none", LFE_SEARCH_ACCESS_NONE },
 	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		if (word_is(s, t[i].name)) {
-			*out = t[i].v;
-			return 0;
-		}
-	}
-	*why = "expected anonymous, bound or none";
-	return -EINVAL;
+	int v;
+	int rc = pick_word(s, t, &v, why, "expected anonymous, bound or none");
+	if (rc == 0)
+		*out = (enum lfe_search_access)v;
+	return rc;
 }
 
 int lfe_require_tls_parse(const char *s, enum lfe_require_tls *out, const char **why)
 {
-	static const struct { const char *name; enum lfe_require_tls v; } t[] = {
+	static const struct word_val t[3] = {
 		{ "none", LFE_REQUIRE_TLS_NONE },
 		{ "bind", LFE_REQUIRE_TLS_BIND },
 		{ "all", LFE_REQUIRE_TLS_ALL },
 	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		if (word_is(s, t[i].name)) {
-			*out = t[i].v;
-			return 0;
-		}
-	}
-	*why = "expected none, bind or all";
-	return -EINVAL;
+	int v;
+	int rc = pick_word(s, t, &v, why, "expected none, bind or all");
+	if (rc == 0)
+		*out = (enum lfe_require_tls)v;
+	return rc;
 }
 
 int lfe_search_scope_parse(const char *s, enum lfe_search_scope_max *out, const char **why)
 {
-	static const struct { const char *name; enum lfe_search_scope_max v; } t[] = {
+	static const struct word_val t[3] = {
 		{ "base", LFE_SEARCH_SCOPE_BASE },
 		{ "one", LFE_SEARCH_SCOPE_ONE },
 		{ "sub", LFE_SEARCH_SCOPE_SUB },
 	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		if (word_is(s, t[i].name)) {
-			*out = t[i].v;
-			return 0;
-		}
-	}
-	*why = "expected base, one or sub";
-	return -EINVAL;
+	int v;
+	int rc = pick_word(s, t, &v, why, "expected base, one or sub");
+	if (rc == 0)
+		*out = (enum lfe_search_scope_max)v;
+	return rc;
 }
 
 /* A descr or numericoid, no options: what lfe_attr_canon accepts. */
