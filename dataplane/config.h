@@ -120,7 +120,8 @@ struct lfe_config {
 	char search_attrs[1024];/* as given (validated); empty = all non-secret */
 	uint16_t ldaps_ports[LFE_CFG_MAX_LISTEN];   /* TLS from the first byte */
 	uint32_t n_ldaps_ports;                     /* default 0: none */
-	/* [tls] (required when ldaps_ports is set) */
+	/* [tls] (required when ldaps_ports or require_tls is set; when present,
+	 * StartTLS is offered on the cleartext ports) */
 	char tls_certificate[512];      /* PEM, chain allowed */
 	char tls_key[512];              /* PEM */
 	char tls_ca[512];               /* optional */
