@@ -234,12 +234,7 @@ static void apply_live(struct lfe_worker *w)
 	}
 	lfe_search_attrs_parse(&w->scfg.search, c->search_attrs, &why);   /* checked by reload */
 	if (w->thr) {
-		struct lfe_throttle_params tp = {
-			.failures = { [LFE_THR_SRC] = c->throttle.src_failures,
-				      [LFE_THR_PAIR] = c->throttle.dn_failures,
-				      [LFE_THR_DN] = c->throttle.dn_global_failures },
-			.window_ms = c->throttle.window_ms, .penalty_ms = c->throttle.penalty_ms,
-		};
+		struct lfe_throttle_params tp = lfe_worker_throttle_params(&c->throttle);
 		size_t sz = lfe_throttle_mem_size(&tp);
 		int rc;
 		/* The same width, so the same memory: counts start afresh. */

@@ -613,12 +613,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 
 	const struct lfe_config *c = &d->cfg;
 	if (c->throttle.enabled) {
-		struct lfe_throttle_params tp = {
-			.failures = { [LFE_THR_SRC] = c->throttle.src_failures,
-				      [LFE_THR_PAIR] = c->throttle.dn_failures,
-				      [LFE_THR_DN] = c->throttle.dn_global_failures },
-			.window_ms = c->throttle.window_ms, .penalty_ms = c->throttle.penalty_ms,
-		};
+		struct lfe_throttle_params tp = lfe_worker_throttle_params(&c->throttle);
 		size_t tsz = lfe_throttle_mem_size(&tp);
 		void *tmem = tsz ? rte_malloc_socket("lfe_throttle", tsz, RTE_CACHE_LINE_SIZE, socket) : NULL;
 		w->thr = tmem ? lfe_throttle_init(tmem, tsz, &tp, &rc) : NULL;

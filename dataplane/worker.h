@@ -167,6 +167,16 @@ void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out);
 void lfe_lat_read(const struct lfe_worker *w, struct lfe_lat_hist *out);
 extern const char *const lfe_wstats_names[LFE_WSTATS_N];
 
+/* The throttle parameters of a [throttle] section (worker start and reload). */
+static inline struct lfe_throttle_params lfe_worker_throttle_params(const struct lfe_cfg_throttle *t)
+{
+	return (struct lfe_throttle_params){
+		.failures = { [LFE_THR_SRC] = t->src_failures, [LFE_THR_PAIR] = t->dn_failures,
+			      [LFE_THR_DN] = t->dn_global_failures },
+		.window_ms = t->window_ms, .penalty_ms = t->penalty_ms,
+	};
+}
+
 /* tx hook of the worker's TCP stack (glue.c hands it to lfe_tcp_new):
  * builds the frame for seg and queues it on the connection's port. */
 int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg);
