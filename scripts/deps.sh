@@ -12,6 +12,7 @@ pkgs=(
   # real clients and peers the tests use
   ldap-utils slapd python3 python3-ldap3 argon2 whois
   prometheus  # the metrics test scrapes with a real Prometheus server (and promtool)
+  openssl curl systemd man-db  # TLS test certificates, /metrics GETs, unit and man page checks
   # namespaces, veth, offload switches
   iproute2 ethtool procps iputils-ping arping tcpdump
   # profiling
