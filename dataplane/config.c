@@ -63,6 +63,9 @@ static const struct key_def keys[] = {
 	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
 	{ "workers", "verify_per_source", K_U32, CF(verify_per_source), 0, 1, 1u << 16 },
 	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
+	{ "tls", "handshake_threads", K_U32, CF(tls_handshake_threads), 0, 0, 64 },
+	{ "tls", "handshake_queue", K_U32, CF(tls_handshake_queue), 0, 1, 1u << 16 },
+	{ "tls", "handshake_per_source", K_U32, CF(tls_handshake_per_source), 0, 1, 1u << 16 },
 	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
 	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
 	{ "throttle", "enabled", K_BOOL, CF(throttle.enabled), 0, 0, 0 },
@@ -108,6 +111,9 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->verifier_threads = 1;
 	c->verify_queue = 1024;
 	c->verify_per_source = 8;
+	c->tls_handshake_threads = 1;
+	c->tls_handshake_queue = 256;
+	c->tls_handshake_per_source = 16;
 	c->request_slice_us = 200;
 	c->search_max_candidates = 10000;
 	c->throttle.src_failures = 100;

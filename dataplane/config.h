@@ -46,6 +46,16 @@
  *             verify_per_source [8: outstanding jobs per client IPv4
  *             address and worker; beyond it a bind is answered busy],
  *             idle_sleep_us [0: pure polling]
+ *   [tls]     certificate, key, ca: see the struct below;
+ *             handshake_threads [1; 0..64: crypto threads that run the
+ *               handshake steps (the private-key operations) off the
+ *               workers; 0 runs them inline on the worker, which stalls
+ *               its other connections for each one],
+ *             handshake_queue [256; 1..65536: handshake steps outstanding,
+ *               shared equally by the workers; beyond a worker's share a
+ *               new handshake is refused with RST and counted in tls_busy],
+ *             handshake_per_source [16; 1..65536: steps outstanding per
+ *               client IPv4 address and worker; beyond it likewise]
  *   [daemon]  user [none: stay root], group [the user's primary group]:
  *             once ports are up and memory is mapped, the daemon drops to
  *             this user (setgroups/setgid/setuid) with no capabilities left
@@ -134,6 +144,10 @@ struct lfe_config {
 	uint32_t verifier_threads;
 	uint32_t verify_queue;
 	uint32_t verify_per_source;
+	/* [tls] handshake steps off the workers (dataplane/tlsoff.h) */
+	uint32_t tls_handshake_threads;        /* 0 = inline on the worker */
+	uint32_t tls_handshake_queue;          /* daemon total, shared by the workers */
+	uint32_t tls_handshake_per_source;     /* per client address and worker */
 	uint32_t idle_sleep_us;
 	/* [daemon] */
 	char user[64];                  /* empty = keep running as started */

@@ -27,6 +27,7 @@ struct lfe_worker;
 struct lfe_verifier;
 struct lfe_control;
 struct lfe_tls;
+struct lfe_tlsoff;
 
 struct lfe_port {
 	uint16_t port_id;
@@ -57,6 +58,7 @@ struct lfe_daemon {
 	struct lfe_worker *w[LFE_MAX_WORKERS];
 	struct lfe_verifier *verifier;
 	struct lfe_tls *tls;            /* [tls] context; NULL without ldaps_ports */
+	struct lfe_tlsoff *tlsoff;      /* handshake crypto threads; NULL: inline */
 	uint64_t tsc_hz;
 	unsigned stats_interval;
 	volatile atomic_int stop;       /* 1: graceful shutdown requested */

@@ -137,7 +137,8 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	lfe_tcp_conn_addrs(c, &la, &lp, &ra, &rp);
 	bool ldaps = lfe_glue_is_ldaps(&w->d->cfg, lp);
 	if (ldaps) {
-		if (w->d->tls == NULL || lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls)) < 0) {
+		if (w->d->tls == NULL ||
+		    lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls), &w->sc) < 0) {
 			w->slot_free[w->n_free++] = i;
 			w->st.conns_refused++;
 			return -ENOBUFS;
@@ -190,7 +191,8 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 	if (flags & LFE_SESS_STARTTLS) {
 		/* The success response is queued in clear; every byte after the
 		 * request is the client's handshake (the session read none). */
-		if (w->d->tls == NULL || lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls)) < 0) {
+		if (w->d->tls == NULL ||
+		    lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls), &w->sc) < 0) {
 			w->cur = NULL;
 			lfe_tcp_abort(c);
 			return len;
@@ -220,6 +222,23 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 	w->cur = NULL;
 	if (sl->s && !(flags & LFE_SESS_ABORT) && sl->st.tls)
 		settle(w, c, sl, flags, true);
+}
+
+void lfe_glue_handshake_done(void *ctx, struct lfe_tlsoff_job *job)
+{
+	struct lfe_worker *w = ctx;
+	struct lfe_stream *st = lfe_stream_of_job(job);
+	struct lfe_tcp_conn *c = st->c;
+	struct lfe_slot *sl = slot_of(c);
+	unsigned flags;
+
+	w->cur = c;
+	lfe_stream_handshake_done(st, sl->s, w->out, sizeof w->out, &flags);
+	w->cur = NULL;
+	if (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE))
+		return;
+	settle(w, c, sl, flags, true);
+	lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 }
 
 static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)

@@ -22,4 +22,10 @@ extern const struct lfe_backend_ops lfe_glue_backend_ops;
 void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
 			enum lfe_be_verdict v);
 
+/* A handshake step came back from a crypto thread (the worker's tlsoff
+ * poll hook, see tlsoff.h): its bytes go out, the session runs over the
+ * records that came with it, and TCP offers what waited meanwhile. */
+struct lfe_tlsoff_job;
+void lfe_glue_handshake_done(void *worker, struct lfe_tlsoff_job *job);
+
 #endif

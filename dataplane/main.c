@@ -39,6 +39,7 @@
 #include "priv.h"
 #include "telemetry.h"
 #include "tls.h"
+#include "tlsoff.h"
 #include "verifier.h"
 #include "worker.h"
 
@@ -196,6 +197,35 @@ static int setup_store(struct lfe_daemon *d)
 	return 0;
 }
 
+/* Crypto threads are control threads: EAL runs them on CPUs no lcore polls
+ * (the verifier's rule). */
+static int tlsoff_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
+{
+	int rc = rte_ctrl_thread_create(th, name, NULL, fn, arg);
+	return rc < 0 ? -rc : rc;
+}
+
+/* Handshake steps off the workers ([tls] handshake_*), when TLS is on. */
+static int start_tlsoff(struct lfe_daemon *d)
+{
+	const struct lfe_config *c = &d->cfg;
+	if (d->tls == NULL || c->tls_handshake_threads == 0)
+		return 0;
+	uint32_t nw = d->n_workers ? d->n_workers : 1;
+	struct lfe_tlsoff_cfg oc = {
+		.threads = c->tls_handshake_threads, .workers = nw,
+		.queue = c->tls_handshake_queue / nw ? c->tls_handshake_queue / nw : 1,
+		.per_source = c->tls_handshake_per_source, .spawn = tlsoff_spawn,
+	};
+	int err = 0;
+	d->tlsoff = lfe_tlsoff_new(&oc, &err);
+	if (d->tlsoff == NULL) {
+		fprintf(stderr, "ldapfe: [tls] handshake_threads: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct lfe_daemon daemon_state;
@@ -274,6 +304,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ldapfe: %s\n", err);
 		goto out_ports;
 	}
+	if (start_tlsoff(d) < 0)
+		goto out_ports;
 	for (uint32_t i = 0; i < d->n_workers; i++) {
 		d->w[i] = lfe_worker_new(d, i, d->lcore_ids[i], err, sizeof(err));
 		if (d->w[i] == NULL) {
@@ -386,6 +418,8 @@ out_ports:
 	lfe_ports_close(d);
 	for (uint32_t i = 0; i < d->n_workers; i++)
 		lfe_worker_free(d->w[i], !fast_exit);
+	lfe_tlsoff_free(d->tlsoff);   /* after the workers: their streams cancelled what was out */
+	d->tlsoff = NULL;
 	for (unsigned s = 0; s < RTE_MAX_NUMA_NODES && !fast_exit; s++)
 		rte_mempool_free(d->mbuf_pool[s]);
 out_store:

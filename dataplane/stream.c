@@ -16,6 +16,14 @@
  * once (the room was there). Bytes that find no room (handshake flights)
  * wait in the write BIO for on_writable, and the stream offers no room
  * while any wait, so responses never overtake them.
+ *
+ * Input: SSL_peek decrypts one record into the core's buffer, the session
+ * runs over it, and SSL_read then consumes just the bytes the session took
+ * (copying them again over themselves: cheaper than holding 16 KiB per
+ * connection). SSL_pending() > 0 is "plaintext waits for the session".
+ *
+ * Handshake steps (tlsoff.h): while t->out, the SSL object is a crypto
+ * thread's; every entry point checks t->out before touching it.
  */
 #include "stream.h"
 
@@ -26,15 +34,18 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#define TLS_RECORD_MAX  16384u   /* plaintext of one record */
+#include "tlsoff.h"
+
+#define TLS_RECORD_MAX  LFE_STREAM_TLS_RECORD
 #define TLS_OVERHEAD    256u     /* header, IV, MAC or tag, padding of one record */
 
 struct lfe_stream_tls {
-	SSL *ssl;
-	BIO *rbio, *wbio;        /* owned by ssl */
-	bool failed;             /* alert sent, connection closing */
-	uint32_t plain_len;      /* decrypted, not yet taken by the session */
-	uint8_t plain[TLS_RECORD_MAX];
+	struct lfe_tlsoff_job job;   /* job.ssl: the connection's SSL object */
+	BIO *rbio, *wbio;            /* owned by the SSL object */
+	struct lfe_stream *st;       /* owner (NULL once cancelled) */
+	struct lfe_stream_core *core;
+	bool failed;                 /* alert sent, connection closing */
+	bool out;                    /* a handshake step is at a crypto thread */
 };
 
 void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c)
@@ -43,44 +54,75 @@ void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c)
 	st->tls = NULL;
 }
 
-int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *ctx)
+static void tls_free(struct lfe_stream_tls *t)
+{
+	SSL_free(t->job.ssl);
+	free(t);
+}
+
+/* tlsoff's release hook: a cancelled step came back. */
+static void tls_release(struct lfe_tlsoff_job *job)
+{
+	struct lfe_stream_tls *t = (struct lfe_stream_tls *)job;
+	t->core->st.cancelled++;
+	tls_free(t);
+}
+
+int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *ctx,
+			struct lfe_stream_core *core)
 {
 	lfe_stream_init(st, c);
-	struct lfe_stream_tls *t = malloc(sizeof *t);
+	struct lfe_stream_tls *t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return -ENOMEM;
-	t->ssl = SSL_new(ctx);
+	SSL *ssl = SSL_new(ctx);
 	t->rbio = BIO_new(BIO_s_mem());
 	t->wbio = BIO_new(BIO_s_mem());
-	if (t->ssl == NULL || t->rbio == NULL || t->wbio == NULL) {
+	if (ssl == NULL || t->rbio == NULL || t->wbio == NULL) {
 		BIO_free(t->rbio);
 		BIO_free(t->wbio);
-		SSL_free(t->ssl);
+		SSL_free(ssl);
 		free(t);
 		ERR_clear_error();
 		return -ENOMEM;
 	}
-	SSL_set_bio(t->ssl, t->rbio, t->wbio);
-	SSL_set_accept_state(t->ssl);
-	t->failed = false;
-	t->plain_len = 0;
+	SSL_set_bio(ssl, t->rbio, t->wbio);
+	SSL_set_accept_state(ssl);
+	uint32_t la, ra;
+	uint16_t lp, rp;
+	lfe_tcp_conn_addrs(c, &la, &lp, &ra, &rp);
+	t->job.ssl = ssl;
+	t->job.src = ra;
+	t->job.release = tls_release;
+	t->st = st;
+	t->core = core;
 	st->tls = t;
 	return 0;
 }
 
 void lfe_stream_fini(struct lfe_stream *st)
 {
-	if (st->tls == NULL)
+	struct lfe_stream_tls *t = st->tls;
+	if (t == NULL)
 		return;
-	SSL_free(st->tls->ssl);
-	OPENSSL_cleanse(st->tls->plain, st->tls->plain_len);
-	free(st->tls);
 	st->tls = NULL;
+	if (t->out) {   /* the crypto thread's now: freed when it comes back */
+		t->st = NULL;
+		lfe_tlsoff_cancel(&t->job);
+		return;
+	}
+	tls_free(t);
+}
+
+struct lfe_stream *lfe_stream_of_job(struct lfe_tlsoff_job *job)
+{
+	return ((struct lfe_stream_tls *)job)->st;
 }
 
 bool lfe_stream_holding(const struct lfe_stream *st)
 {
-	return st->tls && (st->tls->plain_len || BIO_ctrl_pending(st->tls->rbio));
+	const struct lfe_stream_tls *t = st->tls;
+	return t && (t->out || SSL_pending(t->job.ssl) > 0 || BIO_ctrl_pending(t->rbio));
 }
 
 /* Move what OpenSSL wrote to TCP, as far as the send ring has room. */
@@ -109,7 +151,8 @@ size_t lfe_stream_room(const struct lfe_stream *st)
 	size_t free_bytes = lfe_tcp_send_free(st->c);
 	if (st->tls == NULL)
 		return free_bytes;
-	if (st->tls->failed || BIO_ctrl_pending(st->tls->wbio) || free_bytes <= TLS_OVERHEAD)
+	if (st->tls->out || st->tls->failed || BIO_ctrl_pending(st->tls->wbio) ||
+	    free_bytes <= TLS_OVERHEAD)
 		return 0;
 	free_bytes -= TLS_OVERHEAD;
 	return free_bytes < TLS_RECORD_MAX ? free_bytes : TLS_RECORD_MAX;
@@ -122,7 +165,7 @@ int lfe_stream_write(struct lfe_stream *st, const void *p, size_t n)
 	if (st->tls == NULL)
 		return lfe_tcp_send(st->c, p, n) == n ? 0 : -ENOBUFS;
 	size_t w = 0;
-	if (n && SSL_write_ex(st->tls->ssl, p, n, &w) != 1) {
+	if (n && SSL_write_ex(st->tls->job.ssl, p, n, &w) != 1) {
 		ERR_clear_error();
 		return -EIO;
 	}
@@ -140,8 +183,9 @@ static size_t out_cap(const struct lfe_stream *st, size_t cap)
  * under TLS, then FIN after the queued bytes. */
 static void stream_close(struct lfe_stream *st)
 {
-	if (st->tls && !st->tls->failed && SSL_is_init_finished(st->tls->ssl)) {
-		SSL_shutdown(st->tls->ssl);
+	struct lfe_stream_tls *t = st->tls;
+	if (t && !t->out && !t->failed && SSL_is_init_finished(t->job.ssl)) {
+		SSL_shutdown(t->job.ssl);
 		ERR_clear_error();
 		tls_flush(st);
 	}
@@ -194,26 +238,58 @@ static void tls_fail(struct lfe_stream *st)
 	lfe_tcp_close(st->c);
 }
 
-/* Offer held plaintext; false when the session did not take all of it (or
- * the connection ends): stop decrypting. */
-static bool tls_offer(struct lfe_stream *st, struct lfe_session *s, uint8_t *scratch, size_t cap,
-		      unsigned *flags)
+/* What a handshake step returned (inline or on a crypto thread): its bytes
+ * go out; true when the handshake is finished. */
+static bool step_result(struct lfe_stream *st, int r, int err)
 {
 	struct lfe_stream_tls *t = st->tls;
-	size_t u = run_session(st, s, t->plain, t->plain_len, scratch, cap, flags);
-	if (*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)) {
-		t->plain_len = 0;
-		return false;
+	tls_flush(st);
+	if (r == 1) {
+		t->core->st.handshakes++;
+		t->core->st.resumed += SSL_session_reused(t->job.ssl) != 0;
+		return true;
 	}
-	memmove(t->plain, t->plain + u, t->plain_len - u);
-	t->plain_len -= (uint32_t)u;
-	return t->plain_len == 0 && !(*flags & LFE_SESS_PENDING);
+	if (err != SSL_ERROR_WANT_READ) {
+		t->core->st.handshake_failed++;
+		tls_fail(st);
+	}
+	return false;
 }
 
+/* One handshake step, inline or handed to a crypto thread: true when the
+ * handshake finished here (records may follow). */
+static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
+{
+	struct lfe_stream_tls *t = st->tls;
+	struct lfe_stream_core *core = t->core;
+
+	if (core->off == NULL) {
+		int r = SSL_do_handshake(t->job.ssl);
+		int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->job.ssl, r);
+		ERR_clear_error();
+		return step_result(st, r, e);
+	}
+	if (BIO_ctrl_pending(t->rbio) == 0)
+		return false;   /* nothing new for the state machine */
+	if (lfe_tlsoff_submit(core->off, core->worker, &t->job) < 0) {
+		/* Busy: refused now rather than queued without bound. */
+		core->st.busy++;
+		*flags |= LFE_SESS_ABORT;
+		lfe_tcp_abort(st->c);
+		return false;
+	}
+	core->st.offloaded++;
+	t->out = true;
+	return false;
+}
+
+/* Feed ciphertext, run the handshake, then decrypt records one at a time
+ * and offer each to the session while it takes them whole. */
 static void tls_deliver(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
 			size_t len, uint8_t *scratch, size_t cap, unsigned *flags)
 {
 	struct lfe_stream_tls *t = st->tls;
+	uint8_t *plain = t->core->plain;
 
 	if (t->failed)
 		return;
@@ -221,24 +297,14 @@ static void tls_deliver(struct lfe_stream *st, struct lfe_session *s, const uint
 		tls_fail(st);
 		return;
 	}
-	if (t->plain_len && !tls_offer(st, s, scratch, cap, flags))
+	if (!SSL_is_init_finished(t->job.ssl) && !tls_handshake(st, flags))
 		return;
 	for (;;) {
-		if (!SSL_is_init_finished(t->ssl)) {
-			int r = SSL_do_handshake(t->ssl);
-			tls_flush(st);
-			if (r != 1) {
-				if (SSL_get_error(t->ssl, r) != SSL_ERROR_WANT_READ)
-					tls_fail(st);
-				ERR_clear_error();
-				return;
-			}
-		}
-		size_t n = 0;
-		int r = SSL_read_ex(t->ssl, t->plain, sizeof t->plain, &n);
+		size_t n = 0, m = 0;
+		int r = SSL_peek_ex(t->job.ssl, plain, TLS_RECORD_MAX, &n);
 		tls_flush(st);   /* TLS 1.3 tickets, alerts */
 		if (r != 1) {
-			int e = SSL_get_error(t->ssl, 0);
+			int e = SSL_get_error(t->job.ssl, 0);
 			if (e == SSL_ERROR_ZERO_RETURN) {   /* close_notify */
 				*flags |= LFE_SESS_CLOSE;
 				stream_close(st);
@@ -248,8 +314,20 @@ static void tls_deliver(struct lfe_stream *st, struct lfe_session *s, const uint
 			ERR_clear_error();
 			return;
 		}
-		t->plain_len = (uint32_t)n;
-		if (!tls_offer(st, s, scratch, cap, flags))
+		size_t u = run_session(st, s, plain, n, scratch, cap, flags);
+		if (*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)) {
+			OPENSSL_cleanse(plain, n);
+			return;
+		}
+		/* Consume what the session took; the rest stays in OpenSSL's
+		 * record buffer for the next offer. */
+		if (u && (SSL_read_ex(t->job.ssl, plain, u, &m) != 1 || m != u)) {
+			OPENSSL_cleanse(plain, n);
+			tls_fail(st);
+			return;
+		}
+		OPENSSL_cleanse(plain, n);
+		if (u < n || (*flags & LFE_SESS_PENDING))
 			return;
 	}
 }
@@ -258,12 +336,20 @@ size_t lfe_stream_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 			  size_t len, uint8_t *scratch, size_t cap, unsigned *flags)
 {
 	*flags = 0;
-	if (st->tls == NULL)
+	struct lfe_stream_tls *t = st->tls;
+	if (t == NULL)
 		return run_session(st, s, data, len, scratch, cap, flags);
+	if (t->out)
+		return 0;   /* a handshake step is out: these bytes wait in TCP */
 	/* Ciphertext is taken only while no plaintext waits: TCP's window then
 	 * closes on a client that sends without reading. */
-	if (st->tls->plain_len && !tls_offer(st, s, scratch, cap, flags))
-		return 0;
+	if (!t->failed && SSL_pending(t->job.ssl) > 0) {
+		tls_deliver(st, s, NULL, 0, scratch, cap, flags);
+		if (*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE))
+			return len;
+		if (SSL_pending(t->job.ssl) > 0 || (*flags & LFE_SESS_PENDING))
+			return 0;
+	}
 	tls_deliver(st, s, data, len, scratch, cap, flags);
 	return len;
 }
@@ -272,7 +358,18 @@ void lfe_stream_resume(struct lfe_stream *st, struct lfe_session *s, uint8_t *sc
 		       size_t cap, unsigned *flags)
 {
 	*flags = 0;
-	if (st->tls)
+	if (st->tls && !st->tls->out)
+		tls_deliver(st, s, NULL, 0, scratch, cap, flags);
+}
+
+void lfe_stream_handshake_done(struct lfe_stream *st, struct lfe_session *s, uint8_t *scratch,
+			       size_t cap, unsigned *flags)
+{
+	struct lfe_stream_tls *t = st->tls;
+
+	*flags = 0;
+	t->out = false;
+	if (step_result(st, t->job.rc, t->job.ssl_err))
 		tls_deliver(st, s, NULL, 0, scratch, cap, flags);
 }
 
@@ -291,7 +388,8 @@ int lfe_stream_bind_done(struct lfe_stream *st, struct lfe_session *s, uint64_t 
 		/* Each record costs overhead beyond the room the session counted:
 		 * the small record may wait in the write BIO for on_writable. */
 		size_t w = 0;
-		if (st->tls->failed || SSL_write_ex(st->tls->ssl, scratch, io.out_len, &w) != 1)
+		if (st->tls->failed || st->tls->out ||
+		    SSL_write_ex(st->tls->job.ssl, scratch, io.out_len, &w) != 1)
 			rc = -EIO;
 		ERR_clear_error();
 		tls_flush(st);
@@ -305,6 +403,8 @@ void lfe_stream_on_writable(struct lfe_stream *st, struct lfe_session *s, struct
 			    uint64_t now_us, uint8_t *scratch, size_t cap, unsigned *flags)
 {
 	*flags = 0;
+	if (st->tls && st->tls->out)
+		return;   /* the step's completion kicks TCP */
 	if (st->tls) {
 		tls_flush(st);
 		if (lfe_stream_holding(st))

@@ -18,12 +18,26 @@
  *
  * TLS (LDAPS): lfe_stream_init_tls() puts an OpenSSL object with memory
  * BIOs on the connection. Ciphertext from TCP goes into its read BIO;
- * decrypted bytes the session has not taken are held here (at most one
- * record, 16 KiB, allocated with the TLS state) and offered again by
- * lfe_stream_resume(); responses become one record each; handshake and
- * alert bytes flow without the session. A TLS failure (garbage, a bad
- * record, a refused renegotiation) sends OpenSSL's alert and closes with
- * FIN; the session never sees those bytes.
+ * records are decrypted with SSL_peek into the core's plaintext buffer
+ * (struct lfe_stream_core, one per worker) and only the bytes the session
+ * took are then read: what it left stays in OpenSSL's record buffer and is
+ * offered again by lfe_stream_resume(). So an idle TLS connection holds no
+ * plaintext buffer (and, with SSL_MODE_RELEASE_BUFFERS, no record buffers).
+ * Responses become one record each; handshake and alert bytes flow without
+ * the session. A TLS failure (garbage, a bad record, a refused
+ * renegotiation) sends OpenSSL's alert and closes with FIN; the session
+ * never sees those bytes.
+ *
+ * Handshakes off the core: with core->off set, every handshake step runs on
+ * a crypto thread (tlsoff.h). While a step is out the stream takes no
+ * input (TCP keeps it unconsumed), offers no room and touches neither the
+ * SSL object nor its BIOs; the worker's tlsoff poll brings the step back
+ * and the caller finishes it with lfe_stream_handshake_done(), then kicks
+ * TCP for the bytes that waited. A step the offload refuses (the worker's
+ * queue or the client's share is full) resets the connection: counted in
+ * busy. lfe_stream_fini() on a connection whose step is out cancels it
+ * and leaves the TLS state to the offload, which frees it when it comes
+ * back. Without core->off the steps run inline (the comparison mode).
  *
  * DPDK-free (part of lfe_dpcore): unit-tested over the TCP test harness.
  * Thread rules: a stream belongs to its connection's lcore.
@@ -41,7 +55,29 @@
 /* One per connection, embedded in the connection's app state. Fields are
  * the module's. */
 struct lfe_stream_tls;
+struct lfe_tlsoff;
+struct lfe_tlsoff_job;
 typedef struct ssl_ctx_st SSL_CTX;
+
+#define LFE_STREAM_TLS_RECORD 16384u   /* plaintext of one TLS record */
+
+/* TLS counters of one core (the caller publishes them). */
+struct lfe_stream_stats {
+	uint64_t handshakes;         /* completed, full or resumed */
+	uint64_t resumed;            /* of those, resumed (ticket or PSK) */
+	uint64_t handshake_failed;   /* alert sent or garbage: closed */
+	uint64_t offloaded;          /* handshake steps run on a crypto thread */
+	uint64_t busy;               /* handshakes refused: offload queue full */
+	uint64_t cancelled;          /* steps whose connection closed while out */
+};
+
+/* Per worker: shared by the TLS streams of one core, one call at a time. */
+struct lfe_stream_core {
+	struct lfe_tlsoff *off;      /* NULL: handshake steps run inline */
+	unsigned worker;             /* this core's queues in off */
+	struct lfe_stream_stats st;
+	uint8_t plain[LFE_STREAM_TLS_RECORD];   /* decrypted record, during a call */
+};
 
 struct lfe_stream {
 	struct lfe_tcp_conn *c;
@@ -51,19 +87,35 @@ struct lfe_stream {
 /* Attach st to connection c (from on_open). Allocates nothing. */
 void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c);
 
-/* Attach st to c with TLS from ctx (server side): 0, or -ENOMEM. The
- * state is freed by lfe_stream_fini. Also StartTLS: on a cleartext stream
- * whose deliver returned LFE_SESS_STARTTLS (the success response is queued
- * in clear), call it, then deliver the bytes past the consumed ones: they
- * are the client's handshake. */
-int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *ctx);
+/* Attach st to c with TLS from ctx (server side) on the core's context
+ * (which must outlive the connection): 0, or -ENOMEM. The state is freed
+ * by lfe_stream_fini. Also StartTLS: on a cleartext stream whose deliver
+ * returned LFE_SESS_STARTTLS (the success response is queued in clear),
+ * call it, then deliver the bytes past the consumed ones: they are the
+ * client's handshake. */
+int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *ctx,
+			struct lfe_stream_core *core);
 
-/* Release what the stream holds (TLS state). Safe on a cleartext stream and
+/* Release what the stream holds (TLS state; cancelled and left to the
+ * offload while a handshake step is out). Safe on a cleartext stream and
  * twice. Call from on_close. */
 void lfe_stream_fini(struct lfe_stream *st);
 
+/* The stream whose handshake step job is (a job the tlsoff poll handed to
+ * its done hook: never a cancelled one, so the stream is live). */
+struct lfe_stream *lfe_stream_of_job(struct lfe_tlsoff_job *job);
+
+/* A handshake step came back: send what it wrote, count the handshake,
+ * and go on as lfe_stream_resume (records that came with the client's last
+ * flight are decrypted and offered to s). Then kick TCP
+ * (lfe_tcp_conn_kick) for the bytes that waited while the step was out,
+ * unless *flags has LFE_SESS_ABORT or LFE_SESS_CLOSE. */
+void lfe_stream_handshake_done(struct lfe_stream *st, struct lfe_session *s, uint8_t *scratch,
+			       size_t cap, unsigned *flags);
+
 /* True while the stream holds input the session has not taken (TLS:
- * decrypted or undecrypted bytes); lfe_stream_resume() offers it. */
+ * decrypted or undecrypted bytes, or a handshake step is out);
+ * lfe_stream_resume() offers it. */
 bool lfe_stream_holding(const struct lfe_stream *st);
 
 /* Bytes lfe_stream_write() accepts whole now (0 once the connection is

@@ -42,6 +42,7 @@
 
 #include "control.h"
 #include "glue.h"
+#include "tlsoff.h"
 #include "verifier.h"
 #include "ldap/dn.h"
 #include "worker.h"
@@ -60,6 +61,8 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"conns_src_capped", "conns_evicted", "conns_idle_closed",
 	"conns_first_request_expired", "conns_bind_expired", "conns_pdu_expired",
 	"arp_ignored", "conns_table_full", "pdu_no_buffer",
+	"tls_handshakes", "tls_resumed", "tls_handshake_failed", "tls_offloaded", "tls_busy",
+	"tls_cancelled", "tls_queue_depth",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
@@ -426,6 +429,13 @@ static void publish(struct lfe_worker *w)
 	w->st.conns_evicted = ts->evicted;
 	w->st.conns_idle_closed = ts->idle_closed;
 	w->st.conns_table_full = ts->drop_table_full;
+	w->st.tls_handshakes = w->sc.st.handshakes;
+	w->st.tls_resumed = w->sc.st.resumed;
+	w->st.tls_handshake_failed = w->sc.st.handshake_failed;
+	w->st.tls_offloaded = w->sc.st.offloaded;
+	w->st.tls_busy = w->sc.st.busy;
+	w->st.tls_cancelled = w->sc.st.cancelled;
+	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	src = (const uint64_t *)&w->bind_lat;
@@ -493,6 +503,7 @@ int lfe_worker_main(void *arg)
 		if (w->arp_ring && !rte_ring_empty(w->arp_ring))
 			work += arp_in(w);
 		work += lfe_verifier_poll(d->verifier, w, lfe_glue_bind_done);
+		work += lfe_tlsoff_poll(d->tlsoff, w->idx, lfe_glue_handshake_done, w);
 		lfe_tcp_timers(w->tcp, w->now_us);
 		lfe_tcp_flush(w->tcp, w->now_us);
 		for (uint32_t pi = 0; pi < d->n_ports; pi++) {
@@ -603,6 +614,8 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			w->mbufs = d->mbuf_pool[s];
 	}
 	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
+	w->sc.off = d->tlsoff;   /* main.c makes it before the workers */
+	w->sc.worker = idx;
 	w->ip_id = (uint16_t)rte_rand();
 
 	w->rd = lfe_store_reader_new(d->store);

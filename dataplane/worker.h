@@ -56,6 +56,9 @@ struct lfe_wstats {
 	uint64_t conns_src_capped, conns_evicted, conns_idle_closed;
 	uint64_t conns_first_request_expired, conns_bind_expired, conns_pdu_expired;
 	uint64_t arp_ignored, conns_table_full, pdu_no_buffer;
+	/* TLS (stream.h's lfe_stream_stats, and the offload queue's depth) */
+	uint64_t tls_handshakes, tls_resumed, tls_handshake_failed, tls_offloaded, tls_busy;
+	uint64_t tls_cancelled, tls_queue_depth;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };
@@ -144,6 +147,9 @@ struct lfe_worker {
 	/* Responses of one session call, before the stream queues them
 	 * (glue.c, stream.h): a search's results are bounded by it too. */
 	uint8_t out[16384];
+	/* The TLS streams' per-core context: offload queues, counters and the
+	 * buffer records are decrypted into (stream.h). */
+	struct lfe_stream_core sc;
 
 	struct lfe_wstats st;
 	struct lfe_wstats pub;          /* read by other threads */

@@ -136,6 +136,10 @@ static void test_set_table(void)
 		{ "workers", "verify_per_source", "0", -EINVAL, "[workers] verify_per_source" },
 		{ "workers", "verify_per_source", "65537", -EINVAL, "out of range 1..65536" },
 		{ "workers", "verify_per_source", "4", 0, NULL },
+		{ "tls", "handshake_threads", "0", 0, NULL },
+		{ "tls", "handshake_threads", "65", -EINVAL, "[tls] handshake_threads" },
+		{ "tls", "handshake_queue", "0", -EINVAL, "out of range 1..65536" },
+		{ "tls", "handshake_per_source", "x", -EINVAL, "[tls] handshake_per_source" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct setcase *c = &cases[i];
@@ -160,6 +164,8 @@ static void test_values(void)
 	CHECK(c.default_scheme[0] == '\0', "default scheme: the store's (%s)", c.default_scheme);
 	CHECK(c.request_slice_us == 200 && c.search_max_candidates == 10000, "request budget");
 	CHECK(c.verify_per_source == 8, "verify_per_source %u", c.verify_per_source);
+	CHECK(c.tls_handshake_threads == 1 && c.tls_handshake_queue == 256 &&
+	      c.tls_handshake_per_source == 16, "handshake offload defaults");
 	CHECK(c.max_conns_per_source == 256 && c.pdu_timeout_ms == 5000 && c.first_request_ms == 10000 &&
 	      c.bind_timeout_ms == 0 && c.user[0] == '\0', "connection defaults");
 	static const char *const kv[][3] = {
