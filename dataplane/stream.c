@@ -63,9 +63,7 @@ static void tls_free(struct lfe_stream_tls *t)
 /* tlsoff's release hook: a cancelled step came back. */
 static void tls_release(struct lfe_tlsoff_job *job)
 {
-	struct lfe_stream_tls *t = (struct lfe_stream_tls *)job;
-	t->core->st.cancelled++;
-	tls_free(t);
+	tls_free((struct lfe_stream_tls *)job);
 }
 
 int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *ctx,

@@ -37,7 +37,8 @@
  * queue or the client's share is full) resets the connection: counted in
  * busy. lfe_stream_fini() on a connection whose step is out cancels it
  * and leaves the TLS state to the offload, which frees it when it comes
- * back. Without core->off the steps run inline (the comparison mode).
+ * back (lfe_tlsoff_cancelled counts them). Without core->off the steps
+ * run inline (the comparison mode).
  *
  * DPDK-free (part of lfe_dpcore): unit-tested over the TCP test harness.
  * Thread rules: a stream belongs to its connection's lcore.
@@ -68,7 +69,6 @@ struct lfe_stream_stats {
 	uint64_t handshake_failed;   /* alert sent or garbage: closed */
 	uint64_t offloaded;          /* handshake steps run on a crypto thread */
 	uint64_t busy;               /* handshakes refused: offload queue full */
-	uint64_t cancelled;          /* steps whose connection closed while out */
 };
 
 /* Per worker: shared by the TLS streams of one core, one call at a time. */

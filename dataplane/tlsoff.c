@@ -113,6 +113,7 @@ struct src_count {
 struct tworker {
 	struct vq req, done;
 	uint32_t outstanding;
+	uint64_t cancelled;
 	uint32_t n_src;
 	struct src_count *src;          /* queue entries */
 };
@@ -284,10 +285,12 @@ unsigned lfe_tlsoff_poll(struct lfe_tlsoff *o, unsigned w, lfe_tlsoff_done_fn do
 		struct src_count *sc = src_find(tw, j->src);
 		if (sc && --sc->n == 0)
 			*sc = tw->src[--tw->n_src];
-		if (atomic_load_explicit(&j->cancelled, memory_order_relaxed))
+		if (atomic_load_explicit(&j->cancelled, memory_order_relaxed)) {
+			tw->cancelled++;
 			j->release(j);
-		else
+		} else {
 			done(ctx, j);
+		}
 	}
 	return n;
 }
@@ -295,4 +298,9 @@ unsigned lfe_tlsoff_poll(struct lfe_tlsoff *o, unsigned w, lfe_tlsoff_done_fn do
 uint32_t lfe_tlsoff_outstanding(const struct lfe_tlsoff *o, unsigned w)
 {
 	return o ? o->w[w].outstanding : 0;
+}
+
+uint64_t lfe_tlsoff_cancelled(const struct lfe_tlsoff *o, unsigned w)
+{
+	return o ? o->w[w].cancelled : 0;
 }

@@ -57,8 +57,9 @@ typedef struct ssl_st SSL;
 struct lfe_tlsoff;
 struct lfe_tlsoff_job;
 
-/* Frees the connection state the job is embedded in (SSL object included).
- * Called on the submitting worker's thread for a cancelled job, or by
+/* Frees the connection state the job is embedded in (SSL object included)
+ * and nothing else (by lfe_tlsoff_free, the worker may be gone). Called on
+ * the submitting worker's thread for a cancelled job, or by
  * lfe_tlsoff_free. */
 typedef void (*lfe_tlsoff_release_fn)(struct lfe_tlsoff_job *job);
 
@@ -113,7 +114,9 @@ typedef void (*lfe_tlsoff_done_fn)(void *ctx, struct lfe_tlsoff_job *job);
  * Returns how many came back. NULL o: 0. */
 unsigned lfe_tlsoff_poll(struct lfe_tlsoff *o, unsigned w, lfe_tlsoff_done_fn done, void *ctx);
 
-/* Jobs outstanding for worker w (queue depth; worker w's thread). */
+/* Jobs outstanding for worker w (queue depth), and cancelled jobs that
+ * came back to it (worker w's thread). NULL o: 0. */
 uint32_t lfe_tlsoff_outstanding(const struct lfe_tlsoff *o, unsigned w);
+uint64_t lfe_tlsoff_cancelled(const struct lfe_tlsoff *o, unsigned w);
 
 #endif

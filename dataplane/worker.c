@@ -434,7 +434,7 @@ static void publish(struct lfe_worker *w)
 	w->st.tls_handshake_failed = w->sc.st.handshake_failed;
 	w->st.tls_offloaded = w->sc.st.offloaded;
 	w->st.tls_busy = w->sc.st.busy;
-	w->st.tls_cancelled = w->sc.st.cancelled;
+	w->st.tls_cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx);
 	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
