@@ -162,6 +162,8 @@ int lfe_stream_write(struct lfe_stream *st, const void *p, size_t n)
 		return -ENOBUFS;
 	if (st->tls == NULL)
 		return lfe_tcp_send(st->c, p, n) == n ? 0 : -ENOBUFS;
+	if (st->tls->out)
+		return 0;   /* n == 0 (the room is 0): nothing to do, nothing to touch */
 	size_t w = 0;
 	if (n && SSL_write_ex(st->tls->job.ssl, p, n, &w) != 1) {
 		ERR_clear_error();

@@ -122,11 +122,13 @@ for ((r = 0; r < runs; r++)); do
 	((CONNS > 0)) || lfe_fail "(a) no handshake completed under the flood"
 	((OFF >= CONNS)) || lfe_fail "(a) $OFF steps offloaded for $CONNS handshakes: some ran on the worker"
 	((P_N > 50 && P_OK == P_N)) || lfe_fail "(a) binds: $P_OK of $P_N ok"
-	# Generous (shared, loaded test machines): an inline RSA-2048
-	# handshake alone costs ~0.3 ms of the core, and bursts of them stack.
-	((P99 < 50000)) || lfe_fail "(a) bind p99 ${P99} µs under the flood"
-	# Inline, the median bind waits behind handshakes (several ms here).
+	# Inline, the median bind waits behind handshakes (an RSA-2048 one
+	# costs the core ~0.3 ms, and a burst of ClientHellos stacks them: 4-20
+	# ms here at load 10-20); offloaded it took 90-160 µs at that load. The
+	# p99 of a Python client on a loaded machine is scheduling noise: only
+	# a sanity bound.
 	((P50 < 2000)) || lfe_fail "(a) bind p50 ${P50} µs under the flood"
+	((P99 < 200000)) || lfe_fail "(a) bind p99 ${P99} µs under the flood"
 	p99_off+=("$P99")
 	hs_off+=($((CONNS / FLOOD_SECS)))
 	# (b) inline, for comparison
