@@ -78,6 +78,11 @@ void lfe_stream_fini(struct lfe_stream *st)
 	st->tls = NULL;
 }
 
+bool lfe_stream_tls_failed(const struct lfe_stream *st)
+{
+	return st->tls && st->tls->failed;
+}
+
 bool lfe_stream_holding(const struct lfe_stream *st)
 {
 	return st->tls && (st->tls->plain_len || BIO_ctrl_pending(st->tls->rbio));

@@ -62,6 +62,10 @@ int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *
  * twice. Call from on_close. */
 void lfe_stream_fini(struct lfe_stream *st);
 
+/* True once a TLS failure closed the stream (garbage, a bad or oversized
+ * record, a fatal alert, a failed handshake): the caller counts it. */
+bool lfe_stream_tls_failed(const struct lfe_stream *st);
+
 /* True while the stream holds input the session has not taken (TLS:
  * decrypted or undecrypted bytes); lfe_stream_resume() offers it. */
 bool lfe_stream_holding(const struct lfe_stream *st);

@@ -60,6 +60,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"conns_src_capped", "conns_evicted", "conns_idle_closed",
 	"conns_first_request_expired", "conns_bind_expired", "conns_pdu_expired",
 	"arp_ignored", "conns_table_full", "pdu_no_buffer",
+	"tls_started", "tls_failed",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",

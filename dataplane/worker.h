@@ -56,6 +56,10 @@ struct lfe_wstats {
 	uint64_t conns_src_capped, conns_evicted, conns_idle_closed;
 	uint64_t conns_first_request_expired, conns_bind_expired, conns_pdu_expired;
 	uint64_t arp_ignored, conns_table_full, pdu_no_buffer;
+	/* TLS: connections that started it (LDAPS, StartTLS), and those closed
+	 * by a TLS failure (garbage, a bad or oversized record, a fatal alert,
+	 * a failed handshake) */
+	uint64_t tls_started, tls_failed;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };

@@ -29,6 +29,10 @@ resume() {
 	fi
 	echo "${a%,} ${b%,}"
 }
+tls_failed() {
+	sleep 0.1   # counters are published every millisecond
+	"$LFE_CTL" --prefix "$LFE_PREFIX" stats | awk '$1 == "tls_failed" { print $2 }'
+}
 cipher_of() { lfe_sclient "$@" | awk '/^New, .*Cipher is/ { print $NF; exit }'; }
 whoami() {   # whoami URI [ENV...]: ldapwhoami as alice, prints the output or "rc N"
 	local uri=$1 out rc=0
@@ -70,6 +74,24 @@ else
 		lfe_fail "TLS 1.1: no protocol-version refusal: $out"
 	lfe_log "ok: TLS 1.1 refused by the server (protocol version alert)"
 fi
+# A record longer than TLS allows, then garbage: each connection is closed
+# promptly (an alert at most) and counted.
+f0=$(tls_failed)
+got=$(lfe_py '
+import socket, sys, time
+for bad in (b"\x16\x03\x01\xff\xff" + b"\x01" * 3000, b"\x00garbage" * 100):
+    s = socket.create_connection((sys.argv[1], 636), timeout=5)
+    s.sendall(bad)
+    t0, data = time.time(), b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        data += b
+    print("closed", len(data) < 64, time.time() - t0 < 5)
+' "$LFE_SADDR" | sort -u)
+lfe_eq "oversized record and garbage closed" "$got" "closed True True"
+lfe_eq "TLS failures counted" "$(($(tls_failed) - f0))" 2
 lfe_eq "LDAPS whoami without a client certificate (verify_client none)" "$(whoami "$S")" \
 	"dn:$(lfe_dn alice)"
 lfe_stop_restart
@@ -80,8 +102,10 @@ printf 'verify_client = require\nticket_lifetime = 0\nprotocol_min = 1.3\n' >> "
 lfe_start "$conf" 0
 CERT=(LDAPTLS_CERT="$P/cli.crt" LDAPTLS_KEY="$P/cli.key")
 EVIL=(LDAPTLS_CERT="$P/evil.crt" LDAPTLS_KEY="$P/evil.key")
+f0=$(tls_failed)
 got=$(whoami "$S")
 [[ $got == rc* ]] || lfe_fail "no client certificate, yet: $got"
+(($(tls_failed) > f0)) || lfe_fail "the failed handshake was not counted in tls_failed"
 lfe_log "ok: required client certificate missing → no session ($got)"
 lfe_eq "client certificate from the CA: LDAPS whoami" "$(whoami "$S" "${CERT[@]}")" "dn:$(lfe_dn alice)"
 lfe_eq "client certificate from the CA: StartTLS whoami" \
