@@ -291,6 +291,30 @@ static int load_files(struct lfe_tls *t, const struct lfe_tls_opts *o, char *err
 	return 0;
 }
 
+/* SHA-256 of "ldapfe", the verification mode and the CA file. */
+static int sid_context(const struct lfe_tls_opts *o, uint8_t sid[32])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	uint8_t mode = (uint8_t)o->verify_client, buf[4096];
+	int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+		 EVP_DigestUpdate(md, "ldapfe", 6) == 1 && EVP_DigestUpdate(md, &mode, 1) == 1;
+	if (ok && o->verify_client != LFE_TLS_VERIFY_NONE && set(o->ca)) {
+		FILE *f = fopen(o->ca, "rb");
+		size_t n;
+		ok = f != NULL;
+		while (ok && (n = fread(buf, 1, sizeof buf, f)) > 0)
+			ok = EVP_DigestUpdate(md, buf, n) == 1;
+		if (f && ferror(f))
+			ok = 0;
+		if (f)
+			fclose(f);
+	}
+	unsigned len = 0;
+	ok = ok && EVP_DigestFinal_ex(md, sid, &len) == 1 && len == 32;
+	EVP_MD_CTX_free(md);
+	return ok ? 0 : -EIO;
+}
+
 static int set_policy(struct lfe_tls *t, const struct lfe_tls_opts *o, char *err, size_t errlen)
 {
 	SSL_CTX *ctx = t->ctx;
@@ -322,8 +346,14 @@ static int set_policy(struct lfe_tls *t, const struct lfe_tls_opts *o, char *err
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (o->verify_client == LFE_TLS_VERIFY_REQUIRE ?
 				   SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
 	}
-	/* A resumed session must have been made under the same verification. */
-	uint8_t sid[8] = { 'l', 'd', 'a', 'p', 'f', 'e', '/', (uint8_t)('0' + o->verify_client) };
+	/* A resumed session must have been made under the same verification:
+	 * the mode and the CA file's bytes (a CA removed at a reload no longer
+	 * lets its clients resume). */
+	uint8_t sid[32];
+	if (sid_context(o, sid) < 0) {
+		fail(err, errlen, "ca", o->ca, "cannot read");
+		return -EINVAL;
+	}
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof sid);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	if (o->ticket_lifetime == 0) {

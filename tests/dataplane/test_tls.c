@@ -245,6 +245,43 @@ static void test_client_certs(void)
 	}
 }
 
+/* A session verified against one CA does not resume under another (the
+ * session id context covers the mode and the CA file), nor without
+ * verification; with the same settings it does. */
+static void test_resume_needs_same_verification(void)
+{
+	char err[256];
+	struct lfe_tls_opts o = base();
+	o.verify_client = LFE_TLS_VERIFY_OPTIONAL;
+	struct lfe_tls *t = lfe_tls_new_opts(&o, NULL, err, sizeof err);
+	struct lfe_tls *same = t ? lfe_tls_new_opts(&o, t, err, sizeof err) : NULL;
+	o.ca = f_other;
+	struct lfe_tls *other_ca = t ? lfe_tls_new_opts(&o, t, err, sizeof err) : NULL;
+	o = base();
+	struct lfe_tls *none = t ? lfe_tls_new_opts(&o, t, err, sizeof err) : NULL;
+	CHECK(t && same && other_ca && none, "%s", err);
+	for (int v = TLS1_2_VERSION; t && same && other_ca && none && v <= TLS1_3_VERSION; v++) {
+		SSL_CTX *cc = client_ctx(v, v, f_cli, f_clikey);
+		SSL_SESSION *sess = NULL;
+		int reused = -1;
+		CHECK(handshake(lfe_tls_ctx(t), cc, NULL, &sess, &reused) && sess, "v %x: full", v);
+		CHECK(handshake(lfe_tls_ctx(same), cc, sess, NULL, &reused) && reused == 1,
+		      "v %x: same CA resumes", v);
+		reused = -1;
+		handshake(lfe_tls_ctx(other_ca), cc, sess, NULL, &reused);
+		CHECK(reused != 1, "v %x: another CA file must not resume", v);
+		reused = -1;
+		handshake(lfe_tls_ctx(none), cc, sess, NULL, &reused);
+		CHECK(reused != 1, "v %x: verify_client none must not resume", v);
+		SSL_SESSION_free(sess);
+		SSL_CTX_free(cc);
+	}
+	lfe_tls_free(t);
+	lfe_tls_free(same);
+	lfe_tls_free(other_ca);
+	lfe_tls_free(none);
+}
+
 static void test_protocols(void)
 {
 	char err[256];
@@ -329,6 +366,7 @@ int main(void)
 	make_pki();
 	test_resumption();
 	test_client_certs();
+	test_resume_needs_same_verification();
 	test_protocols();
 	test_refused();
 	rm_pki();
