@@ -6,7 +6,10 @@
 # one the CA signed → ldapwhoami works, over LDAPS and StartTLS), the
 # server's cipher lists and preference (ciphers, ciphersuites), TLS 1.1
 # refused, protocol_min = 1.3 refusing TLS 1.2, and every bad [tls] value
-# refused at start with the key and the reason.
+# refused at start with the key and the reason. Bad input: a record longer
+# than TLS allows and garbage are closed and counted (tls_failed), a
+# renegotiation attempt is refused, half a ClientHello gets no answer and
+# leaves nothing behind.
 source "$(dirname "$0")/lib.sh"
 lfe_init tlsclient 30
 lfe_make_store
@@ -92,6 +95,38 @@ for bad in (b"\x16\x03\x01\xff\xff" + b"\x01" * 3000, b"\x00garbage" * 100):
 ' "$LFE_SADDR" | sort -u)
 lfe_eq "oversized record and garbage closed" "$got" "closed True True"
 lfe_eq "TLS failures counted" "$(($(tls_failed) - f0))" 2
+# A renegotiation attempt (s_client's R) is refused.
+out=$( (echo R; sleep 2) | lfe_cli timeout 10 openssl s_client -CAfile "$P/ca.crt" \
+	-connect "$LFE_SADDR:636" -tls1_2 2>&1 || true)
+grep -q "^RENEGOTIATING" <<<"$out" || lfe_fail "s_client did not try to renegotiate"
+grep -q "no renegotiation" <<<"$out" || lfe_fail "renegotiation not refused: $(tail -5 <<<"$out")"
+lfe_log "ok: renegotiation refused"
+# A ClientHello cut in the middle: no answer (the server waits for the
+# rest), and the connection is gone once the client leaves.
+got=$(lfe_py '
+import socket, ssl, sys
+inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+o = ssl.create_default_context().wrap_bio(inb, outb, server_hostname="x")
+try:
+    o.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+ch = outb.read()
+s = socket.create_connection((sys.argv[1], 636), timeout=2)
+s.sendall(ch[: len(ch) // 2])
+try:
+    print("answered", s.recv(100))
+except socket.timeout:
+    print("waiting")
+s.close()
+' "$LFE_SADDR")
+lfe_eq "half a ClientHello" "$got" "waiting"
+for ((i = 0; i < 50; i++)); do
+	n=$("$LFE_CTL" --prefix "$LFE_PREFIX" stats | awk '$1 == "conns_active" { print $2 }')
+	[[ $n == 0 ]] && break
+	sleep 0.1
+done
+lfe_eq "no connection left after the cut ClientHello" "$n" 0
 lfe_eq "LDAPS whoami without a client certificate (verify_client none)" "$(whoami "$S")" \
 	"dn:$(lfe_dn alice)"
 lfe_stop_restart

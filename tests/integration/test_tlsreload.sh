@@ -6,7 +6,8 @@
 # issued before the reload still resumes after it; a key that does not
 # match refuses the whole reload (ldapfectl exits 1 naming the key, SIGHUP
 # logs it) and the old certificate is still served; [ldap] require_tls
-# changes live.
+# changes live; a certificate for another host, once loaded, is rejected by
+# a client that checks the name.
 source "$(dirname "$0")/lib.sh"
 lfe_init tlsreload 29
 lfe_make_store
@@ -109,6 +110,17 @@ lfe_eq "ldapfectl reload (require_tls = bind)" "$(ctl reload 2>&1 | head -1)" "r
 lfe_eq "cleartext bind after: confidentialityRequired" "$(clear_rc)" 13
 lfe_eq "StartTLS bind after" "$(lfe_cli env LDAPTLS_CACERT="$P/ca.crt" timeout 10 ldapwhoami -x \
 	-ZZ -H "ldap://$LFE_SADDR" -D "$(lfe_dn bob)" -w bob-pw 2>&1)" "dn:$(lfe_dn bob)"
+
+# A certificate for another host: served after the reload, and refused by
+# a client that checks the name (libldap, LDAPTLS_REQCERT=demand).
+lfe_pki_cert srv 10.99.29.99 0x1004 serverAuth
+lfe_eq "reload (wrong-host certificate)" "$(ctl reload 2>&1 | head -1)" "reloaded $conf"
+lfe_eq "serial of the wrong-host certificate" "$(serial)" "serial=1004"
+rc=0
+out=$(lfe_cli env LDAPTLS_CACERT="$P/ca.crt" LDAPTLS_REQCERT=demand timeout 10 ldapwhoami -x \
+	-H "ldaps://$LFE_SADDR" -D "$(lfe_dn bob)" -w bob-pw 2>&1) || rc=$?
+[[ $rc != 0 ]] || lfe_fail "a certificate for another host was accepted: $out"
+lfe_log "ok: the client rejects a certificate for another host (rc $rc)"
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
 echo "PASS test_tlsreload"
