@@ -152,7 +152,8 @@ static bool tk_get(struct tk_keys *k, uint64_t g, uint64_t now, uint8_t aes[32],
 }
 
 /* The SSL_CTX's reference to its keys, dropped when OpenSSL frees the
- * context (after its last SSL). */
+ * context (after its last SSL). An ex_data index is per process by
+ * OpenSSL's design: the only static state here, set once. */
 static int tk_index = -1;
 static pthread_once_t tk_once = PTHREAD_ONCE_INIT;
 
