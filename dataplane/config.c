@@ -11,7 +11,7 @@
 #include "net.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
-		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS };
+		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -54,6 +54,12 @@ static const struct key_def keys[] = {
 	  sizeof(((struct lfe_config *)0)->tls_certificate), 1, 0 },
 	{ "tls", "key", K_STR, CF(tls_key), sizeof(((struct lfe_config *)0)->tls_key), 1, 0 },
 	{ "tls", "ca", K_STR, CF(tls_ca), sizeof(((struct lfe_config *)0)->tls_ca), 0, 0 },
+	{ "tls", "verify_client", K_TLSVERIFY, CF(tls_verify_client), 0, 0, 0 },
+	{ "tls", "protocol_min", K_TLSPROTO, CF(tls_protocol_min), 0, 0, 0 },
+	{ "tls", "ciphers", K_STR, CF(tls_ciphers), sizeof(((struct lfe_config *)0)->tls_ciphers), 1, 0 },
+	{ "tls", "ciphersuites", K_STR, CF(tls_ciphersuites),
+	  sizeof(((struct lfe_config *)0)->tls_ciphersuites), 1, 0 },
+	{ "tls", "ticket_lifetime", K_U32, CF(tls_ticket_lifetime), 0, 0, LFE_TLS_TICKET_LIFETIME_MAX },
 	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
 	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
@@ -116,6 +122,8 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->tls_handshake_per_source = 16;
 	c->request_slice_us = 200;
 	c->search_max_candidates = 10000;
+	c->tls_protocol_min = 2;
+	c->tls_ticket_lifetime = LFE_TLS_TICKET_LIFETIME_DEFAULT;
 	c->throttle.src_failures = 100;
 	c->throttle.dn_failures = 5;
 	c->throttle.window_ms = 60000;
@@ -393,6 +401,22 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 	case K_REQTLS:
 		lfe_require_tls_parse(v, (enum lfe_require_tls *)f, &why);
 		break;
+	case K_TLSVERIFY: {
+		static const char *const modes[] = { "none", "optional", "require" };
+		why = "expected none, optional or require";
+		for (unsigned i = 0; i < 3; i++)
+			if (strcmp(v, modes[i]) == 0) {
+				*(enum lfe_tls_verify *)f = (enum lfe_tls_verify)i;
+				why = NULL;
+			}
+		break;
+	}
+	case K_TLSPROTO:
+		if (strcmp(v, "1.2") == 0 || strcmp(v, "1.3") == 0)
+			*(unsigned *)f = (unsigned)(v[2] - '0');
+		else
+			why = "expected 1.2 or 1.3 (TLS 1.0 and 1.1 are never offered)";
+		break;
 	case K_DN: {
 		char n[LFE_DN_MAX + 1];
 		ssize_t nl = v[0] ? lfe_dn_normalize((const uint8_t *)v, strlen(v), n, sizeof(n)) : -EINVAL;
@@ -454,6 +478,9 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 	if (c->require_tls != LFE_REQUIRE_TLS_NONE &&
 	    (c->tls_certificate[0] == '\0' || c->tls_key[0] == '\0'))
 		return errf(err, -EINVAL, "[ldap] require_tls: needs a [tls] certificate and key");
+	if (c->tls_verify_client != LFE_TLS_VERIFY_NONE && c->tls_ca[0] == '\0')
+		return errf(err, -EINVAL, "[tls] verify_client: needs [tls] ca (the CA that signs "
+			    "client certificates)");
 	c->n_ports = 0;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		struct lfe_cfg_port *p = &c->port[i];

@@ -37,6 +37,16 @@
  *             search_attrs [all but userPassword/authPassword]: comma list
  *               of the only attribute types a search may return or test
  *               in a filter (answers: ldap/session.h, "Search access")
+ *   [tls]     certificate, key (PEM; required by ldaps_ports and
+ *             require_tls), ca [none], verify_client = none | optional |
+ *             require [none; needs ca: a client certificate asked for,
+ *             verified against ca, and (require) needed for the handshake],
+ *             protocol_min = 1.2 | 1.3 [1.2], ciphers [OpenSSL's: the TLS
+ *             1.2 list], ciphersuites [OpenSSL's: TLS 1.3], ticket_lifetime
+ *             [7200 s, ≤ 7 days; 0 = no session tickets, no resumption].
+ *             The files and cipher lists are checked by dataplane/tls.c at
+ *             start and at reload (every [tls] key and require_tls are live:
+ *             a reload builds a new context for new connections)
  *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
  *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
  *             address (required, a.b.c.d/len), gateway [none], mtu [1500]
@@ -82,6 +92,7 @@
 #include <stdint.h>
 
 #include "ldap/session.h"   /* enum lfe_search_access, lfe_search_scope_max */
+#include "tls.h"            /* enum lfe_tls_verify */
 
 #define LFE_CFG_MAX_PORTS     8u
 #define LFE_CFG_MAX_LISTEN    8u
@@ -135,6 +146,11 @@ struct lfe_config {
 	char tls_certificate[512];      /* PEM, chain allowed */
 	char tls_key[512];              /* PEM */
 	char tls_ca[512];               /* optional */
+	enum lfe_tls_verify tls_verify_client;   /* NONE by default; needs ca */
+	unsigned tls_protocol_min;      /* 2 (TLS 1.2, default) or 3 */
+	char tls_ciphers[512];          /* TLS 1.2 list; empty = OpenSSL's */
+	char tls_ciphersuites[512];     /* TLS 1.3 list; empty = OpenSSL's */
+	uint32_t tls_ticket_lifetime;   /* seconds; 0 = no tickets */
 	/* [portN] */
 	struct lfe_cfg_port port[LFE_CFG_MAX_PORTS];
 	uint32_t n_ports;       /* set by lfe_config_finish */

@@ -20,6 +20,7 @@
 
 #include "control.h"
 #include "ldap/dn.h"
+#include "tls.h"
 #include "worker.h"
 
 #define CTL_VERSION LFE_VERSION
@@ -64,6 +65,8 @@ struct lfe_control {
 	unsigned seen[LFE_MAX_WORKERS];       /* each worker's own (worker side) */
 	atomic_bool applied;                  /* the parked generation changed d->cfg */
 	struct lfe_config next;               /* control thread only */
+	struct lfe_tls *next_tls, *old_tls;   /* reload: the context swapped in, and out */
+	atomic_int hup;                       /* SIGHUP seen: reload from the thread */
 	struct snap *snap;                    /* [n_workers] */
 };
 
@@ -233,6 +236,7 @@ static void apply_live(struct lfe_worker *w)
 		w->scfg.search.base_len = sl;
 	}
 	lfe_search_attrs_parse(&w->scfg.search, c->search_attrs, &why);   /* checked by reload */
+	w->scfg.require_tls = c->require_tls;
 	if (w->thr) {
 		struct lfe_throttle_params tp = lfe_worker_throttle_params(&c->throttle);
 		size_t sz = lfe_throttle_mem_size(&tp);
@@ -343,7 +347,11 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 		if (have_info)
 			outf(o, ",\"entries\":%" PRIu64 ",\"bytes_used\":%" PRIu64, info.entries,
 			     (uint64_t)info.map_bytes_used);
-		outf(o, "},\"tls\":\"not configured\",\"conns_active\":%" PRIu64 ",\"limits\":{"
+		char tdesc[512];
+		lfe_tls_describe(d->tls, tdesc, sizeof(tdesc));
+		outf(o, "},\"tls\":");
+		out_jstr(o, tdesc, strlen(tdesc));
+		outf(o, ",\"conns_active\":%" PRIu64 ",\"limits\":{"
 		     "\"max_conns_per_core\":%u,\"max_conns_per_source\":%u,\"max_pdu\":%u,"
 		     "\"idle_timeout_ms\":%" PRIu64 ",\"first_request_ms\":%" PRIu64
 		     ",\"bind_timeout_ms\":%" PRIu64 ",\"pdu_timeout_ms\":%" PRIu64
@@ -364,11 +372,13 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 	outf(o, "\nstore: %s suffix \"%s\"", c->store_path, d->naming);
 	if (have_info)
 		outf(o, " entries %" PRIu64, info.entries);
-	outf(o, "\ntls: not configured\nconnections: %" PRIu64 " open\n"
+	char tdesc[512];
+	lfe_tls_describe(d->tls, tdesc, sizeof(tdesc));
+	outf(o, "\ntls: %s\nconnections: %" PRIu64 " open\n"
 	     "limits: max_conns_per_core %u max_conns_per_source %u max_pdu %u idle_timeout_ms %" PRIu64
 	     " first_request_ms %" PRIu64 " bind_timeout_ms %" PRIu64 " pdu_timeout_ms %" PRIu64
 	     " request_slice_us %u search_max_candidates %u verify_per_source %u throttle %s\n",
-	     sum.conns_active, c->max_conns_per_core, c->max_conns_per_source, c->max_pdu,
+	     tdesc, sum.conns_active, c->max_conns_per_core, c->max_conns_per_source, c->max_pdu,
 	     c->idle_timeout_ms, c->first_request_ms, c->bind_timeout_ms, c->pdu_timeout_ms,
 	     c->request_slice_us, c->search_max_candidates, c->verify_per_source,
 	     c->throttle.enabled ? "on" : "off");
@@ -453,6 +463,12 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(max_conns_per_core, "[ldap] max_conns_per_core");
 	SAME(max_conns_per_source, "[ldap] max_conns_per_source");
 	SAME(suffix, "[ldap] suffix");
+	SAME(n_ldaps_ports, "[ldap] ldaps_ports");
+	SAME(ldaps_ports, "[ldap] ldaps_ports");
+	if ((d->tls != NULL) != (n->n_ldaps_ports || n->tls_certificate[0])) {
+		snprintf(err, errlen, "[tls]: cannot be added or removed while running (restart ldapfe)");
+		return -EINVAL;
+	}
 	SAME(n_ports, "[portN]");
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		const struct lfe_cfg_port *a = &c->port[i], *b = &n->port[i];
@@ -535,6 +551,22 @@ static int barrier(struct lfe_control *ctl, bool apply, char *err, size_t errlen
 		memcpy(c->search_base, n->search_base, sizeof(c->search_base));
 		memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
 		c->throttle = n->throttle;
+		c->require_tls = n->require_tls;
+		/* TLS: new connections get the new context; those in progress
+		 * keep theirs (SSL_new took a reference to it). */
+		memcpy(c->tls_certificate, n->tls_certificate, sizeof(c->tls_certificate));
+		memcpy(c->tls_key, n->tls_key, sizeof(c->tls_key));
+		memcpy(c->tls_ca, n->tls_ca, sizeof(c->tls_ca));
+		memcpy(c->tls_ciphers, n->tls_ciphers, sizeof(c->tls_ciphers));
+		memcpy(c->tls_ciphersuites, n->tls_ciphersuites, sizeof(c->tls_ciphersuites));
+		c->tls_verify_client = n->tls_verify_client;
+		c->tls_protocol_min = n->tls_protocol_min;
+		c->tls_ticket_lifetime = n->tls_ticket_lifetime;
+		if (ctl->next_tls) {
+			ctl->old_tls = d->tls;
+			d->tls = ctl->next_tls;
+			ctl->next_tls = NULL;
+		}
 		atomic_store_explicit(&ctl->applied, true, memory_order_release);
 	}
 	atomic_store_explicit(&ctl->cfg_release, gen, memory_order_release);
@@ -548,8 +580,23 @@ static int req_reload(struct lfe_control *ctl, struct out *o, bool json, char *e
 		return rc;
 	if ((rc = reload_check(ctl->d, &ctl->d->cfg, &ctl->next, err, errlen)) < 0)
 		return rc;
-	if ((rc = barrier(ctl, true, err, errlen)) < 0)
+	/* The new files are read and checked before anything changes: a bad
+	 * certificate or key refuses the whole reload. */
+	if (ctl->d->tls && (ctl->next_tls = lfe_tls_from_config(&ctl->next, ctl->d->tls, err,
+								 errlen)) == NULL)
+		return -EINVAL;
+	rc = barrier(ctl, true, err, errlen);
+	lfe_tls_free(ctl->next_tls);   /* not swapped in: the barrier failed */
+	ctl->next_tls = NULL;
+	lfe_tls_free(ctl->old_tls);    /* its SSL_CTX lives on in open connections */
+	ctl->old_tls = NULL;
+	if (rc < 0)
 		return rc;
+	if (ctl->d->tls) {
+		char desc[512];
+		lfe_tls_describe(ctl->d->tls, desc, sizeof(desc));
+		printf("ldapfe: tls: %s\n", desc);
+	}
 	ctl->reloads++;
 	printf("ldapfe: reloaded %s\n", ctl->config_path);
 	if (json) {
@@ -729,6 +776,13 @@ static void *ctl_thread(void *arg)
 {
 	struct lfe_control *ctl = arg;
 	while (!atomic_load(&ctl->quit)) {
+		if (atomic_exchange(&ctl->hup, 0)) {
+			char err[512];
+			struct out o = { 0 };
+			if (req_reload(ctl, &o, false, err, sizeof(err)) < 0)
+				fprintf(stderr, "ldapfe: SIGHUP: reload refused, nothing changed: %s\n", err);
+			free(o.p);
+		}
 		struct pollfd p = { .fd = ctl->lfd, .events = POLLIN };
 		if (poll(&p, 1, 200) <= 0)
 			continue;
@@ -792,6 +846,12 @@ fail:
 	free(ctl->snap);
 	free(ctl);
 	return NULL;
+}
+
+void lfe_control_request_reload(struct lfe_control *ctl)
+{
+	if (ctl)
+		atomic_store(&ctl->hup, 1);
 }
 
 void lfe_control_stop(struct lfe_control *ctl)

@@ -13,6 +13,8 @@
  *                            "total"), NAME from lfe_wstats_names
  *   conns LIMIT SHOWDN [json] open connections per core, at most LIMIT each
  *   reload [json]            re-read the config file; apply the live keys
+ *                            (also on SIGHUP); with TLS, a new SSL_CTX
+ *                            from the [tls] files for new connections
  *   drain SECONDS [json]     stop accepting, wait for connections to end,
  *                            then stop the daemon (exit 0)
  *
@@ -52,6 +54,11 @@ struct lfe_control *lfe_control_start(struct lfe_daemon *d, const char *config_p
 /* Stop the thread, remove the socket, free. NULL is a no-op. Call after the
  * workers returned. */
 void lfe_control_stop(struct lfe_control *ctl);
+
+/* Ask the control thread to reload as `reload` does (SIGHUP): it runs
+ * within its poll interval (200 ms) and logs the outcome. Async-signal-
+ * safe (one atomic store); ctl may be NULL. */
+void lfe_control_request_reload(struct lfe_control *ctl);
 
 /* Worker side: serve pending requests (snapshot, reload barrier). Called by
  * the worker's own lcore from its loop; ctl may be NULL. */

@@ -143,6 +143,7 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 			w->st.conns_refused++;
 			return -ENOBUFS;
 		}
+		w->st.tls_started++;
 	} else {
 		lfe_stream_init(&sl->st, c);
 	}
@@ -197,6 +198,7 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 			lfe_tcp_abort(c);
 			return len;
 		}
+		w->st.tls_started++;
 		used += lfe_stream_deliver(&sl->st, sl->s, data + used, len - used, w->out,
 					   sizeof w->out, &flags);
 	}
@@ -250,6 +252,8 @@ static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	if (sl == NULL)
 		return;
 	lfe_verifier_cancel(w->d->verifier, w, lfe_tcp_conn_handle(c));
+	if (lfe_stream_tls_failed(&sl->st))
+		w->st.tls_failed++;
 	lfe_stream_fini(&sl->st);
 	lfe_session_fini(sl->s);
 	sl->s = NULL;

@@ -9,6 +9,10 @@
  * keys are documented in config.h and conf/ldapfe.conf. Ports are vdev
  * strings hot-plugged at start (or devices EAL already made with --vdev).
  *
+ * SIGHUP: reload the configuration as `ldapfectl reload` does (live keys,
+ * and a new TLS context from the [tls] files); a bad file refuses the
+ * whole reload and is logged.
+ *
  * SIGINT/SIGTERM: workers stop accepting, FIN their connections and keep
  * polling for up to LFE_SHUTDOWN_US so the FINs and last responses leave,
  * then the final counters are printed and the process exits 0. A second
@@ -55,6 +59,16 @@ static void on_signal(int sig)
 		_exit(1);
 	if (sig_daemon)
 		atomic_store(&sig_daemon->stop, 1);
+}
+
+/* SIGHUP: reload (certificates and keys included) from the control
+ * thread; d->ctl is set before this handler is installed and SIGHUP is
+ * ignored again before the control is stopped. */
+static void on_hup(int sig)
+{
+	(void)sig;
+	if (sig_daemon)
+		lfe_control_request_reload(sig_daemon->ctl);
 }
 
 static void usage(FILE *f)
@@ -280,8 +294,7 @@ int main(int argc, char **argv)
 		goto out_eal;
 	/* Before the privilege drop: key files are often root's only. */
 	if (d->cfg.n_ldaps_ports || d->cfg.tls_certificate[0]) {   /* LDAPS, StartTLS */
-		d->tls = lfe_tls_new(d->cfg.tls_certificate, d->cfg.tls_key, d->cfg.tls_ca, err,
-				     sizeof(err));
+		d->tls = lfe_tls_from_config(&d->cfg, NULL, err, sizeof(err));
 		if (d->tls == NULL) {
 			fprintf(stderr, "ldapfe: %s: %s\n", config, err);
 			goto out_eal;
@@ -355,6 +368,8 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 
 	pthread_t st;
 	bool st_on = false;
@@ -396,6 +411,7 @@ int main(int argc, char **argv)
 			rte_delay_us_sleep(20000);
 	rte_eal_mp_wait_lcore();
 	atomic_store(&d->stop, 1);
+	signal(SIGHUP, SIG_IGN);   /* the control goes away below */
 	if (st_on)
 		pthread_join(st, NULL);
 	lfe_metrics_stop(metrics);

@@ -117,6 +117,11 @@ struct lfe_stream *lfe_stream_of_job(struct lfe_tlsoff_job *job)
 	return ((struct lfe_stream_tls *)job)->st;
 }
 
+bool lfe_stream_tls_failed(const struct lfe_stream *st)
+{
+	return st->tls && st->tls->failed;
+}
+
 bool lfe_stream_holding(const struct lfe_stream *st)
 {
 	const struct lfe_stream_tls *t = st->tls;

@@ -113,6 +113,10 @@ struct lfe_stream *lfe_stream_of_job(struct lfe_tlsoff_job *job);
 void lfe_stream_handshake_done(struct lfe_stream *st, struct lfe_session *s, uint8_t *scratch,
 			       size_t cap, unsigned *flags);
 
+/* True once a TLS failure closed the stream (garbage, a bad or oversized
+ * record, a fatal alert, a failed handshake): the caller counts it. */
+bool lfe_stream_tls_failed(const struct lfe_stream *st);
+
 /* True while the stream holds input the session has not taken (TLS:
  * decrypted or undecrypted bytes, or a handshake step is out);
  * lfe_stream_resume() offers it. */

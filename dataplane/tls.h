@@ -2,26 +2,87 @@
  * from the [tls] section, shared read-only by every worker's connections
  * (OpenSSL 3 makes SSL_new on a shared SSL_CTX thread-safe).
  *
- * Policy: TLS 1.2 and 1.3 only, the server's cipher preference, no
- * renegotiation, no compression, SSL_MODE_RELEASE_BUFFERS (an idle TLS
- * connection holds no record buffers). The certificate (PEM, chain
- * allowed), its key, and an optional CA file are checked at start: an
- * unreadable file, a key that does not match, or an expired certificate is
- * refused with the key's name and the reason.
+ * Policy: TLS 1.2 (or 1.3, protocol_min) and up, the server's cipher
+ * preference, no renegotiation, no compression, SSL_MODE_RELEASE_BUFFERS
+ * (an idle TLS connection holds no record buffers), no server-side session
+ * cache (a shared cache would be locked by every worker). The certificate
+ * (PEM, chain allowed), its key, the optional CA file and the cipher lists
+ * are checked when the context is made: an unreadable file, a key that
+ * does not match, an expired certificate, a cipher list OpenSSL rejects,
+ * client verification without a CA, are refused with the key's name and
+ * the reason.
+ *
+ * Resumption: stateless tickets (TLS 1.2 RFC 5077, TLS 1.3 PSK) sealed
+ * with a current key and opened with the current or the previous one
+ * (AES-256-CBC + HMAC-SHA256, OpenSSL's ticket format). Keys come from
+ * RAND_bytes, live in memory only, and rotate every ticket lifetime on the
+ * first handshake after it ran out: a ticket stays usable for one to two
+ * lifetimes, and a key is gone two lifetimes after it was made. A ticket
+ * opened with the previous key is renewed. ticket_lifetime 0: no tickets
+ * and so no resumption (there is no session cache).
+ *
+ * Reload: lfe_tls_new(o, prev, ...) takes the ticket keys of prev (same
+ * ticket lifetime), so tickets issued before a reload still resume. Each
+ * SSL_CTX holds its own reference to the keys, so connections made on an
+ * older context (SSL_new took a reference to it) finish their handshake
+ * safely after the struct lfe_tls that made it was freed.
+ *
+ * Thread rules: lfe_tls_new/free on one thread (main, control); the
+ * context and the ticket keys may be used from any number of threads at
+ * once (rotation is lock-free: one thread wins it, the others go on with
+ * the key they saw).
  */
 #ifndef LFE_DATAPLANE_TLS_H
 #define LFE_DATAPLANE_TLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct lfe_tls;
 typedef struct ssl_ctx_st SSL_CTX;
 
-/* A new context, or NULL with err set ("[tls] key: ..."). ca may be NULL
- * or "". */
+enum lfe_tls_verify {
+	LFE_TLS_VERIFY_NONE = 0,   /* no certificate asked */
+	LFE_TLS_VERIFY_OPTIONAL,   /* asked; one presented must verify against ca */
+	LFE_TLS_VERIFY_REQUIRE,    /* a certificate that verifies against ca, or no handshake */
+};
+
+#define LFE_TLS_TICKET_LIFETIME_DEFAULT 7200u   /* seconds */
+#define LFE_TLS_TICKET_LIFETIME_MAX     604800u /* 7 days: RFC 8446 §4.6.1's cap */
+
+/* What a context is made of; strings may be NULL or "" (unset). */
+struct lfe_tls_opts {
+	const char *cert, *key, *ca;
+	enum lfe_tls_verify verify_client;
+	unsigned protocol_min;       /* 2: TLS 1.2, 3: TLS 1.3; 0 = 2 */
+	const char *ciphers;         /* TLS 1.2 list (OpenSSL syntax); unset = OpenSSL's */
+	const char *ciphersuites;    /* TLS 1.3 list; unset = OpenSSL's */
+	uint32_t ticket_lifetime;    /* seconds, ≤ LFE_TLS_TICKET_LIFETIME_MAX; 0 = no tickets */
+};
+
+/* A new context, or NULL with err set ("[tls] key: FILE: reason"). prev
+ * (may be NULL) lends its ticket keys when the lifetime is the same. */
+struct lfe_tls *lfe_tls_new_opts(const struct lfe_tls_opts *o, const struct lfe_tls *prev,
+				 char *err, size_t errlen);
+
+/* The context of cfg's [tls] keys (config.h), as lfe_tls_new_opts. */
+struct lfe_config;
+struct lfe_tls *lfe_tls_from_config(const struct lfe_config *cfg, const struct lfe_tls *prev,
+				    char *err, size_t errlen);
+
+/* The defaults with cert, key and ca (older callers). */
 struct lfe_tls *lfe_tls_new(const char *cert, const char *key, const char *ca, char *err,
 			    size_t errlen);
 void lfe_tls_free(struct lfe_tls *t);   /* NULL is a no-op */
+
+/* The shared SSL_CTX (the context's own; SSL_new takes its reference). */
 SSL_CTX *lfe_tls_ctx(const struct lfe_tls *t);
+
+/* "subject S serial HEX not after DATE" of the certificate, for status
+ * lines and logs; always NUL-terminated. */
+void lfe_tls_describe(const struct lfe_tls *t, char *buf, size_t len);
+
+/* Test hook: rotate the ticket keys now, as if a lifetime had passed. */
+void lfe_tls_rotate_keys(struct lfe_tls *t);
 
 #endif

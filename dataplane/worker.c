@@ -63,6 +63,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"arp_ignored", "conns_table_full", "pdu_no_buffer",
 	"tls_handshakes", "tls_resumed", "tls_handshake_failed", "tls_offloaded", "tls_busy",
 	"tls_cancelled", "tls_queue_depth",
+	"tls_started", "tls_failed",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",

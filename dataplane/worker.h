@@ -59,6 +59,10 @@ struct lfe_wstats {
 	/* TLS (stream.h's lfe_stream_stats, and the offload queue's depth) */
 	uint64_t tls_handshakes, tls_resumed, tls_handshake_failed, tls_offloaded, tls_busy;
 	uint64_t tls_cancelled, tls_queue_depth;
+	/* TLS: connections that started it (LDAPS, StartTLS), and those closed
+	 * by a TLS failure (garbage, a bad or oversized record, a fatal alert,
+	 * a failed handshake) */
+	uint64_t tls_started, tls_failed;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };

@@ -87,6 +87,21 @@ static void test_set_table(void)
 		  "[ldap] require_tls: \"ldaps\": expected none, bind or all" },
 		{ "ldap", "require_tls", "bind", 0, NULL },
 		{ "ldap", "require_tls", "all", 0, NULL },
+		{ "tls", "verify_client", "require", 0, NULL },
+		{ "tls", "verify_client", "optional", 0, NULL },
+		{ "tls", "verify_client", " none ", 0, NULL },
+		{ "tls", "verify_client", "yes", -EINVAL,
+		  "[tls] verify_client: \"yes\": expected none, optional or require" },
+		{ "tls", "protocol_min", "1.3", 0, NULL },
+		{ "tls", "protocol_min", "1.2", 0, NULL },
+		{ "tls", "protocol_min", "1.1", -EINVAL, "[tls] protocol_min: \"1.1\": expected 1.2 or 1.3" },
+		{ "tls", "protocol_min", "TLSv1.3", -EINVAL, "[tls] protocol_min" },
+		{ "tls", "ticket_lifetime", "0", 0, NULL },
+		{ "tls", "ticket_lifetime", "604800", 0, NULL },
+		{ "tls", "ticket_lifetime", "604801", -EINVAL, "[tls] ticket_lifetime: 604801 out of range" },
+		{ "tls", "ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", 0, NULL },
+		{ "tls", "ciphers", "", -EINVAL, "[tls] ciphers" },
+		{ "tls", "ciphersuites", "TLS_AES_256_GCM_SHA384", 0, NULL },
 		{ "ldap", "search_scope", "subtree", -EINVAL,
 		  "[ldap] search_scope: \"subtree\": expected base, one or sub" },
 		{ "ldap", "search_base", "ou=People, dc=example,dc=com", 0, NULL },
@@ -166,6 +181,8 @@ static void test_values(void)
 	CHECK(c.verify_per_source == 8, "verify_per_source %u", c.verify_per_source);
 	CHECK(c.tls_handshake_threads == 1 && c.tls_handshake_queue == 256 &&
 	      c.tls_handshake_per_source == 16, "handshake offload defaults");
+	CHECK(c.tls_protocol_min == 2 && c.tls_ticket_lifetime == 7200 &&
+	      c.tls_verify_client == LFE_TLS_VERIFY_NONE, "tls defaults");
 	CHECK(c.max_conns_per_source == 256 && c.pdu_timeout_ms == 5000 && c.first_request_ms == 10000 &&
 	      c.bind_timeout_ms == 0 && c.user[0] == '\0', "connection defaults");
 	static const char *const kv[][3] = {
@@ -266,6 +283,10 @@ static void test_finish_table(void)
 		{ "ldaps", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
 				{ "port0", "address", "10.0.0.1/24" }, { "ldap", "ldaps_ports", "636, 3269" },
 				{ "tls", "certificate", "/c" }, { "tls", "key", "/k" } }, NULL },
+		{ "verify_client without ca", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
+				{ "port0", "address", "10.0.0.1/24" }, { "tls", "certificate", "/c" },
+				{ "tls", "key", "/k" }, { "tls", "verify_client", "optional" } },
+		  "[tls] verify_client: needs [tls] ca" },
 		{ "group alone", { { "store", "path", "/s" }, { "port0", "dev", "d0" },
 				   { "port0", "address", "10.0.0.1/24" }, { "daemon", "group", "nogroup" } },
 		  "[daemon] group: needs [daemon] user" },

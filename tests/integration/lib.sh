@@ -215,3 +215,64 @@ EOF
 }
 
 lfe_dn() { echo "uid=$1,ou=people,$LFE_SUFFIX"; }
+
+# ---- TLS test PKI (openssl CLI; keys made here, none committed) ----
+# lfe_pki: a CA in $LFE_PKI (ca.crt/ca.key), a server certificate for
+# $LFE_SADDR (srv.crt/srv.key, serial 0x1001), a client certificate it
+# signs (cli.crt/cli.key), and a client certificate from another CA
+# (evil.crt/evil.key).
+lfe_pki() {
+	command -v openssl >/dev/null || { echo "SKIP: no openssl CLI"; exit 77; }
+	LFE_PKI=$LFE_WORK/pki
+	mkdir -p "$LFE_PKI"
+	local P=$LFE_PKI
+	_lfe_ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/ca.key" \
+		-out "$P/ca.crt" -days 2 -subj "/CN=ldapfe test CA"
+	_lfe_ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/evilca.key" \
+		-out "$P/evilca.crt" -days 2 -subj "/CN=another CA"
+	lfe_pki_cert srv "$LFE_SADDR" 0x1001 serverAuth
+	lfe_pki_cert cli alice 0x2001 clientAuth
+	lfe_pki_cert evil alice 0x3001 clientAuth evilca
+}
+_lfe_ossl() { openssl "$@" >/dev/null 2>&1 || lfe_fail "openssl $1 failed"; }
+# lfe_pki_cert NAME CN SERIAL EKU [CA]: $LFE_PKI/NAME.crt and NAME.key (a
+# fresh P-256 key), signed by CA (default ca), valid 2 days.
+lfe_pki_cert() {
+	local P=$LFE_PKI n=$1 cn=$2 serial=$3 eku=$4 ca=${5:-ca}
+	_lfe_ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/$n.key.new" \
+		-out "$P/$n.csr" -subj "/CN=$cn"
+	if [[ $eku == serverAuth ]]; then
+		printf 'subjectAltName = IP:%s\nextendedKeyUsage = serverAuth\n' "$cn" > "$P/$n.ext"
+	else
+		printf 'extendedKeyUsage = clientAuth\n' > "$P/$n.ext"
+	fi
+	_lfe_ossl x509 -req -in "$P/$n.csr" -CA "$P/$ca.crt" -CAkey "$P/$ca.key" -set_serial "$serial" \
+		-out "$P/$n.crt.new" -days 2 -extfile "$P/$n.ext"
+	mv "$P/$n.key.new" "$P/$n.key"
+	mv "$P/$n.crt.new" "$P/$n.crt"
+}
+# lfe_tls_conf [QPAIRS]: lfe_conf plus ldaps_ports = 636 and a [tls] section
+# with srv.crt/srv.key and ca.crt; more [tls] keys may be appended.
+lfe_tls_conf() {
+	local f
+	f=$(lfe_conf "${1:-1}")
+	sed -i 's/^port = 389$/port = 389\nldaps_ports = 636/' "$f"
+	printf '[tls]\ncertificate = %s\nkey = %s\nca = %s\n' "$LFE_PKI/srv.crt" "$LFE_PKI/srv.key" \
+		"$LFE_PKI/ca.crt" >> "$f"
+	echo "$f"
+}
+# lfe_sclient ARGS...: openssl s_client in the client namespace, trusting
+# the test CA, stdin held open 1 s (TLS 1.3 tickets come after the
+# handshake), bounded.
+lfe_sclient() {
+	sleep 1 | lfe_cli timeout 10 openssl s_client -CAfile "$LFE_PKI/ca.crt" -verify_return_error \
+		"$@" 2>&1 || true
+}
+# lfe_start_refused CONF: the daemon must refuse to start; prints its output.
+lfe_start_refused() {
+	local out
+	out=$(ip netns exec "$LFE_SRV" timeout 30 "$LFE_LDAPFE" -l 0 --no-pci --no-huge -m 768 \
+		--file-prefix "$LFE_PREFIX" --log-level=lib.eal:error -- --config "$1" 2>&1) &&
+		lfe_fail "started with $1: $out"
+	echo "$out"
+}
