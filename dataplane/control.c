@@ -65,6 +65,7 @@ struct lfe_control {
 	atomic_bool applied;                  /* the parked generation changed d->cfg */
 	struct lfe_config next;               /* control thread only */
 	struct snap *snap;                    /* [n_workers] */
+	struct lfe_log_src log;               /* control thread's own events */
 };
 
 /* ------------------------------------------------------------ config file */
@@ -551,7 +552,12 @@ static int req_reload(struct lfe_control *ctl, struct out *o, bool json, char *e
 	if ((rc = barrier(ctl, true, err, errlen)) < 0)
 		return rc;
 	ctl->reloads++;
-	printf("ldapfe: reloaded %s\n", ctl->config_path);
+	struct lfe_log_line l;
+	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "reload", lfe_log_now_us())) {
+		lfe_log_kv(&l, "config", "%s", ctl->config_path);
+		lfe_log_kv(&l, "reloads", "%u", ctl->reloads);
+		lfe_log_end(&l);
+	}
 	if (json) {
 		outf(o, "{\"reloaded\":true,\"config\":");
 		out_jstr(o, ctl->config_path, strlen(ctl->config_path));
@@ -569,7 +575,11 @@ static int req_drain(struct lfe_control *ctl, struct out *o, unsigned secs, bool
 	unsigned zero_seen = 0;
 
 	atomic_store(&d->draining, 1);
-	printf("ldapfe: draining (at most %u s)\n", secs);
+	struct lfe_log_line l;
+	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "drain", lfe_log_now_us())) {
+		lfe_log_kv(&l, "timeout_s", "%u", secs);
+		lfe_log_end(&l);
+	}
 	for (;;) {
 		sleep_ms(10);
 		lfe_stats_sum(d, &sum);
@@ -579,6 +589,11 @@ static int req_drain(struct lfe_control *ctl, struct out *o, unsigned secs, bool
 		waited = mono_ns() - t0;
 		if (zero_seen >= 2 || waited >= (uint64_t)secs * 1000000000u || atomic_load(&d->stop))
 			break;
+	}
+	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "drained", lfe_log_now_us())) {
+		lfe_log_kv(&l, "waited_ms", "%" PRIu64, waited / 1000000u);
+		lfe_log_kv(&l, "open", "%" PRIu64, sum.conns_active);
+		lfe_log_end(&l);
 	}
 	if (json)
 		outf(o, "{\"drained\":true,\"open\":%" PRIu64 ",\"waited_ms\":%" PRIu64 "}\n", sum.conns_active,
@@ -714,6 +729,12 @@ static void serve_one(struct lfe_control *ctl, int fd)
 	}
 	if (rc < 0) {
 		char head[600];
+		struct lfe_log_line l;
+		/* Rate-limited: whoever can reach the socket cannot flood the log. */
+		if (lfe_log_start(&l, &ctl->log, LFE_LOG_WARN, "ctl_refused", lfe_log_now_us())) {
+			lfe_log_kv(&l, "reason", "%s", err);
+			lfe_log_end(&l);
+		}
 		int n = snprintf(head, sizeof(head), "error %s\n", err);
 		write_all(fd, head, (size_t)n);
 	} else {
@@ -725,11 +746,20 @@ static void serve_one(struct lfe_control *ctl, int fd)
 		atomic_store(&ctl->d->stop, 1);
 }
 
+/* The workers' event lines (log.h): written here, never on a worker. */
+static void drain_logs(struct lfe_control *ctl)
+{
+	for (uint32_t k = 0; k < ctl->d->n_workers; k++)
+		if (ctl->d->w[k])
+			lfe_log_drain(&ctl->d->w[k]->log_ring, &ctl->d->log);
+}
+
 static void *ctl_thread(void *arg)
 {
 	struct lfe_control *ctl = arg;
 	while (!atomic_load(&ctl->quit)) {
 		struct pollfd p = { .fd = ctl->lfd, .events = POLLIN };
+		drain_logs(ctl);
 		if (poll(&p, 1, 200) <= 0)
 			continue;
 		int fd = accept4(ctl->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -753,6 +783,7 @@ struct lfe_control *lfe_control_start(struct lfe_daemon *d, const char *config_p
 		return NULL;
 	}
 	ctl->d = d;
+	lfe_log_src_init(&ctl->log, &d->log, NULL);
 	ctl->config_path = config_path;
 	ctl->start_ns = mono_ns();
 	ctl->lfd = -1;
@@ -800,6 +831,7 @@ void lfe_control_stop(struct lfe_control *ctl)
 		return;
 	atomic_store(&ctl->quit, 1);
 	pthread_join(ctl->th, NULL);
+	drain_logs(ctl);   /* what the workers said last */
 	close(ctl->lfd);
 	unlink(ctl->path);
 	free(ctl->snap);

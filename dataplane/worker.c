@@ -603,6 +603,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			w->mbufs = d->mbuf_pool[s];
 	}
 	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
+	lfe_log_src_init(&w->log, &d->log, &w->log_ring);
 	w->ip_id = (uint16_t)rte_rand();
 
 	w->rd = lfe_store_reader_new(d->store);

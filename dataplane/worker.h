@@ -149,6 +149,10 @@ struct lfe_worker {
 	struct lfe_wstats pub;          /* read by other threads */
 	struct lfe_lat_hist bind_lat;   /* offloaded binds (verifier.c) */
 	struct lfe_lat_hist bind_lat_pub;   /* published with pub */
+	/* Events (log.h): rate-limited here, formatted into the ring, written
+	 * out by the control thread: no syscall on this core. */
+	struct lfe_log_src log;
+	struct lfe_log_ring log_ring __rte_cache_aligned;
 } __rte_cache_aligned;
 
 

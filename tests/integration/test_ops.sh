@@ -10,7 +10,10 @@
 #     error and the daemon keeps serving; an unknown command exits 2;
 #   - drain while a client binds in a loop: every bind answered or its
 #     connection refused cleanly, drain and the daemon exit 0;
-#   - with no daemon, every daemon command fails clearly with exit 1.
+#   - with no daemon, every daemon command fails clearly with exit 1;
+#   - event lines (log.h): reload and drain logged as level=info lines with
+#     key=value fields; a flood of bad control requests is rate-limited (at
+#     most the burst, then suppressed=N on the next line that passes).
 source "$(dirname "$0")/lib.sh"
 lfe_init ops 95
 lfe_make_store
@@ -110,6 +113,10 @@ sed -i 's/^\[ldap\]$/[ldap]\nsearch_scope = sideways/' "$conf"
 lfe_eq "reload with a bad value exits 1" "$(rc_of ctl reload)" 1
 grep -q "search_scope" <<<"$(ctl reload 2>&1)" || lfe_fail "bad value reload does not name the key"
 lfe_eq "still nothing changed" "$(search_rc)" 50
+grep -q "^ldapfe: level=info event=reload config=$conf reloads=1$" "$LFE_LOG" ||
+	lfe_fail "no reload event line: $(grep event= "$LFE_LOG")"
+grep -q '^ldapfe: level=warn event=ctl_refused reason="\[ldap\] max_pdu: cannot change while running' "$LFE_LOG" ||
+	lfe_fail "no refused-reload event line: $(grep event= "$LFE_LOG")"
 lfe_log "ok: reload"
 
 # Bad input to the control socket; the daemon keeps serving.
@@ -143,6 +150,22 @@ lfe_eq "garbage answers" "$(cut -d' ' -f1 <<<"$ans" | tr '\n' ' ')" "error error
 grep -q "too long" <<<"$ans" || lfe_fail "huge request: $ans"
 lfe_eq "status after bad requests" "$(rc_of ctl status)" 0
 lfe_eq "bind after bad requests" "$(lfe_cli timeout 10 ldapwhoami -x -H "$H" -D "$(lfe_dn bob)" -w bob-pw)" "dn:$(lfe_dn bob)"
+# A flood of bad requests: the event lines stay within the burst (10) plus
+# the refill (1/s), and the next line that passes counts what was held back.
+"$PY" - "$SOCK" <<'PYEOF'
+import socket, sys, time
+for _ in range(200):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1]); s.sendall(b"bogus\n"); s.recv(100); s.close()
+time.sleep(2.1)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1]); s.sendall(b"bogus last\n"); s.recv(100); s.close()
+PYEOF
+n=$(grep -c "event=ctl_refused" "$LFE_LOG")
+((n >= 10 && n <= 30)) || lfe_fail "bad requests logged $n times (rate limit)"
+grep -Eq '^ldapfe: level=warn event=ctl_refused reason="unknown request [^"]*" suppressed=[0-9]+$' "$LFE_LOG" ||
+	lfe_fail "no suppressed=N line: $(grep ctl_refused "$LFE_LOG" | tail -3)"
+lfe_log "ok: bad requests logged $n times for 206"
 lfe_eq "unknown ldapfectl command" "$(rc_of ctl frobnicate)" 2
 lfe_eq "option of another command" "$(rc_of ctl status --limit 3)" 2
 
@@ -199,7 +222,8 @@ res=$(tail -n 1 "$LFE_WORK/loop.out")
 lfe_log "bind loop during drain: $res"
 [[ $res =~ ^ok=([0-9]+)\ refused=([0-9]+)\ lost=0$ ]] || lfe_fail "binds lost during drain: $(cat "$LFE_WORK/loop.out")"
 ((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] > 0)) || lfe_fail "drain loop saw no binds or no refusal (RST): $res"
-grep -q "ldapfe: draining" "$LFE_LOG" || lfe_fail "daemon log lacks the drain"
+grep -q "^ldapfe: level=info event=drain timeout_s=2$" "$LFE_LOG" || lfe_fail "daemon log lacks the drain"
+grep -Eq "^ldapfe: level=info event=drained waited_ms=[0-9]+ open=2$" "$LFE_LOG" || lfe_fail "daemon log lacks the drained line"
 [[ -e $SOCK ]] && lfe_fail "control socket left behind"
 
 # No daemon: clear error, exit 1, for every daemon command.
