@@ -1462,10 +1462,12 @@ static const struct cmd commands[] = {
 	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */
 	{ "status", cmd_daemon, "status [--json]",
 	  "Version, uptime, ports (driver, link, MAC, address, queues), worker lcores,\n"
-	  "store, TLS state and the limits in force.\n" },
+	  "store (entries, last transaction and its time), TLS (ports, certificate\n"
+	  "subject and expiry) and the limits in force.\n" },
 	{ "stats", cmd_daemon, "stats [--per-core] [--json]",
 	  "Every counter (the names of the daemon's telemetry and /metrics), summed\n"
-	  "over the workers; --per-core adds one column (JSON object) per lcore.\n" },
+	  "over the workers, and its rate per second over the daemon's last second\n"
+	  "or so; --per-core adds one column (JSON object) per lcore.\n" },
 	{ "conns", cmd_daemon, "conns [--limit N] [--show-dn] [--json]",
 	  "Open connections per core: peer, local port, state, age, requests, bound or\n"
 	  "not (at most N per core, default 100, at most 256). The bound DN only with\n"

@@ -37,6 +37,12 @@ js=$(ctl status --json)
 lfe_eq "status --json store path" "$(jget "$js" 'd["store"]["path"]')" "$LFE_STORE"
 lfe_eq "status --json ldap ports" "$(jget "$js" 'd["ldap_ports"]')" "[389]"
 lfe_eq "status --json workers" "$(jget "$js" 'd["workers"]')" "[0]"
+lfe_eq "status --json tls (none configured)" "$(jget "$js" 'd["tls"]')" "{'configured': False}"
+grep -Eq "^store: .* entries [0-9]+ last txn [0-9]+ at 20[0-9-]+T[0-9:]+Z$" <<<"$st" || lfe_fail "status store line: $(grep ^store: <<<"$st")"
+# The store's last transaction: one password change is one commit.
+t1=$(jget "$js" 'd["store"]["last_txnid"]')
+printf 'carol-pw2\n' | "$LFE_CTL" --store "$LFE_STORE" passwd "$(lfe_dn carol)" >/dev/null
+lfe_eq "status: last txnid after one passwd" "$(jget "$(ctl status --json)" 'd["store"]["last_txnid"]')" $((t1 + 1))
 
 # stats: counters move by exactly the binds made.
 before=$(ctl stats --json)
@@ -52,8 +58,16 @@ d=$("$PY" -c 'import json,sys; a=json.loads(sys.argv[1])["total"]; b=json.loads(
 t=b["total"]; c=b["cores"]["0"]
 print(t["binds_ok"]-a["binds_ok"], t["binds_failed"]-a["binds_failed"], t["conns_opened"]-a["conns_opened"], c["binds_ok"]==t["binds_ok"])' "$before" "$after")
 lfe_eq "stats: binds ok, failed, connections opened (delta); per-core = total on one core" "$d" "7 3 10 True"
+# Rates: per second over the daemon's last second or so; the binds just made
+# show, never more than were made; per core = total on one core.
+lfe_eq "stats rates while binding" "$("$PY" -c 'import json,sys; a=json.loads(sys.argv[1])["total"]; b=json.loads(sys.argv[2])
+r=b["rates"]; w=b["rate_window_s"]; c=b["core_rates"]["0"]
+print(0.2 <= w <= 2.5, r["binds_ok"] + r["binds_failed"] > 0, r["binds_ok"] * w < 7.2, r["binds_failed"] * w < 3.2,
+      c["binds_failed"] == r["binds_failed"], "conns_active" in r)' "$before" "$after")" "True True True True True False"
 txt=$(ctl stats --per-core)
-grep -Eq "^binds_ok +[0-9]+ +[0-9]+$" <<<"$txt" || lfe_fail "stats --per-core text: $txt"
+grep -Eq "^binds_ok +[0-9]+ +[0-9.]+ +[0-9]+$" <<<"$txt" || lfe_fail "stats --per-core text: $txt"
+sleep 2.2
+lfe_eq "stats rates when idle" "$(jget "$(ctl stats --json)" '(d["rates"]["binds_ok"], d["rates"]["binds_failed"])')" "(0.0, 0.0)"
 # The same names as the rte_telemetry command.
 tel=$(lfe_telemetry /ldapfe/stats)
 lfe_eq "stats names = telemetry names (non-drop)" \
