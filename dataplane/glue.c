@@ -347,7 +347,10 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	if (throttle_check(w, ndn, ndn_len, &tk))   /* check before verify */
 		return LFE_BE_INVALID;
 	struct lfe_bind_job job;
+	uint64_t t0 = rte_rdtsc();
 	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &job);
+	if (rc != -EAGAIN)   /* verified here: the inline latency histogram */
+		lfe_lat_hist_add(&w->bind_lat[LFE_LAT_INLINE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
 
 	if (rc == 0) {
 		w->st.binds_ok++;
