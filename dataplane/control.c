@@ -631,6 +631,8 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(idle_sleep_us, "[workers] idle_sleep_us");
 	SAME(user, "[daemon] user");
 	SAME(group, "[daemon] group");
+	SAME(log_dest, "[daemon] log");
+	SAME(log_level, "[daemon] log_level");
 	SAME(throttle.enabled, "[throttle] enabled");
 	SAME(metrics_listen, "[admin] metrics_listen");
 #undef SAME

@@ -127,6 +127,9 @@ sed -i 's/^\[ldap\]$/[ldap]\nsearch_scope = sideways/' "$conf"
 lfe_eq "reload with a bad value exits 1" "$(rc_of ctl reload)" 1
 grep -q "search_scope" <<<"$(ctl reload 2>&1)" || lfe_fail "bad value reload does not name the key"
 lfe_eq "still nothing changed" "$(search_rc)" 50
+cp "$conf.orig" "$conf"
+printf '[daemon]\nlog_level = debug\n' >> "$conf"
+grep -q "\[daemon\] log_level: cannot change while running" <<<"$(ctl reload 2>&1)" || lfe_fail "log_level reload not refused"
 grep -q "^ldapfe: level=info event=reload config=$conf reloads=1$" "$LFE_LOG" ||
 	lfe_fail "no reload event line: $(grep event= "$LFE_LOG")"
 grep -q '^ldapfe: level=warn event=ctl_refused reason="\[ldap\] max_pdu: cannot change while running' "$LFE_LOG" ||
