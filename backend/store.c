@@ -49,7 +49,9 @@
 #include "store.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <lmdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -1259,6 +1261,15 @@ int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
 	if (rc == 0)
 		info->entries = ld_u64(v.mv_data);
 	mdb_txn_abort(txn);
+	info->last_txnid = (uint64_t)ei.me_last_txnid;
+	/* LMDB keeps no commit time: every commit rewrites data.mdb (a meta
+	 * page at least), so its mtime is the time of the last one. */
+	const char *dir = NULL;
+	char p[PATH_MAX];
+	struct stat sb;
+	if (mdb_env_get_path(st->env, &dir) == 0 && dir &&
+	    (size_t)snprintf(p, sizeof(p), "%s/data.mdb", dir) < sizeof(p) && stat(p, &sb) == 0)
+		info->last_change = (int64_t)sb.st_mtime;
 	return rc;
 }
 
@@ -1415,20 +1426,13 @@ ssize_t lfe_store_sync_get(struct lfe_store *st, const void *key, size_t klen,
 	return rc;
 }
 
-int lfe_store_each(struct lfe_store *st,
-		   int (*fn)(void *ctx, const char *ndn, size_t ndn_len,
-			     const uint8_t *rec, size_t rec_len),
-		   void *ctx)
+/* Every entry of txn in key order through fn (lfe_store_each's contract). */
+static int walk_entries(struct lfe_store *st, MDB_txn *txn, lfe_store_each_fn fn, void *ctx)
 {
 	MDB_cursor *c;
-	MDB_txn *txn;
 	MDB_val k, v;
-	bool own;
-	int rc = sync_view(st, &txn, &own);
+	int rc = map_err(mdb_cursor_open(txn, st->dbi[DB_ENTRIES], &c));
 
-	if (rc < 0)
-		return rc;
-	rc = map_err(mdb_cursor_open(txn, st->dbi[DB_ENTRIES], &c));
 	if (rc == 0) {
 		int mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
 
@@ -1438,9 +1442,26 @@ int lfe_store_each(struct lfe_store *st,
 			rc = map_err(mrc);
 		mdb_cursor_close(c);
 	}
+	return rc;
+}
+
+int lfe_store_each(struct lfe_store *st, lfe_store_each_fn fn, void *ctx)
+{
+	MDB_txn *txn;
+	bool own;
+	int rc = sync_view(st, &txn, &own);
+
+	if (rc < 0)
+		return rc;
+	rc = walk_entries(st, txn, fn, ctx);
 	if (own)
 		mdb_txn_abort(txn);
 	return rc;
+}
+
+int lfe_store_reader_each(struct lfe_store_reader *r, lfe_store_each_fn fn, void *ctx)
+{
+	return walk_entries(r->st, r->txn, fn, ctx);
 }
 
 int lfe_store_clear(struct lfe_store *st)

@@ -151,6 +151,8 @@ struct lfe_store_info {
 	uint64_t map_bytes_used;
 	char suffix[1024];              /* normalized */
 	char suffix_orig[1024];         /* as given to lfe_store_init */
+	uint64_t last_txnid;            /* LMDB's last committed transaction */
+	int64_t last_change;            /* its time (unix s; data.mdb's mtime), 0 unknown */
 };
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info);
 
@@ -185,11 +187,16 @@ ssize_t lfe_store_sync_get(struct lfe_store *st, const void *key, size_t klen,
 /* Walk every entry in DN-key order, in the open batch (its changes
  * included) or a snapshot. fn gets the normalized DN and the record, both
  * valid only during the call; it must not write to the store; non-zero
- * stops the walk and is returned. */
-int lfe_store_each(struct lfe_store *st,
-		   int (*fn)(void *ctx, const char *ndn, size_t ndn_len,
-			     const uint8_t *rec, size_t rec_len),
-		   void *ctx);
+ * stops the walk and is returned. Other errors: -errno of the walk. */
+typedef int (*lfe_store_each_fn)(void *ctx, const char *ndn, size_t ndn_len,
+				 const uint8_t *rec, size_t rec_len);
+int lfe_store_each(struct lfe_store *st, lfe_store_each_fn fn, void *ctx);
+
+/* The same walk in a reader's transaction (one snapshot; any thread that
+ * owns the reader, writer or read-only store alike). ndn and rec point into
+ * the map and stay valid until lfe_store_reader_renew()/_free() of r, so a
+ * caller may keep them across the walk (export sorts them, then writes). */
+int lfe_store_reader_each(struct lfe_store_reader *r, lfe_store_each_fn fn, void *ctx);
 
 /* Inside a batch only (-EINVAL otherwise): drop every entry, every index
  * key and the sync key-value state (not the cookie). Readers keep seeing

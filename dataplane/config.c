@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ldap/dn.h"
+#include "log.h"
 #include "net.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
@@ -74,6 +75,8 @@ static const struct key_def keys[] = {
 	{ "tls", "handshake_per_source", K_U32, CF(tls_handshake_per_source), 0, 1, 1u << 16 },
 	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
 	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
+	{ "daemon", "log", K_STR, CF(log_dest), sizeof(((struct lfe_config *)0)->log_dest), 1, 0 },
+	{ "daemon", "log_level", K_STR, CF(log_level), sizeof(((struct lfe_config *)0)->log_level), 1, 0 },
 	{ "throttle", "enabled", K_BOOL, CF(throttle.enabled), 0, 0, 0 },
 	{ "throttle", "src_failures", K_U32, CF(throttle.src_failures), 0, 0, 65535 },
 	{ "throttle", "dn_failures", K_U32, CF(throttle.dn_failures), 0, 0, 65535 },
@@ -107,6 +110,8 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->ldap_ports[0] = 389;
 	c->n_ldap_ports = 1;
 	snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", LFE_CFG_METRICS_DEFAULT);
+	snprintf(c->log_dest, sizeof(c->log_dest), "stderr");
+	snprintf(c->log_level, sizeof(c->log_level), "info");
 	c->max_pdu = 65536;
 	c->allow_anonymous = true;
 	c->idle_timeout_ms = 300000;
@@ -462,6 +467,12 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 	uint16_t lp;
 	if (c->store_path[0] == '\0')
 		return errf(err, -EINVAL, "[store] path: required");
+	enum lfe_log_dest ld;
+	enum lfe_log_level ll;
+	if (lfe_log_parse_dest(c->log_dest, &ld) < 0)
+		return errf(err, -EINVAL, "[daemon] log: \"%s\": stderr or syslog", c->log_dest);
+	if (lfe_log_parse_level(c->log_level, &ll) < 0)
+		return errf(err, -EINVAL, "[daemon] log_level: \"%s\": err, warn, info or debug", c->log_level);
 	if (c->metrics_listen[0] && lfe_config_parse_listen(c->metrics_listen, &la, &lp) < 0)
 		return errf(err, -EINVAL, "[admin] metrics_listen: \"%s\": not ADDRESS:PORT (IPv4), "
 			    "or empty for no metrics", c->metrics_listen);

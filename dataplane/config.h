@@ -71,6 +71,9 @@
  *             this user (setgroups/setgid/setuid) with no capabilities left
  *             (af_packet, tap and memif need none after start). An unknown
  *             user or group is refused at start.
+ *             log [stderr] | syslog: where event lines go (dataplane/log.h;
+ *             journald takes stderr); log_level [info]: err, warn, info,
+ *             debug. Start-up refusals are always plain text on stderr.
  *   [throttle] (failed binds, per worker core; see backend/throttle.h)
  *             enabled [false], src_failures [100] (per client address),
  *             dn_failures [5] (per DN from one address),
@@ -168,6 +171,8 @@ struct lfe_config {
 	/* [daemon] */
 	char user[64];                  /* empty = keep running as started */
 	char group[64];                 /* empty = the user's primary group */
+	char log_dest[16];              /* log: "stderr" (default) | "syslog" (log.h) */
+	char log_level[16];             /* log_level: err | warn | info (default) | debug */
 	/* [throttle] */
 	struct lfe_cfg_throttle throttle;
 	/* [admin] */

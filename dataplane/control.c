@@ -14,6 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <rte_cfgfile.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -68,7 +71,19 @@ struct lfe_control {
 	struct lfe_tls *next_tls, *old_tls;   /* reload: the context swapped in, and out */
 	atomic_int hup;                       /* SIGHUP seen: reload from the thread */
 	struct snap *snap;                    /* [n_workers] */
+	struct lfe_log_src log;               /* control thread's own events */
+	/* Counter samples for the rates of `stats` (control thread only):
+	 * every RATE_SAMPLE_MS, RATE_SAMPLES kept, [n_workers] each. */
+	struct rate_sample {
+		uint64_t t_ns;                /* 0: not taken yet */
+		struct lfe_wstats *w;
+	} rs[4];
+	unsigned rs_next;
 };
+#define RATE_SAMPLES   4u
+#define RATE_SAMPLE_MS 500u
+#define RATE_WINDOW_NS 1000000000u
+_Static_assert(RATE_SAMPLES * RATE_SAMPLE_MS > RATE_WINDOW_NS / 1000000u, "a sample a window old is kept");
 
 /* ------------------------------------------------------------ config file */
 
@@ -271,19 +286,158 @@ void lfe_control_poll(struct lfe_control *ctl, struct lfe_worker *w)
 
 /* ------------------------------------------------------------- requests */
 
+/* Subject, serial and expiry of the certificate the daemon serves now (the
+ * live context: a reload swaps it on this thread, so reading it here is
+ * safe). */
+struct tls_cert_desc {
+	char subject[256], serial[80], not_after[32];
+	int64_t expiry;                       /* unix s */
+	bool known;
+};
+
+static void tls_cert_info(const struct lfe_tls *t, struct tls_cert_desc *cd)
+{
+	X509 *x = t ? SSL_CTX_get0_certificate(lfe_tls_ctx(t)) : NULL;
+	struct tm tm;
+
+	memset(cd, 0, sizeof(*cd));
+	if (x == NULL)
+		return;
+	BIO *b = BIO_new(BIO_s_mem());
+	if (b && X509_NAME_print_ex(b, X509_get_subject_name(x), 0, XN_FLAG_RFC2253) >= 0) {
+		int n = BIO_read(b, cd->subject, (int)sizeof(cd->subject) - 1);
+		cd->subject[n > 0 ? n : 0] = '\0';
+	}
+	BIO_free(b);
+	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	char *hex = bn ? BN_bn2hex(bn) : NULL;
+	snprintf(cd->serial, sizeof(cd->serial), "%s", hex ? hex : "?");
+	OPENSSL_free(hex);
+	BN_free(bn);
+	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1) {
+		cd->expiry = (int64_t)timegm(&tm);
+		strftime(cd->not_after, sizeof(cd->not_after), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		cd->known = true;
+	}
+	ERR_clear_error();
+}
+
+/* Take a sample of every worker's counters when the last is old enough. */
+static void rate_sample(struct lfe_control *ctl)
+{
+	const struct lfe_daemon *d = ctl->d;
+	uint64_t t = mono_ns();
+	const struct rate_sample *last = &ctl->rs[(ctl->rs_next + RATE_SAMPLES - 1) % RATE_SAMPLES];
+
+	if (last->t_ns && t - last->t_ns < RATE_SAMPLE_MS * 1000000ull)
+		return;
+	struct rate_sample *s = &ctl->rs[ctl->rs_next];
+	if (s->w == NULL)
+		return;
+	for (uint32_t k = 0; k < d->n_workers; k++)
+		lfe_stats_read(d->w[k], &s->w[k]);
+	s->t_ns = t;
+	ctl->rs_next = (ctl->rs_next + 1) % RATE_SAMPLES;
+}
+
+/* The newest sample at least RATE_WINDOW_NS old, else the oldest one; NULL
+ * when none was taken yet. */
+static const struct rate_sample *rate_base(const struct lfe_control *ctl, uint64_t now)
+{
+	const struct rate_sample *newest_old = NULL, *oldest = NULL;
+	for (unsigned i = 0; i < RATE_SAMPLES; i++) {
+		const struct rate_sample *s = &ctl->rs[i];
+		if (s->t_ns == 0 || s->t_ns >= now)
+			continue;
+		if (now - s->t_ns >= RATE_WINDOW_NS && (!newest_old || s->t_ns > newest_old->t_ns))
+			newest_old = s;
+		if (!oldest || s->t_ns < oldest->t_ns)
+			oldest = s;
+	}
+	return newest_old ? newest_old : oldest;
+}
+
+static bool is_gauge(size_t i)
+{
+	return strcmp(lfe_wstats_names[i], "conns_active") == 0;
+}
+
+/* "CORE NAME VALUE" per counter, then "rate CORE NAME PER_SECOND" for
+ * every counter but the gauges, over the last second or so (from the
+ * control thread's samples: no waiting here). */
 static void req_stats(struct lfe_control *ctl, struct out *o)
 {
 	const struct lfe_daemon *d = ctl->d;
-	struct lfe_wstats s, sum;
+	static struct lfe_wstats s[LFE_MAX_WORKERS];
+	struct lfe_wstats sum;
+	uint64_t now = mono_ns();
 
 	for (uint32_t k = 0; k < d->n_workers; k++) {
-		lfe_stats_read(d->w[k], &s);
+		lfe_stats_read(d->w[k], &s[k]);
 		for (size_t i = 0; i < LFE_WSTATS_N; i++)
-			outf(o, "%u %s %" PRIu64 "\n", d->w[k]->lcore, lfe_wstats_names[i], ((uint64_t *)&s)[i]);
+			outf(o, "%u %s %" PRIu64 "\n", d->w[k]->lcore, lfe_wstats_names[i], ((uint64_t *)&s[k])[i]);
 	}
 	lfe_stats_sum(d, &sum);
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		outf(o, "total %s %" PRIu64 "\n", lfe_wstats_names[i], ((uint64_t *)&sum)[i]);
+	const struct rate_sample *b = rate_base(ctl, now);
+	if (b == NULL)
+		return;
+	double secs = (double)(now - b->t_ns) / 1e9;
+	outf(o, "rate-window %.3f\n", secs);
+	for (size_t i = 0; i < LFE_WSTATS_N; i++) {
+		if (is_gauge(i))
+			continue;
+		uint64_t tot = 0;
+		for (uint32_t k = 0; k < d->n_workers; k++) {
+			uint64_t y = ((uint64_t *)&s[k])[i], x = ((uint64_t *)&b->w[k])[i];
+			uint64_t dv = y >= x ? y - x : 0;
+			tot += dv;
+			outf(o, "rate %u %s %.1f\n", d->w[k]->lcore, lfe_wstats_names[i], (double)dv / secs);
+		}
+		outf(o, "rate total %s %.1f\n", lfe_wstats_names[i], (double)tot / secs);
+	}
+}
+
+/* TLS part of status: ports, StartTLS, require_tls, the certificate. */
+static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
+{
+	const struct lfe_daemon *d = ctl->d;
+	const struct lfe_config *c = &d->cfg;
+	static const char *const req[] = { "none", "bind", "all" };
+	const char *rq = (unsigned)c->require_tls < 3 ? req[c->require_tls] : "?";
+
+	if (d->tls == NULL) {
+		outf(o, json ? "{\"configured\":false}" : "not configured");
+		return;
+	}
+	struct tls_cert_desc cd;
+	tls_cert_info(d->tls, &cd);
+	int64_t days = cd.known ? (cd.expiry - (int64_t)time(NULL)) / 86400 : 0;
+	if (json) {
+		outf(o, "{\"configured\":true,\"ldaps_ports\":[");
+		for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
+			outf(o, "%s%u", i ? "," : "", c->ldaps_ports[i]);
+		outf(o, "],\"starttls\":true,\"require_tls\":\"%s\",\"certificate\":", rq);
+		out_jstr(o, c->tls_certificate, strlen(c->tls_certificate));
+		if (cd.known) {
+			outf(o, ",\"subject\":");
+			out_jstr(o, cd.subject, strlen(cd.subject));
+			outf(o, ",\"serial\":\"%s\",\"not_after\":\"%s\",\"days_left\":%" PRId64, cd.serial,
+			     cd.not_after, days);
+		}
+		outf(o, "}");
+		return;
+	}
+	outf(o, "ldaps port(s)");
+	for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
+		outf(o, " %u", c->ldaps_ports[i]);
+	if (c->n_ldaps_ports == 0)
+		outf(o, " none");
+	outf(o, ", StartTLS on, require_tls %s, certificate %s", rq, c->tls_certificate);
+	if (cd.known)
+		outf(o, " subject \"%s\" serial %s expires %s (%s%" PRId64 " days)", cd.subject, cd.serial, cd.not_after,
+		     days < 0 ? "EXPIRED " : "", days);
 }
 
 static void req_status(struct lfe_control *ctl, struct out *o, bool json)
@@ -294,6 +448,13 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 	uint64_t up = (mono_ns() - ctl->start_ns) / 1000000000u;
 	bool have_info = lfe_store_info(d->store, &info) == 0;
 	struct lfe_wstats sum;
+	char changed[32] = "";
+	if (have_info && info.last_change) {
+		struct tm tm;
+		time_t t = (time_t)info.last_change;
+		gmtime_r(&t, &tm);
+		strftime(changed, sizeof(changed), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
 
 	lfe_stats_sum(d, &sum);
 	if (json) {
@@ -344,13 +505,14 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 		out_jstr(o, c->store_path, strlen(c->store_path));
 		outf(o, ",\"suffix\":");
 		out_jstr(o, d->naming, strlen(d->naming));
-		if (have_info)
-			outf(o, ",\"entries\":%" PRIu64 ",\"bytes_used\":%" PRIu64, info.entries,
-			     (uint64_t)info.map_bytes_used);
-		char tdesc[512];
-		lfe_tls_describe(d->tls, tdesc, sizeof(tdesc));
+		if (have_info) {
+			outf(o, ",\"entries\":%" PRIu64 ",\"bytes_used\":%" PRIu64 ",\"last_txnid\":%" PRIu64,
+			     info.entries, (uint64_t)info.map_bytes_used, info.last_txnid);
+			if (info.last_change)
+				outf(o, ",\"last_change\":\"%s\"", changed);
+		}
 		outf(o, "},\"tls\":");
-		out_jstr(o, tdesc, strlen(tdesc));
+		status_tls(ctl, o, true);
 		outf(o, ",\"conns_active\":%" PRIu64 ",\"limits\":{"
 		     "\"max_conns_per_core\":%u,\"max_conns_per_source\":%u,\"max_pdu\":%u,"
 		     "\"idle_timeout_ms\":%" PRIu64 ",\"first_request_ms\":%" PRIu64
@@ -370,15 +532,18 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 	for (uint32_t i = 0; i < c->n_ldap_ports; i++)
 		outf(o, " %u", c->ldap_ports[i]);
 	outf(o, "\nstore: %s suffix \"%s\"", c->store_path, d->naming);
-	if (have_info)
-		outf(o, " entries %" PRIu64, info.entries);
-	char tdesc[512];
-	lfe_tls_describe(d->tls, tdesc, sizeof(tdesc));
-	outf(o, "\ntls: %s\nconnections: %" PRIu64 " open\n"
+	if (have_info) {
+		outf(o, " entries %" PRIu64 " last txn %" PRIu64, info.entries, info.last_txnid);
+		if (info.last_change)
+			outf(o, " at %s", changed);
+	}
+	outf(o, "\ntls: ");
+	status_tls(ctl, o, false);
+	outf(o, "\nconnections: %" PRIu64 " open\n"
 	     "limits: max_conns_per_core %u max_conns_per_source %u max_pdu %u idle_timeout_ms %" PRIu64
 	     " first_request_ms %" PRIu64 " bind_timeout_ms %" PRIu64 " pdu_timeout_ms %" PRIu64
 	     " request_slice_us %u search_max_candidates %u verify_per_source %u throttle %s\n",
-	     tdesc, sum.conns_active, c->max_conns_per_core, c->max_conns_per_source, c->max_pdu,
+	     sum.conns_active, c->max_conns_per_core, c->max_conns_per_source, c->max_pdu,
 	     c->idle_timeout_ms, c->first_request_ms, c->bind_timeout_ms, c->pdu_timeout_ms,
 	     c->request_slice_us, c->search_max_candidates, c->verify_per_source,
 	     c->throttle.enabled ? "on" : "off");
@@ -486,6 +651,8 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(idle_sleep_us, "[workers] idle_sleep_us");
 	SAME(user, "[daemon] user");
 	SAME(group, "[daemon] group");
+	SAME(log_dest, "[daemon] log");
+	SAME(log_level, "[daemon] log_level");
 	SAME(throttle.enabled, "[throttle] enabled");
 	SAME(metrics_listen, "[admin] metrics_listen");
 #undef SAME
@@ -598,7 +765,12 @@ static int req_reload(struct lfe_control *ctl, struct out *o, bool json, char *e
 		printf("ldapfe: tls: %s\n", desc);
 	}
 	ctl->reloads++;
-	printf("ldapfe: reloaded %s\n", ctl->config_path);
+	struct lfe_log_line l;
+	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "reload", lfe_log_now_us())) {
+		lfe_log_kv(&l, "config", "%s", ctl->config_path);
+		lfe_log_kv(&l, "reloads", "%u", ctl->reloads);
+		lfe_log_end(&l);
+	}
 	if (json) {
 		outf(o, "{\"reloaded\":true,\"config\":");
 		out_jstr(o, ctl->config_path, strlen(ctl->config_path));
@@ -616,7 +788,11 @@ static int req_drain(struct lfe_control *ctl, struct out *o, unsigned secs, bool
 	unsigned zero_seen = 0;
 
 	atomic_store(&d->draining, 1);
-	printf("ldapfe: draining (at most %u s)\n", secs);
+	struct lfe_log_line l;
+	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "drain", lfe_log_now_us())) {
+		lfe_log_kv(&l, "timeout_s", "%u", secs);
+		lfe_log_end(&l);
+	}
 	for (;;) {
 		sleep_ms(10);
 		lfe_stats_sum(d, &sum);
@@ -626,6 +802,11 @@ static int req_drain(struct lfe_control *ctl, struct out *o, unsigned secs, bool
 		waited = mono_ns() - t0;
 		if (zero_seen >= 2 || waited >= (uint64_t)secs * 1000000000u || atomic_load(&d->stop))
 			break;
+	}
+	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "drained", lfe_log_now_us())) {
+		lfe_log_kv(&l, "waited_ms", "%" PRIu64, waited / 1000000u);
+		lfe_log_kv(&l, "open", "%" PRIu64, sum.conns_active);
+		lfe_log_end(&l);
 	}
 	if (json)
 		outf(o, "{\"drained\":true,\"open\":%" PRIu64 ",\"waited_ms\":%" PRIu64 "}\n", sum.conns_active,
@@ -761,6 +942,12 @@ static void serve_one(struct lfe_control *ctl, int fd)
 	}
 	if (rc < 0) {
 		char head[600];
+		struct lfe_log_line l;
+		/* Rate-limited: whoever can reach the socket cannot flood the log. */
+		if (lfe_log_start(&l, &ctl->log, LFE_LOG_WARN, "ctl_refused", lfe_log_now_us())) {
+			lfe_log_kv(&l, "reason", "%s", err);
+			lfe_log_end(&l);
+		}
 		int n = snprintf(head, sizeof(head), "error %s\n", err);
 		write_all(fd, head, (size_t)n);
 	} else {
@@ -770,6 +957,14 @@ static void serve_one(struct lfe_control *ctl, int fd)
 	free(o.p);
 	if (drained)
 		atomic_store(&ctl->d->stop, 1);
+}
+
+/* The workers' event lines (log.h): written here, never on a worker. */
+static void drain_logs(struct lfe_control *ctl)
+{
+	for (uint32_t k = 0; k < ctl->d->n_workers; k++)
+		if (ctl->d->w[k])
+			lfe_log_drain(&ctl->d->w[k]->log_ring, &ctl->d->log);
 }
 
 static void *ctl_thread(void *arg)
@@ -784,6 +979,8 @@ static void *ctl_thread(void *arg)
 			free(o.p);
 		}
 		struct pollfd p = { .fd = ctl->lfd, .events = POLLIN };
+		drain_logs(ctl);
+		rate_sample(ctl);
 		if (poll(&p, 1, 200) <= 0)
 			continue;
 		int fd = accept4(ctl->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -807,9 +1004,16 @@ struct lfe_control *lfe_control_start(struct lfe_daemon *d, const char *config_p
 		return NULL;
 	}
 	ctl->d = d;
+	lfe_log_src_init(&ctl->log, &d->log, NULL);
 	ctl->config_path = config_path;
 	ctl->start_ns = mono_ns();
 	ctl->lfd = -1;
+	for (unsigned i = 0; i < RATE_SAMPLES; i++) {
+		if ((ctl->rs[i].w = calloc(d->n_workers, sizeof(struct lfe_wstats))) == NULL) {
+			snprintf(err, errlen, "control socket: out of memory");
+			goto fail;
+		}
+	}
 	int n = snprintf(ctl->path, sizeof(ctl->path), "%s/%s", rte_eal_get_runtime_dir(), LFE_CTL_SOCK_NAME);
 	if (n < 0 || (size_t)n >= sizeof(ctl->path)) {
 		snprintf(err, errlen, "control socket: runtime directory path too long");
@@ -843,6 +1047,8 @@ fail:
 		close(ctl->lfd);
 		unlink(ctl->path);
 	}
+	for (unsigned i = 0; i < RATE_SAMPLES; i++)
+		free(ctl->rs[i].w);
 	free(ctl->snap);
 	free(ctl);
 	return NULL;
@@ -860,8 +1066,11 @@ void lfe_control_stop(struct lfe_control *ctl)
 		return;
 	atomic_store(&ctl->quit, 1);
 	pthread_join(ctl->th, NULL);
+	drain_logs(ctl);   /* what the workers said last */
 	close(ctl->lfd);
 	unlink(ctl->path);
+	for (unsigned i = 0; i < RATE_SAMPLES; i++)
+		free(ctl->rs[i].w);
 	free(ctl->snap);
 	free(ctl);
 }

@@ -19,6 +19,7 @@
 
 #include "backend/store.h"
 #include "config.h"
+#include "log.h"
 #include "net.h"
 
 #define LFE_MAX_WORKERS  64u
@@ -67,6 +68,8 @@ struct lfe_daemon {
 	 * serve the open ones until the control thread sets stop. */
 	atomic_int draining;
 	struct lfe_control *ctl;        /* control socket (control.h); NULL: none */
+	struct lfe_log log;             /* [daemon] log, log_level: the sink (log.h) */
+	struct lfe_log_src log_main;    /* the main thread's events */
 };
 
 #endif

@@ -300,11 +300,31 @@ static bool throttle_check(struct lfe_worker *w, const char *ndn, size_t ndn_len
 	return true;
 }
 
+/* One event line about a client (log.h: rate-limited per kind, queued for
+ * the control thread to write). raddr 0: unknown. No DN, ever. */
+static void log_peer(struct lfe_worker *w, enum lfe_log_level lv, const char *event, uint32_t raddr)
+{
+	struct lfe_log_line l;
+	if (!lfe_log_start(&l, &w->log, lv, event, w->now_us))
+		return;
+	lfe_log_kv(&l, "core", "%u", w->lcore);
+	if (raddr)
+		lfe_log_kv(&l, "peer", "%u.%u.%u.%u", raddr >> 24, (raddr >> 16) & 255, (raddr >> 8) & 255,
+			   raddr & 255);
+	lfe_log_end(&l);
+}
+
 /* Record after a failed verdict. */
 static void throttle_record(struct lfe_worker *w, const struct lfe_throttle_key *k)
 {
-	if (w->thr && lfe_throttle_fail(w->thr, k, w->now_us))
+	if (w->thr && lfe_throttle_fail(w->thr, k, w->now_us)) {
 		w->st.throttle_penalties++;
+		uint32_t laddr, raddr = 0;
+		uint16_t lport, rport;
+		if (w->cur)
+			lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+		log_peer(w, LFE_LOG_INFO, "throttle_penalty", raddr);
+	}
 }
 
 void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
@@ -350,7 +370,10 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	if (throttle_check(w, ndn, ndn_len, &tk))   /* check before verify */
 		return LFE_BE_INVALID;
 	struct lfe_bind_job job;
+	uint64_t t0 = rte_rdtsc();
 	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &job);
+	if (rc != -EAGAIN)   /* verified here: the inline latency histogram */
+		lfe_lat_hist_add(&w->bind_lat[LFE_LAT_INLINE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
 
 	if (rc == 0) {
 		w->st.binds_ok++;
@@ -376,6 +399,7 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	}
 	if (rc < 0) {
 		w->st.binds_busy++;
+		log_peer(w, LFE_LOG_WARN, "verifier_busy", raddr);
 		return LFE_BE_BUSY;
 	}
 	w->st.binds_offloaded++;

@@ -292,6 +292,14 @@ int main(int argc, char **argv)
 	}
 	if (load_config(config, &d->cfg) < 0)
 		goto out_eal;
+	{
+		enum lfe_log_dest ld = LFE_LOG_STDERR;
+		enum lfe_log_level ll = LFE_LOG_INFO;
+		lfe_log_parse_dest(d->cfg.log_dest, &ld);      /* checked by lfe_config_finish */
+		lfe_log_parse_level(d->cfg.log_level, &ll);
+		lfe_log_init(&d->log, ld, ll);
+		lfe_log_src_init(&d->log_main, &d->log, NULL);
+	}
 	/* Before the privilege drop: key files are often root's only. */
 	if (d->cfg.n_ldaps_ports || d->cfg.tls_certificate[0]) {   /* LDAPS, StartTLS */
 		d->tls = lfe_tls_from_config(&d->cfg, NULL, err, sizeof(err));
@@ -399,7 +407,8 @@ int main(int argc, char **argv)
 		}
 		rc = rte_eal_remote_launch(lfe_worker_main, d->w[i], d->lcore_ids[i]);
 		if (rc < 0) {
-			fprintf(stderr, "ldapfe: cannot launch lcore %u: %s\n", d->lcore_ids[i], strerror(-rc));
+			lfe_log_msg(&d->log_main, LFE_LOG_ERR, "lcore_launch_failed", lfe_log_now_us(),
+				    "lcore %u: %s", d->lcore_ids[i], strerror(-rc));
 			atomic_store(&d->stop, 1);
 			break;
 		}

@@ -65,22 +65,29 @@ static void page(const struct lfe_metrics *m, FILE *f)
 		for (size_t r = 1; r < LFE_DROP_MAX; r++)
 			fprintf(f, "ldapfe_drops_total{core=\"%u\",reason=\"%s\"} %" PRIu64 "\n", d->w[k]->lcore,
 				lfe_wstats_names[drops + r] + 5, s[k].drops[r]);
-	fprintf(f, "# HELP ldapfe_bind_offload_seconds Latency of binds verified off the cores (slow "
-		   "schemes): submitted to the verifier until the verdict is back on the core.\n"
-		   "# TYPE ldapfe_bind_offload_seconds histogram\n");
+	fprintf(f, "# HELP ldapfe_bind_duration_seconds Time to verify a bind: path=inline on the core (store "
+		   "lookup and fast-scheme check), path=offload from submit to the verifier until the verdict "
+		   "is back on the core (slow schemes).\n"
+		   "# TYPE ldapfe_bind_duration_seconds histogram\n");
+	static const char *const path[LFE_LAT_PATHS] = { "inline", "offload" };
 	for (uint32_t k = 0; k < d->n_workers; k++) {
-		struct lfe_lat_hist h;
-		uint64_t cum = 0;
-		lfe_lat_read(d->w[k], &h);
-		for (unsigned b = 0; b < LFE_LAT_BUCKETS; b++) {
-			cum += h.bucket[b];
-			fprintf(f, "ldapfe_bind_offload_seconds_bucket{core=\"%u\",le=\"%g\"} %" PRIu64 "\n",
-				d->w[k]->lcore, lfe_lat_bound_us(b) / 1e6, cum);
+		for (unsigned p = 0; p < LFE_LAT_PATHS; p++) {
+			struct lfe_lat_hist h;
+			uint64_t cum = 0;
+			unsigned lc = d->w[k]->lcore;
+			lfe_lat_read(d->w[k], p, &h);
+			for (unsigned b = 0; b < LFE_LAT_BUCKETS; b++) {
+				cum += h.bucket[b];
+				fprintf(f, "ldapfe_bind_duration_seconds_bucket{core=\"%u\",path=\"%s\",le=\"%g\"} %" PRIu64
+					"\n", lc, path[p], lfe_lat_bound_ns(b) / 1e9, cum);
+			}
+			fprintf(f, "ldapfe_bind_duration_seconds_bucket{core=\"%u\",path=\"%s\",le=\"+Inf\"} %" PRIu64 "\n",
+				lc, path[p], h.count);
+			fprintf(f, "ldapfe_bind_duration_seconds_sum{core=\"%u\",path=\"%s\"} %.9f\n", lc, path[p],
+				h.sum_ns / 1e9);
+			fprintf(f, "ldapfe_bind_duration_seconds_count{core=\"%u\",path=\"%s\"} %" PRIu64 "\n", lc, path[p],
+				h.count);
 		}
-		fprintf(f, "ldapfe_bind_offload_seconds_bucket{core=\"%u\",le=\"+Inf\"} %" PRIu64 "\n",
-			d->w[k]->lcore, h.count);
-		fprintf(f, "ldapfe_bind_offload_seconds_sum{core=\"%u\"} %.6f\n", d->w[k]->lcore, h.sum_us / 1e6);
-		fprintf(f, "ldapfe_bind_offload_seconds_count{core=\"%u\"} %" PRIu64 "\n", d->w[k]->lcore, h.count);
 	}
 	static const char *const pm[][2] = {
 		{ "ldapfe_port_link_up", "1 when the port's link is up." },

@@ -346,7 +346,7 @@ unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_ve
 		if (r->verdict == VERDICT_DROPPED)
 			w->st.verify_dropped_closed++;
 		else {
-			lfe_lat_hist_add(&w->bind_lat, w->now_us - r->submit_us);
+			lfe_lat_hist_add(&w->bind_lat[LFE_LAT_OFFLOAD], (w->now_us - r->submit_us) * 1000u);
 			done(w, r->h, r->token, (enum lfe_be_verdict)r->verdict);
 		}
 		rte_mempool_put(vf->pool, r);

@@ -439,15 +439,15 @@ static void publish(struct lfe_worker *w)
 	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
-	src = (const uint64_t *)&w->bind_lat;
-	dst = (uint64_t *)&w->bind_lat_pub;
-	for (size_t i = 0; i < LFE_LAT_HIST_N; i++)
+	src = (const uint64_t *)w->bind_lat;
+	dst = (uint64_t *)w->bind_lat_pub;
+	for (size_t i = 0; i < LFE_LAT_HIST_N * LFE_LAT_PATHS; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 }
 
-void lfe_lat_read(const struct lfe_worker *w, struct lfe_lat_hist *out)
+void lfe_lat_read(const struct lfe_worker *w, unsigned path, struct lfe_lat_hist *out)
 {
-	const uint64_t *src = (const uint64_t *)&w->bind_lat_pub;
+	const uint64_t *src = (const uint64_t *)&w->bind_lat_pub[path < LFE_LAT_PATHS ? path : 0];
 	uint64_t *dst = (uint64_t *)out;
 	for (size_t i = 0; i < LFE_LAT_HIST_N; i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
@@ -617,6 +617,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
 	w->sc.off = d->tlsoff;   /* main.c makes it before the workers */
 	w->sc.worker = idx;
+	lfe_log_src_init(&w->log, &d->log, &w->log_ring);
 	w->ip_id = (uint16_t)rte_rand();
 
 	w->rd = lfe_store_reader_new(d->store);

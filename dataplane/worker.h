@@ -68,31 +68,37 @@ struct lfe_wstats {
 };
 #define LFE_WSTATS_N (sizeof(struct lfe_wstats) / sizeof(uint64_t))
 
-/* Bind latency histogram: buckets by upper bound (µs; the last bucket is
- * +Inf), not cumulative; count and sum as Prometheus wants them. Kept for
- * binds verified off the cores (submit to verdict delivered, verifier.c). */
-#define LFE_LAT_BUCKETS 13u
-static inline uint32_t lfe_lat_bound_us(unsigned i)
+/* Bind latency histograms, one per path: buckets by upper bound (ns, a
+ * 1-2-5 log ladder from 1 µs to 1 s; the last bucket is +Inf), not
+ * cumulative; count and sum as Prometheus wants them. Every verified bind
+ * lands in one: inline (the store lookup and fast-scheme check on the core,
+ * glue.c, timed with the TSC) or offload (submit to verdict delivered back
+ * on the core, verifier.c, at the loop clock's µs resolution). */
+#define LFE_LAT_BUCKETS 19u
+enum { LFE_LAT_INLINE, LFE_LAT_OFFLOAD, LFE_LAT_PATHS };
+static inline uint32_t lfe_lat_bound_ns(unsigned i)
 {
 	static const uint32_t b[LFE_LAT_BUCKETS] = {
-		100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000,
+		1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
+		1000000, 2000000, 5000000, 10000000, 20000000, 50000000,
+		100000000, 200000000, 500000000, 1000000000,
 	};
 	return b[i];
 }
 struct lfe_lat_hist {
 	uint64_t bucket[LFE_LAT_BUCKETS + 1];
-	uint64_t count, sum_us;
+	uint64_t count, sum_ns;
 };
 #define LFE_LAT_HIST_N (sizeof(struct lfe_lat_hist) / sizeof(uint64_t))
 
-static inline void lfe_lat_hist_add(struct lfe_lat_hist *h, uint64_t us)
+static inline void lfe_lat_hist_add(struct lfe_lat_hist *h, uint64_t ns)
 {
 	unsigned i = 0;
-	while (i < LFE_LAT_BUCKETS && us > lfe_lat_bound_us(i))
+	while (i < LFE_LAT_BUCKETS && ns > lfe_lat_bound_ns(i))
 		i++;
 	h->bucket[i]++;
 	h->count++;
-	h->sum_us += us;
+	h->sum_ns += ns;
 }
 
 /* A session slot in the per-core pool: this header, then the session at
@@ -157,8 +163,12 @@ struct lfe_worker {
 
 	struct lfe_wstats st;
 	struct lfe_wstats pub;          /* read by other threads */
-	struct lfe_lat_hist bind_lat;   /* offloaded binds (verifier.c) */
-	struct lfe_lat_hist bind_lat_pub;   /* published with pub */
+	struct lfe_lat_hist bind_lat[LFE_LAT_PATHS];       /* LFE_LAT_INLINE, _OFFLOAD */
+	struct lfe_lat_hist bind_lat_pub[LFE_LAT_PATHS];   /* published with pub */
+	/* Events (log.h): rate-limited here, formatted into the ring, written
+	 * out by the control thread: no syscall on this core. */
+	struct lfe_log_src log;
+	struct lfe_log_ring log_ring __rte_cache_aligned;
 } __rte_cache_aligned;
 
 
@@ -174,7 +184,13 @@ int lfe_worker_main(void *arg);   /* rte_eal_remote_launch entry */
 /* Sum the published counters of every worker (and the per-lcore copies). */
 void lfe_stats_sum(const struct lfe_daemon *d, struct lfe_wstats *sum);
 void lfe_stats_read(const struct lfe_worker *w, struct lfe_wstats *out);
-void lfe_lat_read(const struct lfe_worker *w, struct lfe_lat_hist *out);
+void lfe_lat_read(const struct lfe_worker *w, unsigned path, struct lfe_lat_hist *out);
+
+/* TSC cycles to ns with the worker's calibration (us_mult). */
+static inline uint64_t lfe_worker_tsc_ns(const struct lfe_worker *w, uint64_t cycles)
+{
+	return (uint64_t)(((unsigned __int128)cycles * w->us_mult * 1000u) >> 32);
+}
 extern const char *const lfe_wstats_names[LFE_WSTATS_N];
 
 /* The throttle parameters of a [throttle] section (worker start and reload). */

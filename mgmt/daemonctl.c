@@ -161,6 +161,10 @@ struct stats {
 	char cores[MAX_CORES][16];      /* lcore ids, "total" last */
 	char names[MAX_NAMES][48];
 	uint64_t v[MAX_CORES + 1][MAX_NAMES];
+	/* Per second over the daemon's last second or so ("rate" lines). */
+	double r[MAX_CORES + 1][MAX_NAMES];
+	bool has_r[MAX_NAMES];
+	double window;          /* seconds; 0: the daemon sent no rates */
 };
 
 static int core_index(struct stats *s, const char *core)
@@ -196,6 +200,19 @@ static int fetch_stats(const struct opts *o, struct stats *s)
 	for (char *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char core[16], name[48];
 		uint64_t v;
+		double rv;
+		if (sscanf(l, "rate-window %lf", &rv) == 1) {
+			s->window = rv;
+			continue;
+		}
+		if (sscanf(l, "rate %15s %47s %lf", core, name, &rv) == 3) {
+			int c = core_index(s, core), n = name_index(s, name);
+			if (c >= 0 && n >= 0) {
+				s->r[c][n] = rv;
+				s->has_r[n] = true;
+			}
+			continue;
+		}
 		if (sscanf(l, "%15s %47s %" SCNu64, core, name, &v) != 3)
 			continue;
 		int c = core_index(s, core), n = name_index(s, name);
@@ -226,22 +243,36 @@ static int do_stats(const struct opts *o)
 		for (unsigned n = 0; n < s.n_names; n++)
 			printf("%s\"%s\":%" PRIu64, n ? "," : "", s.names[n], s.v[total][n]);
 		printf("}");
+		/* "rates": per second, summed over the cores, same names. */
+		if (s.window > 0) {
+			printf(",\"rate_window_s\":%.3f,\"rates\":{", s.window);
+			for (unsigned n = 0, k = 0; n < s.n_names; n++)
+				if (s.has_r[n])
+					printf("%s\"%s\":%.1f", k++ ? "," : "", s.names[n], s.r[total][n]);
+			printf("}");
+		}
 		if (o->per_core) {
-			printf(",\"cores\":{");
-			for (unsigned c = 0, k = 0; c < s.n_cores; c++) {
-				if ((int)c == total)
-					continue;
-				printf("%s\"%s\":{", k++ ? "," : "", s.cores[c]);
-				for (unsigned n = 0; n < s.n_names; n++)
-					printf("%s\"%s\":%" PRIu64, n ? "," : "", s.names[n], s.v[c][n]);
+			for (int pass = 0; pass < (s.window > 0 ? 2 : 1); pass++) {
+				printf(pass ? ",\"core_rates\":{" : ",\"cores\":{");
+				for (unsigned c = 0, k = 0; c < s.n_cores; c++) {
+					if ((int)c == total)
+						continue;
+					printf("%s\"%s\":{", k++ ? "," : "", s.cores[c]);
+					for (unsigned n = 0, m = 0; n < s.n_names; n++) {
+						if (pass == 0)
+							printf("%s\"%s\":%" PRIu64, n ? "," : "", s.names[n], s.v[c][n]);
+						else if (s.has_r[n])
+							printf("%s\"%s\":%.1f", m++ ? "," : "", s.names[n], s.r[c][n]);
+					}
+					printf("}");
+				}
 				printf("}");
 			}
-			printf("}");
 		}
 		printf("}\n");
 		return EXIT_OK;
 	}
-	printf("%-28s %14s", "counter", "total");
+	printf("%-28s %14s %10s", "counter", "total", "per s");
 	if (o->per_core)
 		for (unsigned c = 0; c < s.n_cores; c++)
 			if ((int)c != total)
@@ -252,6 +283,10 @@ static int do_stats(const struct opts *o)
 		if (strncmp(s.names[n], "drop_", 5) == 0 && s.v[total][n] == 0)
 			continue;
 		printf("%-28s %14" PRIu64, s.names[n], s.v[total][n]);
+		if (s.has_r[n])
+			printf(" %10.1f", s.r[total][n]);
+		else
+			printf(" %10s", "-");
 		if (o->per_core)
 			for (unsigned c = 0; c < s.n_cores; c++)
 				if ((int)c != total)

@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include <ldap.h>
-#include <lmdb.h>
 
 #include "backend/pwscheme.h"
 #include "backend/record.h"
@@ -34,6 +33,7 @@
 #include "ldap/dn.h"
 #include "daemonctl.h"
 #include "ldif.h"
+#include "progress.h"
 #include "sync.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -612,8 +612,10 @@ static void tally_scheme(struct scheme_tally *t, const char *scheme)
 static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option lo[] = { { "replace", no_argument, NULL, 'r' },
+					    { "progress", no_argument, NULL, 'G' },
 					    COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	struct lfe_ldif_reader rd;
+	struct lfe_progress prog;
 	struct lfe_ldif_entry e;
 	struct lfe_ldif_err lerr;
 	struct lfe_store *st = NULL;
@@ -621,13 +623,17 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	uint8_t *data = NULL;
 	size_t dlen = 0, slen = 0;
 	uint64_t count = 0, cleartext = 0;
-	bool replace = false, in_batch = false;
+	bool replace = false, in_batch = false, force_progress = false;
 	struct scheme_tally tally = { 0 };
 	int opt, rc, fd, result = EXIT_FAIL;
 
 	while ((opt = getopt_long(argc, argv, "rh", lo, NULL)) != -1) {
 		if (opt == 'r') {
 			replace = true;
+			continue;
+		}
+		if (opt == 'G') {
+			force_progress = true;
 			continue;
 		}
 		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
@@ -651,6 +657,9 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		errf("cannot read %s: %s", fname, strerror(-rc));
 		return EXIT_FAIL;
 	}
+	/* The file is read whole, so the share of its bytes parsed gives the
+	 * percent and the ETA. */
+	lfe_progress_init(&prog, "import", force_progress);
 	if (!(st = open_store(c, false)))
 		goto out;
 	suffix = lfe_store_suffix(st, &slen);
@@ -722,9 +731,13 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 			goto out_entry;
 		}
 		count++;
+		lfe_progress_update(&prog, count, dlen ? (double)rd.off / (double)dlen : 1.0);
 	}
 	in_batch = false;
-	if ((rc = lfe_store_batch_commit(st)) < 0) {
+	lfe_progress_note(&prog, count, "committing");
+	rc = lfe_store_batch_commit(st);
+	double secs = lfe_progress_end(&prog, count);
+	if (rc < 0) {
 		errf("%s: commit failed: %s; nothing was imported", fname, store_err(rc));
 		goto out_entry;
 	}
@@ -732,7 +745,7 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		fprintf(stderr, "ldapfectl: warning: %llu unhashed userPassword value(s); "
 			"the daemon refuses them unless cleartext is allowed\n",
 			(unsigned long long)cleartext);
-	printf("imported %llu entries from %s\n", (unsigned long long)count, fname);
+	printf("imported %llu entries from %s in %.2f s\n", (unsigned long long)count, fname, secs);
 	/* Unknown DNs get a dummy verification of the store's default scheme;
 	 * make it the scheme most users have so both cost the same. Not part
 	 * of the batch (the store refuses it inside one); failing it costs
@@ -762,15 +775,25 @@ out:
 	return result;
 }
 
-/* ---- export: walk the "entries" database in parent-first order */
+/* ---- export: every entry of one snapshot, parents first */
 
+/* Slices into the reader's snapshot (lfe_store_reader_each): valid until
+ * the reader is freed. */
 struct export_item {
 	uint32_t depth;
-	MDB_val key, val;
+	const char *ndn;
+	size_t ndn_len;
+	const uint8_t *rec;
+	size_t rec_len;
+};
+
+struct export_list {
+	struct export_item *items;
+	size_t n, cap;
 };
 
 /* RDN count of a normalized DN: commas that are not escaped. */
-static uint32_t dn_depth(const uint8_t *p, size_t n)
+static uint32_t dn_depth(const char *p, size_t n)
 {
 	uint32_t d = n ? 1 : 0;
 
@@ -783,6 +806,23 @@ static uint32_t dn_depth(const uint8_t *p, size_t n)
 	return d;
 }
 
+static int export_collect(void *ctx, const char *ndn, size_t ndn_len, const uint8_t *rec, size_t rec_len)
+{
+	struct export_list *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 1024;
+		struct export_item *ni = realloc(l->items, ncap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		l->items = ni;
+		l->cap = ncap;
+	}
+	l->items[l->n++] = (struct export_item){ dn_depth(ndn, ndn_len), ndn, ndn_len, rec, rec_len };
+	return 0;
+}
+
 static int export_cmp(const void *a, const void *b)
 {
 	const struct export_item *x = a, *y = b;
@@ -791,11 +831,11 @@ static int export_cmp(const void *a, const void *b)
 
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
-	n = x->key.mv_size < y->key.mv_size ? x->key.mv_size : y->key.mv_size;
-	r = memcmp(x->key.mv_data, y->key.mv_data, n);
+	n = x->ndn_len < y->ndn_len ? x->ndn_len : y->ndn_len;
+	r = memcmp(x->ndn, y->ndn, n);
 	if (r)
 		return r;
-	return x->key.mv_size < y->key.mv_size ? -1 : x->key.mv_size > y->key.mv_size;
+	return x->ndn_len < y->ndn_len ? -1 : x->ndn_len > y->ndn_len;
 }
 
 /* One entry as LDIF. hide: passwords as "{SCHEME} (hidden)" (show). */
@@ -842,18 +882,17 @@ static int write_entry(FILE *f, const uint8_t *rec, size_t len, bool hide)
 static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option lo[] = { { "output", required_argument, NULL, 'o' },
+					    { "progress", no_argument, NULL, 'G' },
 					    COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	const char *output = NULL, *suffix;
 	char suffix_copy[LFE_DN_MAX + 1];
 	struct lfe_store *st;
-	struct export_item *items = NULL;
-	size_t n_items = 0, cap_items = 0, slen = 0;
-	MDB_env *env = NULL;
-	MDB_txn *txn = NULL;
-	MDB_cursor *cur = NULL;
-	MDB_dbi dbi;
-	MDB_val k, v;
+	struct lfe_store_reader *r = NULL;
+	struct export_list l = { 0 };
+	struct lfe_progress prog;
+	size_t slen = 0;
 	FILE *f = stdout;
+	bool force_progress = false;
 	int opt, rc, result = EXIT_FAIL;
 
 	while ((opt = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
@@ -861,74 +900,53 @@ static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 			output = optarg;
 			continue;
 		}
+		if (opt == 'G') {
+			force_progress = true;
+			continue;
+		}
 		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
 			return rc;
 	}
 	if (optind != argc)
 		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-	/* The store API checks the format version and the suffix; the walk
-	 * itself reads the "entries" database directly because store.h has no
-	 * iterator. The two environments are never open at the same time:
-	 * LMDB forbids opening one environment twice in a process. */
 	if (!(st = open_store(c, true)))
 		return EXIT_FAIL;
 	suffix = lfe_store_suffix(st, &slen);
 	snprintf(suffix_copy, sizeof(suffix_copy), "%.*s", (int)slen, suffix);
-	lfe_store_close(st);
-
-	if ((rc = mdb_env_create(&env)) != 0 || (rc = mdb_env_set_maxdbs(env, 64)) != 0 ||
-	    (rc = mdb_env_open(env, c->store, MDB_RDONLY | MDB_NOTLS, 0)) != 0 ||
-	    (rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn)) != 0) {
-		errf("cannot read store %s: %s", c->store, mdb_strerror(rc));
+	/* One read transaction for the walk and the writing: the export is
+	 * one snapshot even while the daemon's writer commits. */
+	if (!(r = lfe_store_reader_new(st))) {
+		errf("cannot read store %s", c->store);
 		goto out;
 	}
-	if ((rc = mdb_dbi_open(txn, "entries", 0, &dbi)) != 0 ||
-	    (rc = mdb_cursor_open(txn, dbi, &cur)) != 0) {
-		errf("cannot read the entries of %s: %s", c->store, mdb_strerror(rc));
-		goto out;
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (n_items == cap_items) {
-			size_t ncap = cap_items ? cap_items * 2 : 1024;
-			struct export_item *ni = realloc(items, ncap * sizeof(*ni));
-
-			if (!ni) {
-				errf("out of memory");
-				goto out;
-			}
-			items = ni;
-			cap_items = ncap;
-		}
-		items[n_items].depth = dn_depth(k.mv_data, k.mv_size);
-		items[n_items].key = k;
-		items[n_items].val = v;
-		n_items++;
-	}
-	if (rc != MDB_NOTFOUND) {
-		errf("cannot read the entries of %s: %s", c->store, mdb_strerror(rc));
+	if ((rc = lfe_store_reader_each(r, export_collect, &l)) < 0) {
+		errf("cannot read the entries of %s: %s", c->store,
+		     rc == -ENOMEM ? "out of memory" : store_err(rc));
 		goto out;
 	}
 	/* Parents first: slapadd and our own import want a parent before its
 	 * children. */
-	if (n_items > 1)
-		qsort(items, n_items, sizeof(*items), export_cmp);
+	if (l.n > 1)
+		qsort(l.items, l.n, sizeof(*l.items), export_cmp);
 	if (output && !(f = fopen(output, "we"))) {
 		errf("cannot write %s: %s", output, strerror(errno));
 		goto out;
 	}
+	lfe_progress_init(&prog, "export", force_progress);
 	/* No "version: 1" line: slapadd takes it for an entry without a DN. */
-	fprintf(f, "# ldapfe store %s, suffix %s, %zu entries\n\n", c->store, suffix_copy, n_items);
-	for (size_t i = 0; i < n_items; i++) {
-		rc = write_entry(f, items[i].val.mv_data, items[i].val.mv_size, false);
+	fprintf(f, "# ldapfe store %s, suffix %s, %zu entries\n\n", c->store, suffix_copy, l.n);
+	for (size_t i = 0; i < l.n; i++) {
+		rc = write_entry(f, l.items[i].rec, l.items[i].rec_len, false);
 		if (rc == -EBADMSG) {
-			errf("corrupt record for %.*s in %s", (int)items[i].key.mv_size,
-			     (const char *)items[i].key.mv_data, c->store);
+			lfe_progress_end(&prog, i);
+			errf("corrupt record for %.*s in %s", (int)l.items[i].ndn_len, l.items[i].ndn, c->store);
 			goto out;
 		}
 		if (rc < 0)
 			break;
+		lfe_progress_update(&prog, i + 1, (double)(i + 1) / (double)l.n);
 	}
+	lfe_progress_end(&prog, l.n);
 	if (fflush(f) != 0 || ferror(f)) {
 		errf("cannot write %s: %s", output ? output : "standard output", strerror(errno));
 		goto out;
@@ -939,13 +957,9 @@ out:
 		errf("cannot write %s: %s", output, strerror(errno));
 		result = EXIT_FAIL;
 	}
-	if (cur)
-		mdb_cursor_close(cur);
-	if (txn)
-		mdb_txn_abort(txn);
-	if (env)
-		mdb_env_close(env);
-	free(items);
+	lfe_store_reader_free(r);
+	lfe_store_close(st);
+	free(l.items);
 	return result;
 }
 
@@ -1416,14 +1430,16 @@ static const struct cmd commands[] = {
 	{ "init", cmd_init, "init --suffix DN",
 	  "Create an empty store for the naming context DN (the directory is created\n"
 	  "if missing). Fails if the store is already initialised.\n" },
-	{ "import", cmd_import, "import [--replace] FILE.ldif|-",
+	{ "import", cmd_import, "import [--replace] [--progress] FILE.ldif|-",
 	  "Load LDIF content records (slapcat or 389-ds db2ldif output) in one batch:\n"
 	  "every entry lands or none does. Entries must be the suffix or lie below it.\n"
 	  "userPassword values are kept in their {SCHEME} form. Refused: change records\n"
 	  "(changetype:), \":<\" URL values. --replace overwrites entries that exist.\n" },
-	{ "export", cmd_export, "export [-o FILE]",
+	{ "export", cmd_export, "export [-o FILE] [--progress]",
 	  "Write every entry as LDIF (parents first) that slapadd and import accept;\n"
-	  "values are base64 where RFC 2849 requires, userPassword always.\n" },
+	  "values are base64 where RFC 2849 requires, userPassword always.\n"
+	  "Import and export show entries done, rate and ETA on stderr when it is a\n"
+	  "terminal (--progress: always).\n" },
 	{ "user", cmd_user, "user add DN [--attr TYPE=VALUE ...] [--password-stdin]",
 	  "Add an entry. --attr may repeat (one value each). The RDN's values are\n"
 	  "added if missing. Without an objectClass the entry is an inetOrgPerson\n"
@@ -1446,10 +1462,12 @@ static const struct cmd commands[] = {
 	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */
 	{ "status", cmd_daemon, "status [--json]",
 	  "Version, uptime, ports (driver, link, MAC, address, queues), worker lcores,\n"
-	  "store, TLS state and the limits in force.\n" },
+	  "store (entries, last transaction and its time), TLS (ports, certificate\n"
+	  "subject and expiry) and the limits in force.\n" },
 	{ "stats", cmd_daemon, "stats [--per-core] [--json]",
 	  "Every counter (the names of the daemon's telemetry and /metrics), summed\n"
-	  "over the workers; --per-core adds one column (JSON object) per lcore.\n" },
+	  "over the workers, and its rate per second over the daemon's last second\n"
+	  "or so; --per-core adds one column (JSON object) per lcore.\n" },
 	{ "conns", cmd_daemon, "conns [--limit N] [--show-dn] [--json]",
 	  "Open connections per core: peer, local port, state, age, requests, bound or\n"
 	  "not (at most N per core, default 100, at most 256). The bound DN only with\n"

@@ -13,6 +13,8 @@ pkgs=(
   ldap-utils slapd python3 python3-ldap3 argon2 whois
   prometheus  # the metrics test scrapes with a real Prometheus server (and promtool)
   openssl curl systemd man-db  # TLS test certificates, /metrics GETs, unit and man page checks
+  dpkg-dev debhelper  # the package test (dpkg-buildpackage, dh with meson)
+  bsdutils  # script(1): a pty for the progress test of ldapfectl import
   # namespaces, veth, offload switches
   iproute2 ethtool procps iputils-ping arping tcpdump
   # profiling

@@ -45,7 +45,7 @@ SUF=dc=example,dc=com
 P=ou=people,$SUF
 
 # ---- help and usage (exit 2) ----
-run "help" 0 "" help;                           out_has "help" "import [--replace] FILE.ldif|-"
+run "help" 0 "" help;                           out_has "help" "import [--replace] [--progress] FILE.ldif|-"
 run "--help" 0 "" --help;                       out_has "--help" "COMMAND"
 for c in init import export user passwd del show verify info help; do
 	run "$c --help" 0 "" "$c" --help;       out_has "$c --help" "usage: ldapfectl"
@@ -104,6 +104,31 @@ want_entries "after 389ds import" "$tmp/s389" 5
 run "import 389ds into slapcat store" 1 "" import "$DATA/389ds-example.ldif"
 err_has "import 389ds into slapcat store" "389ds-example.ldif:5: entry dc=example,dc=com already exists"
 want_entries "failed import leaves count" "$tmp/store" 9
+
+# ---- progress of import/export: on a terminal (a pty from script(1)) or
+# with --progress; never when stderr is a file or a pipe ----
+"$CTL" --store "$tmp/splain" init --suffix "$SUF" >/dev/null
+run "import, not a terminal" 0 "" --store "$tmp/splain" import "$DATA/slapcat-example.ldif"
+out_lacks "import summary has no progress" $'\r'
+out_has "import reports its time" "imported 9 entries from $DATA/slapcat-example.ldif in "
+if grep -q $'\r\|entries (' "$tmp/err"; then bad "progress on a non-terminal stderr"; else ok; fi
+"$CTL" --store "$tmp/sprog" init --suffix "$SUF" >/dev/null
+if command -v script >/dev/null; then
+	timeout 60 script -qec "$CTL --store $tmp/sprog import $DATA/slapcat-example.ldif" /dev/null >"$tmp/pty" 2>&1
+	if grep -q "import: 9 entries (100%), [0-9]*/s, done" "$tmp/pty" && grep -q "imported 9 entries" "$tmp/pty"; then ok; else
+		bad "no progress line on a terminal"; cat -A "$tmp/pty" | head -5 >&2; fi
+	timeout 60 script -qec "$CTL --store $tmp/sprog export -o $tmp/prog.ldif" /dev/null >"$tmp/pty" 2>&1
+	if grep -q "export: 9 entries (100%), [0-9]*/s, done" "$tmp/pty"; then ok; else
+		bad "no export progress on a terminal"; cat -A "$tmp/pty" | head -5 >&2; fi
+	if grep -q "entries (" "$tmp/prog.ldif"; then bad "progress in the exported file"; else ok; fi
+else
+	bad "script(1) missing (bsdutils)"
+fi
+run "export --progress" 0 "" --store "$tmp/sprog" export --progress
+err_has "export --progress" "export: 9 entries (100%)"
+out_lacks "export --progress keeps stdout clean" "entries ("
+run "export, not a terminal" 0 "" --store "$tmp/sprog" export
+if [[ -s $tmp/err ]]; then bad "export wrote to a non-terminal stderr: $(cat -A "$tmp/err")"; else ok; fi
 
 # ---- verify: every sample user, right and wrong password ----
 while IFS='|' read -r store dn pw want out; do

@@ -10,6 +10,7 @@
 
 #include "backend/bindjob.h"
 #include "backend/pwscheme.h"
+#include "backend/record.h"
 #include "backend/store.h"
 
 static int failures;
@@ -602,6 +603,88 @@ static void test_batch_order(unsigned flags)
 	lfe_store_close(st);
 }
 
+/* lfe_store_reader_each: key order, one snapshot whose slices outlive the
+ * walk (until the reader is renewed) while the writer commits, early stop;
+ * lfe_store_info's last transaction id moves with each commit. */
+struct each_item {
+	const char *ndn;
+	size_t len;
+	const uint8_t *rec;
+	size_t rec_len;
+};
+struct each_ctx {
+	struct each_item it[8];
+	unsigned n, stop_at;
+};
+
+static int each_fn(void *vctx, const char *ndn, size_t len, const uint8_t *rec, size_t rec_len)
+{
+	struct each_ctx *c = vctx;
+
+	if (c->n == c->stop_at)
+		return 42;
+	if (c->n < 8)
+		c->it[c->n] = (struct each_item){ ndn, len, rec, rec_len };
+	c->n++;
+	return 0;
+}
+
+static void test_reader_each(void)
+{
+	static const char *const person[] = { "objectClass: person", "cn: x", NULL };
+	struct lfe_store_info i0, i1;
+	struct lfe_store *st = lfe_store_open(dir("each"), 0, 0, NULL, NULL);
+	struct lfe_store_reader *r;
+	struct each_ctx c = { .stop_at = 99 };
+
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK_EQ(lfe_store_init(st, SUFFIX), 0);
+	CHECK_EQ(put(st, SUFFIX, false, person), 0);
+	CHECK_EQ(put(st, "uid=b," SUFFIX, false, person), 0);
+	CHECK_EQ(put(st, "uid=a," SUFFIX, false, person), 0);
+	CHECK_EQ(lfe_store_info(st, &i0), 0);
+	CHECK(i0.last_txnid > 0);
+	CHECK(i0.last_change > 1000000000);
+	r = lfe_store_reader_new(st);
+	CHECK(r != NULL);
+	if (!r) {
+		lfe_store_close(st);
+		return;
+	}
+	CHECK_EQ(lfe_store_reader_each(r, each_fn, &c), 0);
+	CHECK_EQ(c.n, 3);
+	/* The writer deletes one and adds one: the reader's slices still show
+	 * the snapshot the walk saw. */
+	CHECK_EQ(lfe_store_del(st, "uid=a," SUFFIX, strlen("uid=a," SUFFIX)), 0);
+	CHECK_EQ(put(st, "uid=c," SUFFIX, false, person), 0);
+	CHECK_EQ(lfe_store_info(st, &i1), 0);
+	CHECK_EQ(i1.last_txnid, i0.last_txnid + 2);
+	static const char *const want[] = { NSUFFIX, "uid=a," NSUFFIX, "uid=b," NSUFFIX };
+	for (unsigned k = 0; k < 3 && k < c.n; k++) {
+		struct lfe_bytes dn;
+		uint32_t n_attrs;
+		size_t off;
+
+		CHECK(c.it[k].len == strlen(want[k]) && memcmp(c.it[k].ndn, want[k], c.it[k].len) == 0);
+		CHECK_EQ(lfe_record_header(c.it[k].rec, c.it[k].rec_len, &dn, &n_attrs, &off), 0);
+		CHECK_EQ(n_attrs, 2);   /* objectClass, cn */
+	}
+	/* After a renew the walk sees the new content; a non-zero fn stops it. */
+	CHECK_EQ(lfe_store_reader_renew(r), 0);
+	c = (struct each_ctx){ .stop_at = 99 };
+	CHECK_EQ(lfe_store_reader_each(r, each_fn, &c), 0);
+	CHECK_EQ(c.n, 3);
+	CHECK(c.n >= 2 && c.it[1].len == strlen("uid=b," NSUFFIX));
+	CHECK(c.n >= 3 && memcmp(c.it[2].ndn, "uid=c,", 6) == 0);
+	c = (struct each_ctx){ .stop_at = 1 };
+	CHECK_EQ(lfe_store_reader_each(r, each_fn, &c), 42);
+	CHECK_EQ(c.n, 1);
+	lfe_store_reader_free(r);
+	lfe_store_close(st);
+}
+
 static void test_corrupt_record(void)
 {
 	struct lfe_store *st;
@@ -654,6 +737,7 @@ int main(void)
 		lfe_store_close(st);
 		test_corrupt_record();
 	}
+	test_reader_each();
 	test_map_full();
 	test_batch_order(0);
 	test_batch_order(LFE_STORE_BULK);

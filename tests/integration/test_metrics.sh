@@ -5,8 +5,9 @@
 #   - the page passes `promtool check metrics`;
 #   - after N binds, Prometheus's HTTP API returns sum(ldapfe_binds_total)
 #     = N and ldapfe_binds_ok_total = the successful ones;
-#   - the {CRYPT} binds (verifier threads) land in the bind latency
-#     histogram ldapfe_bind_offload_seconds;
+#   - every verified bind lands in the latency histogram
+#     ldapfe_bind_duration_seconds: the {SSHA} ones under path="inline", the
+#     {CRYPT} ones (verifier threads) under path="offload"; buckets from 1 µs;
 #   - other paths get 404, other methods 405; the daemon keeps serving.
 source "$(dirname "$0")/lib.sh"
 command -v prometheus >/dev/null && command -v promtool >/dev/null || { echo "SKIP: no prometheus"; exit 77; }
@@ -26,6 +27,8 @@ srv promtool check metrics <<<"$page" > "$LFE_WORK/promtool.out" 2>&1 || \
 lfe_log "ok: promtool check metrics"
 grep -q '^ldapfe_binds_total{core="0",result="ok"} 0$' <<<"$page" || lfe_fail "no ldapfe_binds_total: $(head -30 <<<"$page")"
 grep -q '^ldapfe_port_link_up{port="0"} 1$' <<<"$page" || lfe_fail "no port link gauge"
+grep -q '^ldapfe_bind_duration_seconds_bucket{core="0",path="inline",le="1e-06"} 0$' <<<"$page" ||
+	lfe_fail "no 1 µs inline bucket: $(grep bind_duration <<<"$page" | head -3)"
 lfe_eq "404 elsewhere" "$(srv curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9389/)" 404
 lfe_eq "405 for POST" "$(srv curl -s -o /dev/null -w '%{http_code}' --max-time 5 -d x "$M")" 405
 
@@ -79,9 +82,15 @@ lfe_eq "Prometheus API: sum(ldapfe_binds_total)" "$got" $((ok + bad))
 lfe_eq "Prometheus API: ldapfe_binds_ok_total" "$(query 'sum(ldapfe_binds_ok_total)')" $ok
 lfe_eq "Prometheus API: failed binds" "$(query 'sum(ldapfe_binds_total{result="failed"})')" $bad
 lfe_eq "Prometheus API: offloaded binds in the latency histogram" \
-	"$(query 'sum(ldapfe_bind_offload_seconds_count)')" 2
+	"$(query 'sum(ldapfe_bind_duration_seconds_count{path="offload"})')" 2
+lfe_eq "Prometheus API: inline binds in the latency histogram" \
+	"$(query 'sum(ldapfe_bind_duration_seconds_count{path="inline"})')" $((ok + bad - 2))
 lfe_eq "Prometheus API: histogram +Inf bucket = count" \
-	"$(query 'sum(ldapfe_bind_offload_seconds_bucket{le="+Inf"})')" 2
+	"$(query 'sum(ldapfe_bind_duration_seconds_bucket{le="+Inf"})')" $((ok + bad))
+# Buckets are cumulative: the 1 s bucket holds every inline bind (one
+# preempted for a whole second would be the only way out).
+lfe_eq "Prometheus API: inline binds within 1 s" \
+	"$(query 'sum(ldapfe_bind_duration_seconds_bucket{path="inline",le="1"})')" $((ok + bad - 2))
 lfe_eq "Prometheus API: offloaded counter agrees" "$(query 'sum(ldapfe_binds_offloaded_total)')" 2
 lfe_eq "Prometheus API: target up" "$(query 'up{job="ldapfe"}')" 1
 kill -TERM "$prom_pid"; wait "$prom_pid" 2>/dev/null || true

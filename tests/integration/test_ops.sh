@@ -10,7 +10,10 @@
 #     error and the daemon keeps serving; an unknown command exits 2;
 #   - drain while a client binds in a loop: every bind answered or its
 #     connection refused cleanly, drain and the daemon exit 0;
-#   - with no daemon, every daemon command fails clearly with exit 1.
+#   - with no daemon, every daemon command fails clearly with exit 1;
+#   - event lines (log.h): reload and drain logged as level=info lines with
+#     key=value fields; a flood of bad control requests is rate-limited (at
+#     most the burst, then suppressed=N on the next line that passes).
 source "$(dirname "$0")/lib.sh"
 lfe_init ops 95
 lfe_make_store
@@ -34,6 +37,12 @@ js=$(ctl status --json)
 lfe_eq "status --json store path" "$(jget "$js" 'd["store"]["path"]')" "$LFE_STORE"
 lfe_eq "status --json ldap ports" "$(jget "$js" 'd["ldap_ports"]')" "[389]"
 lfe_eq "status --json workers" "$(jget "$js" 'd["workers"]')" "[0]"
+lfe_eq "status --json tls (none configured)" "$(jget "$js" 'd["tls"]')" "{'configured': False}"
+grep -Eq "^store: .* entries [0-9]+ last txn [0-9]+ at 20[0-9-]+T[0-9:]+Z$" <<<"$st" || lfe_fail "status store line: $(grep ^store: <<<"$st")"
+# The store's last transaction: one password change is one commit.
+t1=$(jget "$js" 'd["store"]["last_txnid"]')
+printf 'carol-pw2\n' | "$LFE_CTL" --store "$LFE_STORE" passwd "$(lfe_dn carol)" >/dev/null
+lfe_eq "status: last txnid after one passwd" "$(jget "$(ctl status --json)" 'd["store"]["last_txnid"]')" $((t1 + 1))
 
 # stats: counters move by exactly the binds made.
 before=$(ctl stats --json)
@@ -49,8 +58,16 @@ d=$("$PY" -c 'import json,sys; a=json.loads(sys.argv[1])["total"]; b=json.loads(
 t=b["total"]; c=b["cores"]["0"]
 print(t["binds_ok"]-a["binds_ok"], t["binds_failed"]-a["binds_failed"], t["conns_opened"]-a["conns_opened"], c["binds_ok"]==t["binds_ok"])' "$before" "$after")
 lfe_eq "stats: binds ok, failed, connections opened (delta); per-core = total on one core" "$d" "7 3 10 True"
+# Rates: per second over the daemon's last second or so; the binds just made
+# show, never more than were made; per core = total on one core.
+lfe_eq "stats rates while binding" "$("$PY" -c 'import json,sys; a=json.loads(sys.argv[1])["total"]; b=json.loads(sys.argv[2])
+r=b["rates"]; w=b["rate_window_s"]; c=b["core_rates"]["0"]
+print(0.2 <= w <= 2.5, r["binds_ok"] + r["binds_failed"] > 0, r["binds_ok"] * w < 7.2, r["binds_failed"] * w < 3.2,
+      c["binds_failed"] == r["binds_failed"], "conns_active" in r)' "$before" "$after")" "True True True True True False"
 txt=$(ctl stats --per-core)
-grep -Eq "^binds_ok +[0-9]+ +[0-9]+$" <<<"$txt" || lfe_fail "stats --per-core text: $txt"
+grep -Eq "^binds_ok +[0-9]+ +[0-9.]+ +[0-9]+$" <<<"$txt" || lfe_fail "stats --per-core text: $txt"
+sleep 2.2
+lfe_eq "stats rates when idle" "$(jget "$(ctl stats --json)" '(d["rates"]["binds_ok"], d["rates"]["binds_failed"])')" "(0.0, 0.0)"
 # The same names as the rte_telemetry command.
 tel=$(lfe_telemetry /ldapfe/stats)
 lfe_eq "stats names = telemetry names (non-drop)" \
@@ -110,6 +127,13 @@ sed -i 's/^\[ldap\]$/[ldap]\nsearch_scope = sideways/' "$conf"
 lfe_eq "reload with a bad value exits 1" "$(rc_of ctl reload)" 1
 grep -q "search_scope" <<<"$(ctl reload 2>&1)" || lfe_fail "bad value reload does not name the key"
 lfe_eq "still nothing changed" "$(search_rc)" 50
+cp "$conf.orig" "$conf"
+printf '[daemon]\nlog_level = debug\n' >> "$conf"
+grep -q "\[daemon\] log_level: cannot change while running" <<<"$(ctl reload 2>&1)" || lfe_fail "log_level reload not refused"
+grep -q "^ldapfe: level=info event=reload config=$conf reloads=1$" "$LFE_LOG" ||
+	lfe_fail "no reload event line: $(grep event= "$LFE_LOG")"
+grep -q '^ldapfe: level=warn event=ctl_refused reason="\[ldap\] max_pdu: cannot change while running' "$LFE_LOG" ||
+	lfe_fail "no refused-reload event line: $(grep event= "$LFE_LOG")"
 lfe_log "ok: reload"
 
 # Bad input to the control socket; the daemon keeps serving.
@@ -143,6 +167,22 @@ lfe_eq "garbage answers" "$(cut -d' ' -f1 <<<"$ans" | tr '\n' ' ')" "error error
 grep -q "too long" <<<"$ans" || lfe_fail "huge request: $ans"
 lfe_eq "status after bad requests" "$(rc_of ctl status)" 0
 lfe_eq "bind after bad requests" "$(lfe_cli timeout 10 ldapwhoami -x -H "$H" -D "$(lfe_dn bob)" -w bob-pw)" "dn:$(lfe_dn bob)"
+# A flood of bad requests: the event lines stay within the burst (10) plus
+# the refill (1/s), and the next line that passes counts what was held back.
+"$PY" - "$SOCK" <<'PYEOF'
+import socket, sys, time
+for _ in range(200):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1]); s.sendall(b"bogus\n"); s.recv(100); s.close()
+time.sleep(2.1)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1]); s.sendall(b"bogus last\n"); s.recv(100); s.close()
+PYEOF
+n=$(grep -c "event=ctl_refused" "$LFE_LOG")
+((n >= 10 && n <= 30)) || lfe_fail "bad requests logged $n times (rate limit)"
+grep -Eq '^ldapfe: level=warn event=ctl_refused reason="unknown request [^"]*" suppressed=[0-9]+$' "$LFE_LOG" ||
+	lfe_fail "no suppressed=N line: $(grep ctl_refused "$LFE_LOG" | tail -3)"
+lfe_log "ok: bad requests logged $n times for 206"
 lfe_eq "unknown ldapfectl command" "$(rc_of ctl frobnicate)" 2
 lfe_eq "option of another command" "$(rc_of ctl status --limit 3)" 2
 
@@ -199,7 +239,8 @@ res=$(tail -n 1 "$LFE_WORK/loop.out")
 lfe_log "bind loop during drain: $res"
 [[ $res =~ ^ok=([0-9]+)\ refused=([0-9]+)\ lost=0$ ]] || lfe_fail "binds lost during drain: $(cat "$LFE_WORK/loop.out")"
 ((BASH_REMATCH[1] > 0 && BASH_REMATCH[2] > 0)) || lfe_fail "drain loop saw no binds or no refusal (RST): $res"
-grep -q "ldapfe: draining" "$LFE_LOG" || lfe_fail "daemon log lacks the drain"
+grep -q "^ldapfe: level=info event=drain timeout_s=2$" "$LFE_LOG" || lfe_fail "daemon log lacks the drain"
+grep -Eq "^ldapfe: level=info event=drained waited_ms=[0-9]+ open=2$" "$LFE_LOG" || lfe_fail "daemon log lacks the drained line"
 [[ -e $SOCK ]] && lfe_fail "control socket left behind"
 
 # No daemon: clear error, exit 1, for every daemon command.

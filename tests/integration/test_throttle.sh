@@ -131,6 +131,11 @@ lfe_eq "counters, step 2" "$(grep ^d2 <<<"$out")" \
 	"d2 binds_throttled=3 throttled_src=3 throttled_dn=0 throttled_dn_global=0 throttle_penalties=1 binds_failed=3"
 lfe_eq "counters, step 3" "$(grep ^d3 <<<"$out")" \
 	"d3 binds_throttled=0 throttled_src=0 throttled_dn=0 throttled_dn_global=0 throttle_penalties=0 binds_failed=0"
+# Each penalty is one event line (log.h), written by the control thread from
+# the worker's ring: core and (when the verdict came inline) peer, no DN.
+sleep 0.5
+lfe_eq "penalties logged" "$(grep -Ec '^ldapfe: level=info event=throttle_penalty core=0( peer=10\.99\.75\.[23])?$' "$LFE_LOG")" 3
+grep -q "event=.*uid=" "$LFE_LOG" && lfe_fail "a DN in an event line: $(grep event= "$LFE_LOG")"
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
 echo "PASS test_throttle"
