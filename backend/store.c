@@ -575,6 +575,11 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 	return 0;
 }
 
+uint64_t lfe_store_reader_txnid(const struct lfe_store_reader *r)
+{
+	return mdb_txn_id(r->txn);
+}
+
 static int get_in(MDB_txn *txn, struct lfe_store *st, const char *ndn, size_t ndn_len,
 		  struct lfe_entry_view *e)
 {
