@@ -97,7 +97,7 @@ size_t lfe_credcache_mem_size(uint32_t entries);
 /* Lay a cache out in mem (mem_size bytes, 64-byte aligned, any content);
  * the caller owns mem and frees it after the last use. secret: 32 bytes,
  * or NULL to draw them from getrandom (tests pass fixed ones). Returns the
- * handle or NULL with *err (-EINVAL, -EIO: no randomness) when err != NULL. */
+ * handle (== mem) or NULL with *err (-EINVAL, -EIO: no randomness) when err != NULL. */
 struct lfe_credcache *lfe_credcache_init(void *mem, size_t mem_size, uint32_t entries,
 					 const uint8_t *secret, int *err);
 /* The same in memory of its own; lfe_credcache_free releases it. */
