@@ -230,7 +230,7 @@ int lfe_credcache_check(struct lfe_credcache *c, struct lfe_store_reader *r,
 		return -ENOENT;
 	}
 	uint64_t txn = lfe_store_reader_txnid(r);
-	if (b->txn[w] == txn && (b->tag[w][0] & M_TIMELESS)) {
+	if (txn != 0 && b->txn[w] == txn && (b->tag[w][0] & M_TIMELESS)) {
 		b->tag[w][0] |= M_REF;
 		c->st.hits++;
 		c->st.hits_fast++;
@@ -270,7 +270,7 @@ int lfe_credcache_insert(struct lfe_credcache *c, struct lfe_store_reader *r,
 	struct proof p;
 	uint64_t txn = lfe_store_reader_txnid(r);
 
-	if (txn != verified_txn)
+	if (txn == 0 || txn != verified_txn)
 		return -ESTALE;
 	int rc = prove(c, r, ndn, ndn_len, now, &p);
 	if (rc < 0)

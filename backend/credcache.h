@@ -15,8 +15,9 @@
  * 32 bytes from getrandom per instance unless the caller gives them.
  *
  * A hit (lfe_credcache_check) answers success only when one of these holds:
- *   - the reader's snapshot id equals the one remembered: nothing at all
- *     was committed since, so entry, values and lock attributes are those
+ *   - the reader's snapshot id equals the one remembered (and is not 0,
+ *     which a reader whose renew failed reports): nothing at all was
+ *     committed since, so entry, values and lock attributes are those
  *     that verified; and the entry's lock state cannot change with time
  *     alone (no pwdEndTime/shadowExpire that lies ahead);
  *   - otherwise the entry is looked up in the reader's snapshot, the keyed
