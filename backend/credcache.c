@@ -160,20 +160,30 @@ void lfe_credcache_key(const struct lfe_credcache *c, const char *ndn, size_t nd
 	k->t[0] = (k->t[0] & ~M_ALL) | M_LIVE;   /* a computed tag is never a free way */
 }
 
-static inline struct bucket *bucket_of(const struct lfe_credcache *c, const struct lfe_credcache_key *k)
+/* The two buckets a tag may live in (two independent parts of the tag;
+ * the same bucket twice in a one-bucket cache). */
+static inline void buckets_of(const struct lfe_credcache *c, const struct lfe_credcache_key *k,
+			      struct bucket *b[2])
 {
-	return &c->b[(k->t[1] >> 7) & c->mask];
+	b[0] = &c->b[(k->t[1] >> 7) & c->mask];
+	b[1] = &c->b[(k->t[0] >> 7) & c->mask];
 }
 
-/* The way holding k, or LFE_CREDCACHE_WAYS. Every way is compared, hit or
- * miss, so the probe costs the same whatever the bucket holds. */
-static unsigned find(const struct bucket *b, const struct lfe_credcache_key *k)
+/* Where k is: *bi (0, 1) and the way, or LFE_CREDCACHE_WAYS. Every way of
+ * both buckets is compared, hit or miss, so the probe costs the same
+ * whatever the buckets hold. */
+static unsigned find(struct bucket *const b[2], const struct lfe_credcache_key *k, unsigned *bi)
 {
 	unsigned way = LFE_CREDCACHE_WAYS;
 
-	for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++) {
-		uint64_t d = ((b->tag[w][0] & ~(M_REF | M_TIMELESS)) ^ k->t[0]) | (b->tag[w][1] ^ k->t[1]);
-		way = d == 0 ? w : way;
+	*bi = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++) {
+			uint64_t d = ((b[i]->tag[w][0] & ~(M_REF | M_TIMELESS)) ^ k->t[0]) |
+				     (b[i]->tag[w][1] ^ k->t[1]);
+			way = d == 0 ? w : way;
+			*bi = d == 0 ? i : *bi;
+		}
 	}
 	return way;
 }
@@ -221,8 +231,11 @@ int lfe_credcache_check(struct lfe_credcache *c, struct lfe_store_reader *r,
 			const struct lfe_credcache_key *k, const char *ndn, size_t ndn_len,
 			int64_t now)
 {
-	struct bucket *b = bucket_of(c, k);
-	unsigned w = find(b, k);
+	struct bucket *bb[2];
+	unsigned bi;
+	buckets_of(c, k, bb);
+	unsigned w = find(bb, k, &bi);
+	struct bucket *b = bb[bi];
 	struct proof p;
 
 	if (w == LFE_CREDCACHE_WAYS) {
@@ -247,20 +260,47 @@ int lfe_credcache_check(struct lfe_credcache *c, struct lfe_store_reader *r,
 	return 0;
 }
 
-/* Not-recently-used victim: a free way, else one not referenced since the
- * last sweep, else sweep (clear every reference bit) and take the hand's. */
-static unsigned victim(struct lfe_credcache *c, struct bucket *b)
+static unsigned count_free(const struct bucket *b, unsigned *first)
 {
-	for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++)
-		if (!(b->tag[w][0] & M_LIVE))
-			return w;
+	unsigned n = 0;
+
+	*first = LFE_CREDCACHE_WAYS;
+	for (unsigned w = LFE_CREDCACHE_WAYS; w-- > 0;) {
+		if (!(b->tag[w][0] & M_LIVE)) {
+			n++;
+			*first = w;
+		}
+	}
+	return n;
+}
+
+/* Where a new tag goes: a free way of the emptier bucket (two choices keep
+ * the table evenly filled), else a way not referenced since the last sweep
+ * (not recently used), else sweep both buckets (clear every reference bit)
+ * and take the rotating hand's way. */
+static struct bucket *victim(struct lfe_credcache *c, struct bucket *const b[2], unsigned *way)
+{
+	unsigned f0, f1, n0 = count_free(b[0], &f0), n1 = count_free(b[1], &f1);
+
+	if (n0 || n1) {
+		*way = n0 >= n1 ? f0 : f1;
+		return n0 >= n1 ? b[0] : b[1];
+	}
 	c->st.evictions++;
-	for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++)
-		if (!(b->tag[w][0] & M_REF))
-			return w;
-	for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++)
-		b->tag[w][0] &= ~M_REF;
-	return c->hand++ % LFE_CREDCACHE_WAYS;
+	for (unsigned i = 0; i < 2; i++) {
+		for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++) {
+			if (!(b[i]->tag[w][0] & M_REF)) {
+				*way = w;
+				return b[i];
+			}
+		}
+	}
+	for (unsigned i = 0; i < 2; i++)
+		for (unsigned w = 0; w < LFE_CREDCACHE_WAYS; w++)
+			b[i]->tag[w][0] &= ~M_REF;
+	unsigned h = c->hand++ % (2 * LFE_CREDCACHE_WAYS);
+	*way = h % LFE_CREDCACHE_WAYS;
+	return b[h / LFE_CREDCACHE_WAYS];
 }
 
 int lfe_credcache_insert(struct lfe_credcache *c, struct lfe_store_reader *r,
@@ -277,10 +317,14 @@ int lfe_credcache_insert(struct lfe_credcache *c, struct lfe_store_reader *r,
 		return rc;
 	if (p.locked_now)
 		return -EACCES;
-	struct bucket *b = bucket_of(c, k);
-	unsigned w = find(b, k);
+	struct bucket *bb[2], *b;
+	unsigned bi, w;
+	buckets_of(c, k, bb);
+	w = find(bb, k, &bi);
 	if (w == LFE_CREDCACHE_WAYS)
-		w = victim(c, b);
+		b = victim(c, bb, &w);
+	else
+		b = bb[bi];
 	/* Not referenced yet: one bind inserted it, a second one proves use. */
 	b->tag[w][0] = k->t[0] | (p.timeless ? M_TIMELESS : 0);
 	b->tag[w][1] = k->t[1];

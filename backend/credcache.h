@@ -33,10 +33,10 @@
  * 2^-125 chance per probe (and on the lookup path also a digest match).
  *
  * Timing. A miss costs one tag (SipHash over DN and password) and one
- * bucket probe that compares every way, whether or not the DN exists: a
- * wrong password for an existing user takes the same time as for an unknown
- * user, as before, plus the same constant. Only the holder of a right
- * password can see a hit.
+ * probe that compares every way of both buckets, whether or not the DN
+ * exists: a wrong password for an existing user takes the same time as for
+ * an unknown user, as before, plus the same constant. Only the holder of a
+ * right password can see a hit.
  *
  * Time-based lock state. "Cannot change with time alone" is decided as
  * unlocked both at `now` and at a far future time: every rule of
@@ -45,13 +45,16 @@
  * unlocked `now` (ppolicy with a lockout duration). An entry with a future
  * expiry is therefore looked up and re-checked on every hit.
  *
- * Layout. Set-associative: 4 ways per bucket of two cache lines (the tags
- * in the first, snapshot ids and digests in the second); a probe reads one
- * line on a miss, two on a hit. Replacement is not-recently-used: a hit
- * sets a way's reference bit; an insert takes a free way, else one without
- * the bit, else clears the bucket's bits and takes the way of a rotating
- * hand. Memory: 32 bytes per entry, fixed at init; nothing is allocated
- * after that.
+ * Layout. Set-associative with two choices: buckets of 4 ways in two
+ * cache lines (the tags in the first, snapshot ids and digests in the
+ * second); a tag may live in either of two buckets picked by independent
+ * parts of it, and goes into the emptier one, which keeps about 99% of a
+ * table filled to three quarters (one fixed bucket: about 89%). A probe
+ * reads two lines (independent loads) on a miss, three on a hit.
+ * Replacement is not-recently-used: a hit sets a way's reference bit; an
+ * insert into two full buckets takes a way without the bit, else clears
+ * both buckets' bits and takes the way of a rotating hand. Memory: 32
+ * bytes per entry, fixed at init; nothing is allocated after that.
  *
  * Thread rules: one instance per worker core, touched by that core only
  * (inserts after a verifier thread's success happen on the worker, in its
