@@ -142,6 +142,7 @@ struct lfe_store_reader {
 	struct lfe_store *st;
 	MDB_txn *txn;
 	MDB_cursor *cur[N_IDX];
+	bool live;                  /* txn is a snapshot (its last renew worked) */
 };
 
 static int map_err(int rc)
@@ -545,6 +546,7 @@ struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
 			return NULL;
 		}
 	}
+	r->live = true;
 	return r;
 }
 
@@ -565,6 +567,7 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 {
 	int rc;
 
+	r->live = false;
 	mdb_txn_reset(r->txn);
 	rc = mdb_txn_renew(r->txn);
 	if (rc != 0)
@@ -574,7 +577,13 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 		if (rc != 0)
 			return map_err(rc);
 	}
+	r->live = true;
 	return 0;
+}
+
+uint64_t lfe_store_reader_txnid(const struct lfe_store_reader *r)
+{
+	return r->live ? mdb_txn_id(r->txn) : 0;
 }
 
 static int get_in(MDB_txn *txn, struct lfe_store *st, const char *ndn, size_t ndn_len,

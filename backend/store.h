@@ -65,6 +65,12 @@ void lfe_store_reader_free(struct lfe_store_reader *r);
 /* Reset and renew the read transaction so committed changes become
  * visible. Cheap (no allocation); call it every few milliseconds. */
 int lfe_store_reader_renew(struct lfe_store_reader *r);
+/* Id of the snapshot the reader sees: LMDB's id of the last write
+ * transaction committed before its last renew. Equal ids mean equal
+ * contents; every committed change makes it larger (the verified-credential
+ * cache, credcache.h, relies on this). 0 when the last renew failed (the
+ * reader reads nothing until a renew works): equal to no snapshot. */
+uint64_t lfe_store_reader_txnid(const struct lfe_store_reader *r);
 
 /* A decoded view of one entry record; all slices point into the map. */
 struct lfe_entry_view {

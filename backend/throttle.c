@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "siphash.h"
 #include "throttle.h"
 
 /* One cell: failures in epoch `epoch` (cur) and in the epoch before (prev),
@@ -25,54 +26,6 @@ struct lfe_throttle {
 	uint32_t width;
 	struct cell *cells;                 /* [kind][row][width] */
 } __attribute__((aligned(64)));
-
-/* ---- SipHash-2-4 (Aumasson & Bernstein), 64-bit output ---- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                            \
-	do {                                                                \
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);   \
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                      \
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                      \
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);   \
-	} while (0)
-
-static uint64_t load64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/* SipHash-2-4 of p[0..len). */
-static uint64_t siphash(uint64_t k0, uint64_t k1, const uint8_t *p, size_t len)
-{
-	uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t m = load64(p + i);
-		v3 ^= m;
-		SIPROUND;
-		SIPROUND;
-		v0 ^= m;
-	}
-	uint64_t m = (uint64_t)(len & 0xff) << 56;
-	for (unsigned k = 0; i + k < len; k++)
-		m |= (uint64_t)p[i + k] << (8 * k);
-	v3 ^= m;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= m;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
 
 /* ---- setup ---- */
 
@@ -132,13 +85,13 @@ struct lfe_throttle *lfe_throttle_init(void *mem, size_t mem_size,
 	/* One key per kind, derived from the secret: the kinds never share a
 	 * hash, so equal bytes (or a DN that looks like an address) in two
 	 * kinds land in unrelated cells. */
-	uint64_t s0 = load64(secret), s1 = load64(secret + 8);
+	const uint64_t sk[2] = { lfe_siphash_load64(secret), lfe_siphash_load64(secret + 8) };
 	for (unsigned k = 0; k < LFE_THR_KINDS; k++) {
 		uint8_t label[8] = { 'l', 'f', 'e', 't', 'h', 'r', 0, (uint8_t)k };
 		label[6] = 0;
-		t->k[k][0] = siphash(s0, s1, label, sizeof(label));
+		t->k[k][0] = lfe_siphash24(sk, label, sizeof(label));
 		label[6] = 1;
-		t->k[k][1] = siphash(s0, s1, label, sizeof(label));
+		t->k[k][1] = lfe_siphash24(sk, label, sizeof(label));
 	}
 	memset(secret, 0, sizeof(secret));
 	t->window_us = (uint64_t)p->window_ms * 1000u;
@@ -186,16 +139,15 @@ void lfe_throttle_key(const struct lfe_throttle *t, const char *ndn, size_t ndn_
 
 	/* The DN is hashed once; the pair is the DN's hash with the address,
 	 * under the pair's own key. */
-	k->h[LFE_THR_DN] = siphash(t->k[LFE_THR_DN][0], t->k[LFE_THR_DN][1], (const uint8_t *)ndn,
-				   ndn_len);
+	k->h[LFE_THR_DN] = lfe_siphash24(t->k[LFE_THR_DN], ndn, ndn_len);
 	for (unsigned i = 0; i < 8; i++)
 		m[i] = (uint8_t)(k->h[LFE_THR_DN] >> (8 * i));
 	m[8] = (uint8_t)(src >> 24);
 	m[9] = (uint8_t)(src >> 16);
 	m[10] = (uint8_t)(src >> 8);
 	m[11] = (uint8_t)src;
-	k->h[LFE_THR_SRC] = siphash(t->k[LFE_THR_SRC][0], t->k[LFE_THR_SRC][1], m + 8, 4);
-	k->h[LFE_THR_PAIR] = siphash(t->k[LFE_THR_PAIR][0], t->k[LFE_THR_PAIR][1], m, sizeof(m));
+	k->h[LFE_THR_SRC] = lfe_siphash24(t->k[LFE_THR_SRC], m + 8, 4);
+	k->h[LFE_THR_PAIR] = lfe_siphash24(t->k[LFE_THR_PAIR], m, sizeof(m));
 }
 
 /* ---- counting ---- */

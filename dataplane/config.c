@@ -31,6 +31,8 @@ static const struct key_def keys[] = {
 	{ "store", "default_scheme", K_SCHEME, CF(default_scheme),
 	  sizeof(((struct lfe_config *)0)->default_scheme), 0, 0 },
 	{ "store", "allow_cleartext", K_BOOL, CF(allow_cleartext), 0, 0, 0 },
+	/* ≤ LFE_CREDCACHE_MAX (backend/credcache.h): 512 MiB per core. */
+	{ "store", "bind_cache", K_U32, CF(bind_cache), 0, 0, 1u << 24 },
 	{ "ldap", "port", K_PORTS, 0, 0, 1, 65535 },
 	{ "ldap", "ports", K_PORTS, 0, 0, 1, 65535 },
 	{ "ldap", "max_pdu", K_U32, CF(max_pdu), 0, 1024, 16u << 20 },
@@ -113,6 +115,7 @@ void lfe_config_defaults(struct lfe_config *c)
 	snprintf(c->log_dest, sizeof(c->log_dest), "stderr");
 	snprintf(c->log_level, sizeof(c->log_level), "info");
 	c->max_pdu = 65536;
+	c->bind_cache = 65536;
 	c->allow_anonymous = true;
 	c->idle_timeout_ms = 300000;
 	c->max_conns_per_core = 4096;

@@ -10,7 +10,12 @@
  *   [store]   path (required), default_scheme [empty: the store's own,
  *             set by ldapfectl; the scheme of the dummy verification that
  *             unknown DNs get],
- *             allow_cleartext [false]
+ *             allow_cleartext [false],
+ *             bind_cache [65536; 0 = off, ≤ 16777216]: entries of the
+ *             verified-credential cache per worker core (backend/credcache.h;
+ *             32 bytes each, allocated at start): a bind whose DN and
+ *             password verified before is answered without the hash while
+ *             the entry is unchanged
  *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
  *             allow_anonymous [true], idle_timeout_ms [300000; ≤ 1 day],
  *             max_conns_per_core [4096], suffix [the store's],
@@ -123,6 +128,7 @@ struct lfe_config {
 	char store_path[512];
 	char default_scheme[32];
 	bool allow_cleartext;
+	uint32_t bind_cache;    /* verified-credential cache entries per core, 0 = off */
 	/* [ldap] */
 	uint16_t ldap_ports[LFE_CFG_MAX_LISTEN];
 	uint32_t n_ldap_ports;

@@ -621,6 +621,7 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(store_path, "[store] path");
 	SAME(default_scheme, "[store] default_scheme");
 	SAME(allow_cleartext, "[store] allow_cleartext");
+	SAME(bind_cache, "[store] bind_cache");
 	SAME(n_ldap_ports, "[ldap] ports");
 	SAME(ldap_ports, "[ldap] ports");
 	SAME(max_pdu, "[ldap] max_pdu");

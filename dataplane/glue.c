@@ -28,6 +28,14 @@
  * unconsumed request, not bound to a DN) is marked evictable; the TCP stack
  * resets the one marked longest ago when a SYN finds the table full.
  *
+ * Verified-credential cache (backend/credcache.h, [store] bind_cache): after
+ * the throttle check, a bind whose DN and password verified before and
+ * whose entry is proved unchanged is answered at once, with no hash and no
+ * verifier job; anything else takes the full path unchanged. A success of
+ * the full path is inserted here, on the worker: inline verdicts at once,
+ * verifier verdicts in lfe_glue_bind_done with the tag and store snapshot
+ * kept in the slot at submit — so the table is only touched by its core.
+ *
  * Searches (what login flows do before a bind: find the user's DN by uid or
  * mail) run in backend/search.c (lfe_store_search): index candidates only,
  * within the worker's per-request budget ([ldap] request_slice_us on the
@@ -35,6 +43,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 
@@ -347,6 +356,12 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	int rc = lfe_stream_bind_done(&sl->st, sl->s, token, v, w->out, sizeof w->out);
 	if (rc < 0)
 		return;   /* stale token, or the connection was reset */
+	if (v == LFE_BE_OK && w->cc && sl->s) {
+		/* The session is bound to the DN that verified (token checked). */
+		size_t ndn_len = 0;
+		const char *ndn = lfe_session_bound_dn(sl->s, &ndn_len);
+		lfe_credcache_insert(w->cc, w->rd, &sl->cc_key, ndn, ndn_len, sl->cc_txn, time(NULL));
+	}
 	/* Input that arrived behind the bind was left unconsumed: offer it now
 	 * (what the TLS stream holds first, then TCP's). */
 	if (sl->st.tls) {
@@ -369,6 +384,22 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 
 	if (throttle_check(w, ndn, ndn_len, &tk))   /* check before verify */
 		return LFE_BE_INVALID;
+	struct lfe_credcache_key ck;
+	uint64_t txn = 0;
+	if (w->cc) {
+		/* The same tag and probe for every bind: a miss for an unknown DN
+		 * costs what a miss for a known one costs. */
+		lfe_credcache_key(w->cc, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &ck);
+		int hc = lfe_credcache_check(w->cc, w->rd, &ck, ndn, ndn_len, time(NULL));
+		if (hc == 0) {
+			w->st.bind_cache_hits++;
+			w->st.binds_ok++;
+			return LFE_BE_OK;
+		}
+		w->st.bind_cache_misses++;
+		w->st.bind_cache_invalidated += hc == -ESTALE;
+		txn = lfe_store_reader_txnid(w->rd);
+	}
 	struct lfe_bind_job job;
 	uint64_t t0 = rte_rdtsc();
 	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &job);
@@ -376,6 +407,8 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 		lfe_lat_hist_add(&w->bind_lat[LFE_LAT_INLINE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
 
 	if (rc == 0) {
+		if (w->cc)
+			lfe_credcache_insert(w->cc, w->rd, &ck, ndn, ndn_len, txn, time(NULL));
 		w->st.binds_ok++;
 		return LFE_BE_OK;
 	}
@@ -405,6 +438,10 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	w->st.binds_offloaded++;
 	if (w->thr)
 		slot_of(w->cur)->thr_key = tk;   /* for lfe_glue_bind_done's record */
+	if (w->cc) {
+		slot_of(w->cur)->cc_key = ck;    /* for lfe_glue_bind_done's insert */
+		slot_of(w->cur)->cc_txn = txn;
+	}
 	return LFE_BE_PENDING;
 }
 

@@ -53,6 +53,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"binds_ok", "binds_failed", "binds_offloaded", "binds_busy",
 	"binds_throttled", "throttled_src", "throttled_dn", "throttled_dn_global",
 	"throttle_penalties",
+	"bind_cache_hits", "bind_cache_misses", "bind_cache_invalidated",
 	"searches", "search_unindexed",
 	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
@@ -639,6 +640,17 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			goto fail;
 		}
 	}
+	if (c->bind_cache) {
+		size_t csz = lfe_credcache_mem_size(c->bind_cache);
+		void *cmem = csz ? rte_malloc_socket("lfe_credcache", csz, RTE_CACHE_LINE_SIZE, socket) : NULL;
+		w->cc = cmem ? lfe_credcache_init(cmem, csz, c->bind_cache, NULL, &rc) : NULL;
+		if (w->cc == NULL) {
+			rte_free(cmem);
+			snprintf(err, errlen, "worker %u: bind cache (%zu bytes): %s", idx, csz,
+				 cmem ? strerror(-rc) : "out of memory");
+			goto fail;
+		}
+	}
 	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
 	 * (by the worker's lcore, so on its NUMA node) and only for slots that
 	 * ever gathered a split PDU. */
@@ -821,6 +833,7 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	rte_free(w->slot_mem);
 	rte_free(w->slot_free);
 	rte_free(w->thr);   /* laid out in rte_malloc memory by lfe_throttle_init */
+	rte_free(w->cc);    /* the same, by lfe_credcache_init */
 	rte_mempool_free(w->pdu_pool);
 	rte_ring_free(w->arp_ring);
 	rte_free(w);

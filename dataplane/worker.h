@@ -16,6 +16,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "backend/credcache.h"
 #include "backend/store.h"
 #include "backend/throttle.h"
 #include "config.h"
@@ -47,6 +48,10 @@ struct lfe_wstats {
 	 * kinds counts in both), and penalties started. */
 	uint64_t binds_throttled, throttled_src, throttled_dn, throttled_dn_global;
 	uint64_t throttle_penalties;
+	/* Verified-credential cache (backend/credcache.h): binds answered from
+	 * it (also counted in binds_ok), binds that went the full path, and
+	 * entries evicted because their re-check failed (the entry changed). */
+	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated;
 	uint64_t searches, search_unindexed;
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
@@ -112,6 +117,8 @@ struct lfe_slot {
 	uint64_t opened_us;     /* connect time: first request and bind deadlines */
 	uint64_t pdu_since;     /* a partial PDU is held since (0 = none) */
 	struct lfe_throttle_key thr_key;   /* of the bind at the verifier */
+	struct lfe_credcache_key cc_key;   /* of the bind at the verifier, and */
+	uint64_t cc_txn;                   /* the store snapshot it was read in */
 };
 _Static_assert(sizeof(struct lfe_slot) <= LFE_SLOT_HDR, "the slot header fits before the session");
 
@@ -122,6 +129,7 @@ struct lfe_worker {
 	struct lfe_tcp *tcp;
 	struct lfe_store_reader *rd;
 	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
+	struct lfe_credcache *cc;       /* NULL: [store] bind_cache = 0 */
 	struct lfe_session_cfg scfg;
 	struct rte_mempool *mbufs;      /* of this worker's socket */
 	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one per session slot,

@@ -13,7 +13,12 @@
  *   - store bytes per entry (pages in use × page size / N);
  *   - lookups/s and lookup+{SSHA} verify/s of random users on one core,
  *     through a read-only store as the daemon opens it, the reader renewed
- *     every 4096 operations; median of 5 runs of >= 1 s of CPU each.
+ *     every 4096 operations; median of 5 runs of >= 1 s of CPU each;
+ *   - the same binds through the verified-credential cache (credcache.h,
+ *     room for every user, each bound once first): a hit while the store
+ *     is unchanged, and misses — a wrong password of an existing user
+ *     against an unknown DN, each then taking the full path — beside the
+ *     full path alone for both (the dummy scheme is {SSHA}, the users').
  * Rates are per CPU second of this thread (what one dedicated core would
  * do); the wall-clock rate is printed beside them, lower when the machine
  * is shared.
@@ -24,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/credcache.h"
 #include "backend/pwscheme.h"
 #include "backend/store.h"
 
@@ -148,13 +154,79 @@ static int import(const char *path, unsigned n, char (*hashes)[48])
 	return rc != 0;
 }
 
+enum op {
+	OP_LOOKUP, OP_VERIFY, OP_CACHE_HIT, OP_WRONG, OP_UNKNOWN, OP_CACHE_WRONG, OP_CACHE_UNKNOWN,
+	OP_N
+};
+
+static const char *const op_names[OP_N] = {
+	[OP_LOOKUP] = "lookup",
+	[OP_VERIFY] = "lookup+{SSHA} verify",
+	[OP_CACHE_HIT] = "bind, cache hit (store unchanged)",
+	[OP_WRONG] = "bind, wrong password, no cache",
+	[OP_UNKNOWN] = "bind, unknown DN, no cache",
+	[OP_CACHE_WRONG] = "bind, wrong password, cache miss",
+	[OP_CACHE_UNKNOWN] = "bind, unknown DN, cache miss",
+};
+
 struct op_ctx {
 	struct lfe_store_reader *r;
+	struct lfe_credcache *cc;
 	unsigned n;
 	uint64_t seed;
-	bool verify;
+	enum op op;
 	unsigned failures;
 };
+
+/* A bind as the daemon's glue makes it: the cache first, then the full
+ * path (and an insert after a success). Returns the full path's answer. */
+static int cached_bind(struct op_ctx *c, const char *dn, size_t dl, const char *pw, size_t pl)
+{
+	struct lfe_credcache_key k;
+
+	lfe_credcache_key(c->cc, dn, dl, (const uint8_t *)pw, pl, 0, &k);
+	if (lfe_credcache_check(c->cc, c->r, &k, dn, dl, time(NULL)) == 0)
+		return 0;
+	uint64_t txn = lfe_store_reader_txnid(c->r);
+	int rc = lfe_store_verify_bind(c->r, dn, dl, (const uint8_t *)pw, pl, 0, NULL);
+	if (rc == 0)
+		lfe_credcache_insert(c->cc, c->r, &k, dn, dl, txn, time(NULL));
+	return rc;
+}
+
+/* One operation on user u; false when its answer is not the expected one. */
+static bool one_op(struct op_ctx *c, char *dn, size_t dl, char *pw, unsigned u)
+{
+	struct lfe_entry_view e;
+
+	digits7(dn + DIGITS_AT, u);
+	digits7(pw + 3, u);
+	switch (c->op) {
+	case OP_LOOKUP:
+		return lfe_store_get(c->r, dn, dl, &e) == 0;
+	case OP_VERIFY:
+		return lfe_store_verify_bind(c->r, dn, dl, (const uint8_t *)pw, 10, 0, NULL) == 0;
+	case OP_CACHE_HIT:
+		return cached_bind(c, dn, dl, pw, 10) == 0;
+	case OP_WRONG:
+	case OP_UNKNOWN:
+		/* unknown: the same DN with one byte off, which no entry has */
+		if (c->op == OP_UNKNOWN)
+			dn[DIGITS_AT - 1] = 'x';
+		else
+			pw[3] ^= 0x40;
+		return lfe_store_verify_bind(c->r, dn, dl, (const uint8_t *)pw, 10, 0, NULL) == -EACCES;
+	case OP_CACHE_WRONG:
+	case OP_CACHE_UNKNOWN:
+		if (c->op == OP_CACHE_UNKNOWN)
+			dn[DIGITS_AT - 1] = 'x';
+		else
+			pw[3] ^= 0x40;
+		return cached_bind(c, dn, dl, pw, 10) == -EACCES;
+	default:
+		return false;
+	}
+}
 
 /* One timed run: ops per CPU second over at least one CPU second; the wall
  * rate goes to *wall. */
@@ -170,18 +242,9 @@ static double run(struct op_ctx *c, double *wall)
 		for (int k = 0; k < 4096; k++) {
 			unsigned u = (unsigned)(rng(&c->seed) % c->n);
 
-			digits7(dn + DIGITS_AT, u);
-			if (c->verify) {
-				digits7(pw + 3, u);
-				if (lfe_store_verify_bind(c->r, dn, (size_t)dl, (const uint8_t *)pw,
-							  10, 0, NULL) != 0)
-					c->failures++;
-			} else {
-				struct lfe_entry_view e;
-
-				if (lfe_store_get(c->r, dn, (size_t)dl, &e) != 0)
-					c->failures++;
-			}
+			if (!one_op(c, dn, (size_t)dl, pw, u))
+				c->failures++;
+			dn[DIGITS_AT - 1] = 'r';   /* undo OP_UNKNOWN's change */
 		}
 		ops += 4096;
 		lfe_store_reader_renew(c->r);
@@ -193,7 +256,6 @@ static double run(struct op_ctx *c, double *wall)
 
 static int lookups(const char *path, unsigned n)
 {
-	static const char *const names[] = { "lookup", "lookup+{SSHA} verify" };
 	struct lfe_store *st;
 	struct op_ctx c = { .n = n, .seed = 0x9e3779b97f4a7c15ull };
 	const char *msg = "";
@@ -204,21 +266,44 @@ static int lookups(const char *path, unsigned n)
 		fprintf(stderr, "open ro %s: %d %s\n", path, err, msg);
 		return 1;
 	}
+	/* Unknown DNs are verified against the users' own scheme. */
+	if (lfe_store_set_bind_scheme(st, "{SSHA}") != 0)
+		fprintf(stderr, "cannot set the bind scheme\n");
 	c.r = lfe_store_reader_new(st);
-	for (int mode = 0; mode < 2 && c.r; mode++) {
+	c.cc = lfe_credcache_new(n, NULL, NULL);
+	if (c.r && c.cc) {
+		/* Every user bound once: the hits below find their entries. */
+		char dn[64], pw[16];
+		int dl = snprintf(dn, sizeof(dn), DN_FMT, 0u);
+		memcpy(pw, "pw-", 3);
+		for (unsigned u = 0; u < n; u++) {
+			digits7(dn + DIGITS_AT, u);
+			digits7(pw + 3, u);
+			cached_bind(&c, dn, (size_t)dl, pw, 10);
+		}
+	}
+	for (int mode = 0; mode < OP_N && c.r && c.cc; mode++) {
 		double rates[RUNS], walls[RUNS];
 
-		c.verify = mode == 1;
+		c.op = (enum op)mode;
 		for (int i = 0; i < RUNS; i++)
 			rates[i] = run(&c, &walls[i]);
 		qsort(rates, RUNS, sizeof(rates[0]), cmp_double);
 		qsort(walls, RUNS, sizeof(walls[0]), cmp_double);
 		printf("%s: median %.0f /CPU-s on one core (min %.0f, max %.0f), %.0f ns/op; "
-		       "wall median %.0f /s\n", names[mode], rates[RUNS / 2], rates[0],
+		       "wall median %.0f /s\n", op_names[mode], rates[RUNS / 2], rates[0],
 		       rates[RUNS - 1], 1e9 / rates[RUNS / 2], walls[RUNS / 2]);
 	}
 	if (c.failures)
 		printf("FAILED operations: %u\n", c.failures);
+	if (c.cc) {
+		const struct lfe_credcache_stats *cs = lfe_credcache_stats(c.cc);
+		printf("cache: %u entries, hits %llu, misses %llu, inserts %llu, evictions %llu\n",
+		       lfe_credcache_capacity(c.cc), (unsigned long long)cs->hits,
+		       (unsigned long long)cs->misses, (unsigned long long)cs->inserts,
+		       (unsigned long long)cs->evictions);
+	}
+	lfe_credcache_free(c.cc);
 	lfe_store_reader_free(c.r);
 	lfe_store_close(st);
 	return c.failures != 0;

@@ -33,6 +33,10 @@ static void test_set_table(void)
 		{ "store", "default_scheme", "ARGON2", -EINVAL, "[store] default_scheme" },
 		{ "store", "allow_cleartext", "yes", 0, NULL },
 		{ "store", "allow_cleartext", "maybe", -EINVAL, "[store] allow_cleartext" },
+		{ "store", "bind_cache", "0", 0, NULL },
+		{ "store", "bind_cache", "16777216", 0, NULL },
+		{ "store", "bind_cache", "16777217", -EINVAL, "[store] bind_cache: 16777217 out of range 0..16777216" },
+		{ "store", "bind_cache", "64k", -EINVAL, "[store] bind_cache" },
 		{ "store", "colour", "blue", -ENOENT, "unknown key" },
 		{ "ldap", "port", "389", 0, NULL },
 		{ "ldap", "ports", "389,1389, 3389", 0, NULL },
@@ -176,6 +180,7 @@ static void test_values(void)
 	lfe_config_defaults(&c);
 	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "default port");
 	CHECK(c.max_pdu == 65536 && c.allow_anonymous && c.max_conns_per_core == 4096, "defaults");
+	CHECK(c.bind_cache == 65536, "bind_cache default: %u", c.bind_cache);
 	CHECK(c.default_scheme[0] == '\0', "default scheme: the store's (%s)", c.default_scheme);
 	CHECK(c.request_slice_us == 200 && c.search_max_candidates == 10000, "request budget");
 	CHECK(c.verify_per_source == 8, "verify_per_source %u", c.verify_per_source);

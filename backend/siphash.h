@@ -1,0 +1,37 @@
+/* backend/siphash.h — SipHash-2-4 (Aumasson & Bernstein), 64- and 128-bit
+ * output, one-shot or fed in pieces.
+ *
+ * A keyed PRF for hash tables and tags whose inputs an attacker chooses
+ * (throttle cells, the verified-credential cache): without the 128-bit key
+ * nobody can predict an output or pick inputs that collide.
+ *
+ * Pure and reentrant: the state is the caller's value; nothing allocated.
+ * Feeding the same bytes in any split gives the same result as one call.
+ */
+#ifndef LFE_BACKEND_SIPHASH_H
+#define LFE_BACKEND_SIPHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lfe_siphash {
+	uint64_t v0, v1, v2, v3;
+	uint64_t tail;          /* bytes not yet a whole word, little-endian */
+	uint64_t len;           /* bytes fed so far */
+};
+
+/* Start a hash under key k (k[0], k[1] as SipHash's k0, k1 words: the key
+ * bytes read little-endian). wide: the 128-bit variant (finish with
+ * lfe_siphash_final128), else 64-bit (lfe_siphash_final). */
+void lfe_siphash_init(struct lfe_siphash *s, const uint64_t k[2], int wide);
+void lfe_siphash_update(struct lfe_siphash *s, const void *p, size_t len);
+uint64_t lfe_siphash_final(struct lfe_siphash *s);
+void lfe_siphash_final128(struct lfe_siphash *s, uint64_t out[2]);
+
+/* One-shot 64-bit SipHash-2-4 of p[0..len). */
+uint64_t lfe_siphash24(const uint64_t k[2], const void *p, size_t len);
+
+/* Little-endian load of 8 bytes (a key from bytes). */
+uint64_t lfe_siphash_load64(const uint8_t *p);
+
+#endif
