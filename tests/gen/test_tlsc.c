@@ -5,8 +5,9 @@
  *   records and several in one record; resumption per slot and shared,
  *   off, and refused by a server with other ticket keys; verification
  *   against a CA and the server's address, and its failures with their
- *   reason; a version mismatch; garbage; close_notify; write before the
- *   handshake; a PDU larger than the carry buffer.
+ *   reason; a version mismatch; garbage; a server gone mid-handshake;
+ *   close_notify; write before the handshake; a PDU larger than the carry
+ *   buffer.
  * Exits non-zero on any failure. */
 #include <errno.h>
 #include <stdio.h>
@@ -386,6 +387,13 @@ static void test_bad_input(void)
 	CHECK(lfe_tlsc_stats(t)->handshake_failures == 1, "counted");
 	lfe_tlsc_conn_free(c);
 
+	/* The server closed before answering: a failure, counted once. */
+	c = lfe_tlsc_conn_new(t, 0);
+	lfe_tlsc_peer_gone(c);
+	lfe_tlsc_peer_gone(c);
+	CHECK(lfe_tlsc_failed(c) && lfe_tlsc_stats(t)->handshake_failures == 2, "closed mid-handshake");
+	lfe_tlsc_conn_free(c);
+
 	/* A PDU that never completes beyond the carry bound: -EMSGSIZE. */
 	SSL_CTX *sc = mkserver(NULL, TLS1_2_VERSION, TLS1_3_VERSION, false);
 	struct srv s;
@@ -393,6 +401,8 @@ static void test_bad_input(void)
 	c = lfe_tlsc_conn_new(t, 0);
 	memset(&a, 0, sizeof(a));
 	CHECK(pump(c, &s, &a) == LFE_TLSC_UP, "handshake");
+	lfe_tlsc_peer_gone(c);   /* up: not a handshake failure */
+	CHECK(!lfe_tlsc_failed(c) && lfe_tlsc_stats(t)->handshake_failures == 2, "gone after the handshake");
 	a.take_nothing = true;
 	static uint8_t big[16000];
 	int rc = 0;
