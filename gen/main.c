@@ -1030,6 +1030,7 @@ int main(int argc, char **argv)
 		struct lfe_tlsc_cfg tcfg = {
 			.version = g->o.tls_version, .ca_file = g->o.tls_ca, .verify_ip = ip,
 			.resume = (enum lfe_tlsc_resume)g->o.tls_resume, .slots = g->o.conns,
+			.starttls = g->o.starttls,
 		};
 		g->tlsc = lfe_tlsc_new(&tcfg, err, sizeof(err));
 		if (!g->tlsc) {

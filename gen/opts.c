@@ -18,7 +18,8 @@ const char *const lfe_gen_usage =
 	"       [--binds-per-conn N]\n"
 	"       [--sport-range LO-HI] [--seed N] [--arp-timeout-ms MS]\n"
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
-	"       [--tls [--tls-version 1.2|1.3|any] [--tls-ca FILE] [--tls-resume[=slot|shared]]]\n";
+	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
+	"        [--tls-resume[=slot|shared]]]\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -118,7 +119,7 @@ static int parse_cidr(const char *s, uint32_t *addr, uint8_t *len)
 enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
-	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR,
+	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS,
 };
 
 int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err, size_t errlen)
@@ -147,6 +148,7 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "binds-per-conn", required_argument, NULL, O_BPC },
 		{ "tls", no_argument, NULL, O_TLS },
+		{ "starttls", no_argument, NULL, O_STARTTLS },
 		{ "tls-version", required_argument, NULL, O_TLSV },
 		{ "tls-ca", required_argument, NULL, O_TLSCA },
 		{ "tls-resume", optional_argument, NULL, O_TLSR },
@@ -291,6 +293,9 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		case O_TLS:
 			o->tls = true;
 			break;
+		case O_STARTTLS:
+			o->tls = o->starttls = true;
+			break;
 		case O_TLSV:
 			if (strcmp(a, "1.2") == 0)
 				o->tls_version = 12;
@@ -336,8 +341,8 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 	if (!o->gateway && (o->dst_ip & mask) != (o->src_ip & mask))
 		return errf(err, errlen, "--dst-ip is off-link: give --gateway");
 	if (have_tls_sub && !o->tls)
-		return errf(err, errlen, "--tls-version, --tls-ca and --tls-resume need --tls");
-	if (o->tls && !have_dport)
+		return errf(err, errlen, "--tls-version, --tls-ca and --tls-resume need --tls or --starttls");
+	if (o->tls && !o->starttls && !have_dport)
 		o->dport = 636;
 	if (o->wl == LFE_WL_MIX) {
 		if (!have_wrong)

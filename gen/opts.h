@@ -45,8 +45,9 @@ struct lfe_gen_opts {
 	uint32_t arp_timeout_ms, connect_timeout_ms;
 	char json[512];          /* empty: no JSON */
 	bool quiet;              /* no per-second lines */
-	/* TLS (LDAPS): --tls; --dport then defaults to 636 */
+	/* TLS: --tls (LDAPS; --dport then defaults to 636) or --starttls */
 	bool tls;
+	bool starttls;           /* --starttls: StartTLS on the LDAP port, then TLS */
 	uint8_t tls_version;     /* 0: 1.2 or 1.3; 12 or 13: that one only */
 	enum lfe_gen_tls_resume tls_resume;
 	char tls_ca[512];        /* empty: the server's certificate is not verified */

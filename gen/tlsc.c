@@ -10,16 +10,29 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "ldap/client.h"
+
 /* Plaintext of one record at most per SSL_read. */
 #define PLAIN_MAX 16384u
 /* A PDU split across records is held up to this: the generator's frame
  * limit (64 KiB) plus one record. */
 #define CARRY_MAX (65536u + PLAIN_MAX)
+/* The StartTLS response is an LDAPResult with an OID: a diagnostic message
+ * longer than this is not worth waiting for. */
+#define STARTTLS_RESP_MAX 512u
+
+/* ExtendedRequest, message id 1, requestName 1.3.6.1.4.1.1466.20037. */
+static const uint8_t starttls_req[] = {
+	0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0x80, 0x16,
+	'1', '.', '3', '.', '6', '.', '1', '.', '4', '.', '1', '.', '1', '4', '6', '6', '.',
+	'2', '0', '0', '3', '7',
+};
 
 struct lfe_tlsc {
 	SSL_CTX *ctx;
 	enum lfe_tlsc_resume resume;
 	uint32_t slots;
+	bool starttls;
 	SSL_SESSION **sess;            /* [slots] (SLOT) or [1] (SHARED) or NULL */
 	struct lfe_tlsc_stats st;
 	char first_error[160];
@@ -33,6 +46,7 @@ struct lfe_tlsc_conn {
 	BIO *rbio, *wbio;              /* owned by ssl */
 	uint32_t slot;
 	bool up, failed, peer_closed, offered;
+	bool clear;                    /* StartTLS: waiting for its response */
 	uint8_t *carry;                /* NULL until a PDU is split across records */
 	uint32_t carry_len;
 };
@@ -80,6 +94,7 @@ struct lfe_tlsc *lfe_tlsc_new(const struct lfe_tlsc_cfg *cfg, char *err, size_t 
 	ERR_clear_error();
 	t->resume = cfg->resume;
 	t->slots = cfg->slots;
+	t->starttls = cfg->starttls;
 	if (cfg->resume != LFE_TLSC_RESUME_OFF) {
 		size_t n = cfg->resume == LFE_TLSC_RESUME_SHARED ? 1 : cfg->slots;
 		t->sess = calloc(n ? n : 1, sizeof(*t->sess));
@@ -189,6 +204,15 @@ struct lfe_tlsc_conn *lfe_tlsc_conn_new(struct lfe_tlsc *t, uint32_t slot)
 	SSL_SESSION **p = slot_of(t, slot);
 	if (p && *p && SSL_set_session(c->ssl, *p) == 1)
 		c->offered = true;
+	if (t->starttls) {
+		/* The request goes out in clear through the same queue. */
+		c->clear = true;
+		if (BIO_write(c->wbio, starttls_req, sizeof(starttls_req)) != sizeof(starttls_req)) {
+			lfe_tlsc_conn_free(c);
+			return NULL;
+		}
+		return c;
+	}
 	/* The ClientHello: written to wbio, then "want read". */
 	SSL_do_handshake(c->ssl);
 	ERR_clear_error();
@@ -291,6 +315,45 @@ static int deliver(struct lfe_tlsc_conn *c, const uint8_t *p, size_t n, lfe_tlsc
 	return 0;
 }
 
+/* StartTLS: gather the response in the carry buffer; on success start
+ * the handshake with whatever followed it. 1: go on with TLS, 0: wait for
+ * more, <0: failed. */
+static int starttls_input(struct lfe_tlsc_conn *c, const uint8_t **ct, size_t *len)
+{
+	size_t pl;
+	int rc = keep(c, *ct, *len < STARTTLS_RESP_MAX ? *len : STARTTLS_RESP_MAX);
+
+	if (rc < 0)
+		return fail(c, "StartTLS: out of memory");
+	rc = lfe_ldap_frame(c->carry, c->carry_len, STARTTLS_RESP_MAX, &pl);
+	if (rc == -EAGAIN) {
+		if (*len >= STARTTLS_RESP_MAX)
+			return fail(c, "StartTLS: response too long");
+		*len = 0;
+		return 0;
+	}
+	struct lfe_ldap_resp r;
+	if (rc < 0 || lfe_ldap_decode_resp(c->carry, pl, &r) < 0 || r.op != LFE_OP_EXT_RESP ||
+	    r.msgid != 1)
+		return fail(c, "StartTLS: not a StartTLS response");
+	if (r.code != LFE_RC_SUCCESS) {
+		char why[64];
+		snprintf(why, sizeof(why), "StartTLS refused: resultCode %d", (int)r.code);
+		return fail(c, why);
+	}
+	/* Bytes past the response (the carry held them too) were sent after
+	 * it: TLS from the server, unusual but not wrong. */
+	size_t old = c->carry_len - (*len < STARTTLS_RESP_MAX ? *len : STARTTLS_RESP_MAX);
+	size_t skip = pl - old;
+	*ct += skip;
+	*len -= skip;
+	c->clear = false;
+	c->carry_len = 0;
+	free(c->carry);
+	c->carry = NULL;
+	return 1;
+}
+
 int lfe_tlsc_input(struct lfe_tlsc_conn *c, const uint8_t *ct, size_t len, lfe_tlsc_plain_fn fn,
 		   void *arg)
 {
@@ -301,6 +364,11 @@ int lfe_tlsc_input(struct lfe_tlsc_conn *c, const uint8_t *ct, size_t len, lfe_t
 		return -EPROTO;
 	if (c->peer_closed)
 		return 0;
+	if (c->clear) {
+		int rc = starttls_input(c, &ct, &len);
+		if (rc <= 0)
+			return rc;
+	}
 	if (len > INT32_MAX || (len && BIO_write(c->rbio, ct, (int)len) != (int)len))
 		return fail(c, NULL);
 	if (!c->up) {

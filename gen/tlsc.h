@@ -18,6 +18,11 @@
  * its own messages; both wait in the connection until the caller moves them
  * to TCP with lfe_tlsc_out() (lfe_tlsc_out_pending() says how many).
  *
+ * StartTLS (cfg.starttls): the connection first sends the StartTLS
+ * extended request (RFC 4511 §4.14, message id 1) in clear and waits for
+ * its response; success starts the handshake, anything else is a handshake
+ * failure ("StartTLS refused: resultCode N").
+ *
  * Resumption: with LFE_TLSC_RESUME_SLOT every connection slot (the caller's
  * index, stable across reconnects) keeps the last session the server gave
  * it (TLS 1.2 session or TLS 1.3 ticket) and offers it on its next
@@ -48,6 +53,7 @@ struct lfe_tlsc_cfg {
 				       * must name (subjectAltName IP); NULL: any */
 	enum lfe_tlsc_resume resume;
 	uint32_t slots;               /* slot numbers 0..slots-1 (RESUME_SLOT) */
+	bool starttls;                /* StartTLS in clear first (see above) */
 };
 
 struct lfe_tlsc_stats {
@@ -76,8 +82,9 @@ const char *lfe_tlsc_first_error(const struct lfe_tlsc *t);
 const char *lfe_tlsc_last_protocol(const struct lfe_tlsc *t);
 
 /* A connection in slot `slot` (< cfg.slots; any value when resume is not
- * per slot), its ClientHello already waiting in lfe_tlsc_out(), a saved
- * session offered if there is one. NULL: out of memory. */
+ * per slot), its ClientHello (or the StartTLS request) already waiting in
+ * lfe_tlsc_out(), a saved session offered if there is one. NULL: out of
+ * memory. */
 struct lfe_tlsc_conn *lfe_tlsc_conn_new(struct lfe_tlsc *t, uint32_t slot);
 /* Free a connection (from the TCP close callback). NULL is a no-op. */
 void lfe_tlsc_conn_free(struct lfe_tlsc_conn *c);

@@ -379,6 +379,8 @@ static void test_opts(void)
 		{ BASE "--tls-version 1.3", -EINVAL },
 		{ BASE "--tls-ca /tmp/ca.pem", -EINVAL },
 		{ BASE "--tls=yes", -EINVAL },
+		{ BASE "--starttls --tls-resume --workload session", 0 },
+		{ BASE "--starttls=1", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct lfe_gen_opts o;
@@ -407,6 +409,8 @@ static void test_opts(void)
 	CHECK(parse_line(BASE "--tls --tls-version 1.2 --tls-resume --tls-ca /x/ca.pem", &o, err,
 			 sizeof(err)) == 0 && o.tls_version == 12 && o.tls_resume == LFE_GEN_RESUME_SLOT &&
 	      strcmp(o.tls_ca, "/x/ca.pem") == 0, "tls fields");
+	CHECK(parse_line(BASE "--starttls", &o, err, sizeof(err)) == 0 && o.tls && o.starttls &&
+	      o.dport == 389, "--starttls: TLS on the LDAP port");
 	CHECK(parse_line(BASE "--tls --tls-version 1.3 --tls-resume=shared", &o, err, sizeof(err)) == 0 &&
 	      o.tls_version == 13 && o.tls_resume == LFE_GEN_RESUME_SHARED, "tls 1.3, shared");
 #undef BASE

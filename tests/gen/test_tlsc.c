@@ -7,7 +7,7 @@
  *   against a CA and the server's address, and its failures with their
  *   reason; a version mismatch; garbage; a server gone mid-handshake;
  *   close_notify; write before the handshake; a PDU larger than the carry
- *   buffer.
+ *   buffer; StartTLS accepted, refused, and answered with something else.
  * Exits non-zero on any failure. */
 #include <errno.h>
 #include <stdio.h>
@@ -371,6 +371,62 @@ static void test_verify(void)
 	SSL_CTX_free(sc13);
 }
 
+/* StartTLS: the request in clear, the response (split in two) decides. */
+static void test_starttls(void)
+{
+	static const uint8_t req[] = "\x30\x1d\x02\x01\x01\x77\x18\x80\x16" "1.3.6.1.4.1.1466.20037";
+	static const struct {
+		uint8_t resp[16];
+		int want;
+		const char *why;
+	} cases[] = {
+		{ { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 },
+		  LFE_TLSC_UP, "" },
+		{ { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, 0x01, 0x04, 0x00, 0x04, 0x00 },
+		  -EPROTO, "handshake: StartTLS refused: resultCode 1" },
+		{ { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 },
+		  -EPROTO, "handshake: StartTLS: not a StartTLS response" },
+		{ { 0x30, 0x0c, 0x02, 0x01, 0x02, 0x78, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 },
+		  -EPROTO, "handshake: StartTLS: not a StartTLS response" },
+		{ { 0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00 },
+		  -EPROTO, "handshake: StartTLS: not a StartTLS response" },
+	};
+	SSL_CTX *sc = mkserver(NULL, TLS1_2_VERSION, TLS1_3_VERSION, false);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lfe_tlsc_cfg cfg = { .starttls = true };
+		char err[256];
+		struct lfe_tlsc *t = lfe_tlsc_new(&cfg, err, sizeof(err));
+		struct lfe_tlsc_conn *c = lfe_tlsc_conn_new(t, 0);
+		static struct app a;
+		uint8_t out[64];
+		memset(&a, 0, sizeof(a));
+		size_t n = lfe_tlsc_out(c, out, sizeof(out));
+		CHECK(n == sizeof(req) - 1 && memcmp(out, req, n) == 0, "starttls %zu: the request", i);
+		/* Half a response waits (garbage fails at once). */
+		int rc = lfe_tlsc_input(c, cases[i].resp, 5, take, &a);
+		CHECK(rc == (cases[i].resp[0] == 0x30 ? 0 : -EPROTO) && lfe_tlsc_out_pending(c) == 0,
+		      "starttls %zu: the first 5 bytes: %d", i, rc);
+		if (rc == 0)
+			rc = lfe_tlsc_input(c, cases[i].resp + 5, 9, take, &a);
+		if (cases[i].want == LFE_TLSC_UP) {
+			struct srv s;
+			srv_open(&s, sc);
+			CHECK(rc == 0 && lfe_tlsc_out_pending(c) > 0, "starttls %zu: ClientHello", i);
+			CHECK(pump(c, &s, &a) == LFE_TLSC_UP && lfe_tlsc_write(c, "\x01" "q", 2) == 0 &&
+			      pump(c, &s, &a) == 0 && s.got_len == 2, "starttls %zu: TLS after", i);
+			srv_close(&s);
+		} else {
+			CHECK(rc == cases[i].want && lfe_tlsc_stats(t)->handshake_failures == 1 &&
+			      strcmp(lfe_tlsc_first_error(t), cases[i].why) == 0,
+			      "starttls %zu: rc %d, \"%s\"", i, rc, lfe_tlsc_first_error(t));
+		}
+		lfe_tlsc_conn_free(c);
+		lfe_tlsc_free(t);
+	}
+	SSL_CTX_free(sc);
+}
+
 static void test_bad_input(void)
 {
 	struct lfe_tlsc_cfg cfg = { 0 };
@@ -436,6 +492,7 @@ int main(void)
 	test_versions_and_pdus();
 	test_resume();
 	test_verify();
+	test_starttls();
 	test_bad_input();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
