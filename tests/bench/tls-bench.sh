@@ -5,7 +5,8 @@
 #
 #   tests/bench/tls-bench.sh BIN_DIR [RUNS] [SECONDS]
 #
-# BIN_DIR holds ldapfe, ldapfe-gen and ldapfectl (a release or -O3 build).
+# BIN_DIR holds ldapfe, ldapfe-gen and ldapfectl, or is a meson build dir
+# (a release or -O3 build: build-release/).
 # Rows (each the median of RUNS runs of SECONDS, ldapfe restarted per run):
 #   persistent binds/s, cleartext             (LFE_BENCH_CONNS connections)
 #   persistent binds/s over TLS 1.3, and its ratio to cleartext
@@ -18,6 +19,10 @@
 # it is the cost of a whole session). Certificates are made here with the
 # openssl CLI. Needs root (a namespace). The machine's load is printed
 # before and after: on a shared machine the figures move with it.
+#
+# LFE_TBENCH_CALLGRIND=1: instead, one run per row with ldapfe under
+# callgrind: instructions per bind (per session) of the receive path and
+# the segments out, a figure a shared machine does not disturb.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=$(cd "${1:?usage: tls-bench.sh BIN_DIR [RUNS] [SECONDS]}" && pwd)
@@ -33,7 +38,10 @@ CADDR=10.99.53.2
 WORK=$(mktemp -d /tmp/lfe-tbench.XXXXXX)
 PY=/usr/bin/python3
 [[ $EUID -eq 0 ]] || { echo "tls-bench.sh: needs root" >&2; exit 1; }
-for b in ldapfe ldapfe-gen ldapfectl; do [[ -x $BIN/$b ]] || { echo "tls-bench.sh: no $BIN/$b" >&2; exit 1; }; done
+# BIN_DIR: the three programs side by side, or a meson build dir.
+LFE_BIN=$BIN/ldapfe GEN_BIN=$BIN/ldapfe-gen CTL_BIN=$BIN/ldapfectl
+[[ -x $LFE_BIN ]] || { LFE_BIN=$BIN/dataplane/ldapfe GEN_BIN=$BIN/gen/ldapfe-gen CTL_BIN=$BIN/mgmt/ldapfectl; }
+for b in "$LFE_BIN" "$GEN_BIN" "$CTL_BIN"; do [[ -x $b ]] || { echo "tls-bench.sh: no $b" >&2; exit 1; }; done
 
 LFE_PID=
 cleanup() {
@@ -42,7 +50,8 @@ cleanup() {
 		kill -TERM "$LFE_PID"; sleep 0.5; kill -KILL "$LFE_PID" 2>/dev/null; wait "$LFE_PID" 2>/dev/null
 	fi
 	ip netns del "$NS" 2>/dev/null
-	rm -rf "$WORK" /var/run/dpdk/$TAG-*
+	[[ ${LFE_KEEP:-0} == 1 ]] && echo "kept $WORK" >&2 || rm -rf "$WORK"
+	rm -rf /var/run/dpdk/$TAG-*
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -50,8 +59,8 @@ trap 'exit 130' INT TERM
 echo "load before: $(uptime)"
 "$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/u.ldif"
 mkdir -p "$WORK/store"
-"$BIN/ldapfectl" --store "$WORK/store" init --suffix "$SUFFIX" >/dev/null
-"$BIN/ldapfectl" --store "$WORK/store" import "$WORK/u.ldif" >/dev/null
+"$CTL_BIN" --store "$WORK/store" init --suffix "$SUFFIX" >/dev/null
+"$CTL_BIN" --store "$WORK/store" import "$WORK/u.ldif" >/dev/null
 
 # A CA and two server certificates for SADDR: ECDSA P-256 and RSA-2048.
 P=$WORK/pki
@@ -105,7 +114,7 @@ PYEOF
 # full resumed" (ops: binds/s for persistent, sessions/s for session).
 one() {
 	local cert=$1 wl=$2; shift 2
-	ip netns exec "$NS" "$BIN/ldapfe" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
+	ip netns exec "$NS" "$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
 		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
 	LFE_PID=$!
 	local i
@@ -118,7 +127,7 @@ one() {
 	local b0 b1
 	b0=$(telemetry)
 	rm -f "$WORK/g.json"
-	ip netns exec "$NS" timeout $((DUR + 60)) "$BIN/ldapfe-gen" -l 1 --no-pci --no-huge -m 512 \
+	ip netns exec "$NS" timeout $((DUR + 60)) "$GEN_BIN" -l 1 --no-pci --no-huge -m 512 \
 		--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
 		--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 		--src-ip "$CADDR/24" --dst-ip "$SADDR" \
@@ -140,6 +149,74 @@ print("%.0f %.2f %d %d %d" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds, g[
       t.get("handshakes_full", 0), t.get("handshakes_resumed", 0)))
 PYEOF
 }
+
+# cg CERT WORKLOAD CONNS RATE GEN_ARGS...: one run with ldapfe under
+# callgrind at a rate it keeps up with under valgrind (so few handshakes or
+# binds are in flight at the end; the persistent rows' CONNS handshakes
+# count in the window); prints instructions per bind (per session in the
+# session rows) in lfe_tcp_input + lfe_tcp_flush inclusive:
+# TCP, TLS (handshakes included), LDAP, store and the segments out, which a
+# loaded machine does not disturb. The annotation stays in WORK/cg-*.txt.
+cg() {
+	local cert=$1 wl=$2 conns=$3 rate=$4; shift 4
+	rm -f "$WORK"/cg.out.*
+	ip netns exec "$NS" valgrind --tool=callgrind --collect-atstart=no \
+		--toggle-collect=lfe_worker_main --callgrind-out-file="$WORK/cg.out.%p" \
+		"$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
+		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
+	LFE_PID=$!
+	local i try
+	for ((i = 0; i < 600; i++)); do
+		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
+		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	sleep 8   # memif's control channel under valgrind on a busy machine
+	for ((try = 1; try <= 4; try++)); do
+		callgrind_control -z "$LFE_PID" >/dev/null 2>&1
+		ip netns exec "$NS" timeout $((DUR + 120)) "$GEN_BIN" -l 1 --no-pci --no-huge -m 512 \
+			--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+			--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
+			--src-ip "$CADDR/24" --dst-ip "$SADDR" \
+			--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+			--workload "$wl" --conns "$conns" --rate "$rate" --duration "$DUR" --quiet \
+			--connect-timeout-ms 20000 --json "$WORK/g.json" "$@" > "$WORK/gen.log" 2>&1 && break
+		grep -q "still down" "$WORK/gen.log" && ((try < 4)) && continue
+		echo "gen failed: $(tail -3 "$WORK/gen.log")" >&2
+		break
+	done
+	callgrind_control -d "$LFE_PID" >/dev/null 2>&1
+	sleep 1
+	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
+	LFE_PID=
+	local dump ann=$WORK/cg-$cert-$wl-$*.txt
+	ann=${ann// /}
+	dump=$(ls "$WORK"/cg.out.*.1 | head -1)
+	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$dump" > "$ann" 2>/dev/null || true
+	irf() { awk -v f="$1" '$0 ~ f && !n++ { gsub(",", "", $1); print $1 }' "$ann"; }
+	local path=$(( $(irf ':lfe_tcp_input ') + $(irf ':lfe_tcp_flush ') ))
+	"$PY" - "$path" "$WORK/g.json" "$wl" <<'PYEOF'
+import json, sys
+path = int(sys.argv[1]); g = json.load(open(sys.argv[2]))
+n = max(g["sessions"] if sys.argv[3] == "session" else g["binds"], 1)
+print("%.0f %d/%d" % (path / n, g["errors"]["total"], n))
+PYEOF
+}
+
+if [[ ${LFE_TBENCH_CALLGRIND:-0} == 1 ]]; then
+	declare -A CG
+	CG[clear]=$(cg ec persistent 4 1000 --dport 389)
+	CG[tls]=$(cg ec persistent 4 1000 --tls --tls-version 1.3)
+	CG[full_ec]=$(cg ec session 4 50 --tls --tls-version 1.3)
+	CG[full_rsa]=$(cg rsa session 4 50 --tls --tls-version 1.3)
+	CG[resumed]=$(cg ec session 4 50 --tls --tls-version 1.3 --tls-resume)
+	echo "callgrind: ldapfe's instructions in lfe_tcp_input + lfe_tcp_flush (TCP, TLS, LDAP, store, segments out)"
+	echo "persistent cleartext: ${CG[clear]% *} per bind; persistent TLS 1.3: ${CG[tls]% *} per bind"
+	echo "session, full handshake ECDSA P-256: ${CG[full_ec]% *}; RSA-2048: ${CG[full_rsa]% *}; resumed: ${CG[resumed]% *} per session"
+	echo "(errors/binds or sessions: ${CG[clear]#* } ${CG[tls]#* } ${CG[full_ec]#* } ${CG[full_rsa]#* } ${CG[resumed]#* })"
+	echo "load after: $(uptime)"
+	exit 0
+fi
 
 # row NAME CERT WORKLOAD GEN_ARGS...: RUNS runs, then the median line.
 declare -A MED
