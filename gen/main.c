@@ -700,40 +700,6 @@ static const char *wl_name(enum lfe_gen_workload w)
 	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : "persistent";
 }
 
-/* --tls: handshakes over the whole run (the warm-up's included). */
-static void report_tls(const struct gen *g, FILE *f, bool json)
-{
-	const struct lfe_tlsc_stats *t = g->tlsc ? lfe_tlsc_stats(g->tlsc) : NULL;
-
-	if (!t) {
-		if (json)
-			fprintf(f, "  \"tls\": null,\n");
-		return;
-	}
-	const char *res = g->o.tls_resume == LFE_GEN_RESUME_SHARED ? "shared" :
-			  g->o.tls_resume == LFE_GEN_RESUME_SLOT ? "slot" : "off";
-	if (!json) {
-		fprintf(f, "ldapfe-gen: tls %s resume %s: handshakes full %" PRIu64 " resumed %" PRIu64
-			   " resume_refused %" PRIu64 " failures %" PRIu64 " record_errors %" PRIu64 "%s%s\n",
-			lfe_tlsc_last_protocol(g->tlsc), res, t->handshakes_full, t->handshakes_resumed,
-			t->resume_refused, t->handshake_failures, t->record_errors,
-			lfe_tlsc_first_error(g->tlsc)[0] ? ", first failure: " : "",
-			lfe_tlsc_first_error(g->tlsc));
-		return;
-	}
-	/* The reason is OpenSSL's text: letters, digits, spaces, punctuation
-	 * without quotes or backslashes. */
-	fprintf(f, "  \"tls\": {\"protocol\": \"%s\", \"resume\": \"%s\", \"handshakes_full\": %" PRIu64
-		   ", \"handshakes_resumed\": %" PRIu64 ", \"resume_refused\": %" PRIu64
-		   ", \"handshake_failures\": %" PRIu64 ", \"record_errors\": %" PRIu64
-		   ", \"sessions_saved\": %" PRIu64 ", \"first_failure\": \"",
-		lfe_tlsc_last_protocol(g->tlsc), res, t->handshakes_full, t->handshakes_resumed,
-		t->resume_refused, t->handshake_failures, t->record_errors, t->sessions_saved);
-	for (const char *p = lfe_tlsc_first_error(g->tlsc); *p; p++)
-		fputc(*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 ? '?' : *p, f);
-	fprintf(f, "\"},\n");
-}
-
 static void report_final(struct gen *g, double secs, FILE *f, bool json)
 {
 	const struct counters *c = &g->ct;
@@ -769,7 +735,8 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
-		report_tls(g, f, false);
+		if (g->tlsc)
+			lfe_tlsc_report(g->tlsc, f, false);
 		return;
 	}
 	fprintf(f, "{\n  \"workload\": \"%s\", \"conns\": %u, \"rate\": %.0f, \"duration_s\": %.6f,"
@@ -793,7 +760,7 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 	fprintf(f, "  \"tcp\": {\"opened\": %" PRIu64 ", \"retransmits\": %" PRIu64
 		   ", \"rto_timeouts\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n",
 		c->conns_opened, ts->retransmits, ts->rto_timeouts, ts->conns_reset);
-	report_tls(g, f, true);
+	lfe_tlsc_report(g->tlsc, f, true);
 	fprintf(f, "  \"frames\": {\"tx\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
 		   ", \"rx_drops\": %" PRIu64 "}\n}\n",
 		c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);

@@ -177,6 +177,40 @@ const char *lfe_tlsc_last_protocol(const struct lfe_tlsc *t)
 	return t->last_proto;
 }
 
+void lfe_tlsc_report(const struct lfe_tlsc *t, FILE *f, bool json)
+{
+	if (t == NULL) {
+		if (json)
+			fprintf(f, "  \"tls\": null,\n");
+		return;
+	}
+	const struct lfe_tlsc_stats *st = &t->st;
+	const char *res = t->resume == LFE_TLSC_RESUME_SHARED ? "shared" :
+			  t->resume == LFE_TLSC_RESUME_SLOT ? "slot" : "off";
+	if (!json) {
+		fprintf(f, "ldapfe-gen: tls %s%s resume %s: handshakes full %llu resumed %llu"
+			   " resume_refused %llu failures %llu record_errors %llu%s%s\n",
+			t->last_proto, t->starttls ? " (StartTLS)" : "", res,
+			(unsigned long long)st->handshakes_full, (unsigned long long)st->handshakes_resumed,
+			(unsigned long long)st->resume_refused, (unsigned long long)st->handshake_failures,
+			(unsigned long long)st->record_errors, t->first_error[0] ? ", first failure: " : "",
+			t->first_error);
+		return;
+	}
+	fprintf(f, "  \"tls\": {\"protocol\": \"%s\", \"starttls\": %s, \"resume\": \"%s\", "
+		   "\"handshakes_full\": %llu, \"handshakes_resumed\": %llu, \"resume_refused\": %llu, "
+		   "\"handshake_failures\": %llu, \"record_errors\": %llu, \"sessions_saved\": %llu, "
+		   "\"first_failure\": \"",
+		t->last_proto, t->starttls ? "true" : "false", res,
+		(unsigned long long)st->handshakes_full, (unsigned long long)st->handshakes_resumed,
+		(unsigned long long)st->resume_refused, (unsigned long long)st->handshake_failures,
+		(unsigned long long)st->record_errors, (unsigned long long)st->sessions_saved);
+	/* OpenSSL's reasons are plain text; keep the JSON string valid anyway. */
+	for (const char *p = t->first_error; *p; p++)
+		fputc(*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 ? '?' : *p, f);
+	fprintf(f, "\"},\n");
+}
+
 struct lfe_tlsc_conn *lfe_tlsc_conn_new(struct lfe_tlsc *t, uint32_t slot)
 {
 	struct lfe_tlsc_conn *c = calloc(1, sizeof(*c));

@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum lfe_tlsc_resume {
 	LFE_TLSC_RESUME_OFF = 0,
@@ -80,6 +81,11 @@ const struct lfe_tlsc_stats *lfe_tlsc_stats(const struct lfe_tlsc *t);
 const char *lfe_tlsc_first_error(const struct lfe_tlsc *t);
 /* "TLSv1.3" etc. of the last completed handshake ("" before any). */
 const char *lfe_tlsc_last_protocol(const struct lfe_tlsc *t);
+
+/* Print the counters (over the whole run, warm-up included): one line
+ * "ldapfe-gen: tls ..." or, with json, the member "  \"tls\": {...},\n" of
+ * the generator's report ("  \"tls\": null,\n" when t is NULL). */
+void lfe_tlsc_report(const struct lfe_tlsc *t, FILE *f, bool json);
 
 /* A connection in slot `slot` (< cfg.slots; any value when resume is not
  * per slot), its ClientHello (or the StartTLS request) already waiting in

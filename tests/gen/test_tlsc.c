@@ -283,6 +283,17 @@ static void test_resume(void)
 		      (unsigned long long)st->handshakes_full, (unsigned long long)st->handshakes_resumed,
 		      (unsigned long long)st->resume_refused, (unsigned long long)cases[i].full,
 		      (unsigned long long)cases[i].resumed);
+		char *rep = NULL, want[160];
+		size_t rep_len = 0;
+		FILE *mf = open_memstream(&rep, &rep_len);
+		lfe_tlsc_report(t, mf, true);
+		fclose(mf);
+		snprintf(want, sizeof(want), "\"handshakes_full\": %llu, \"handshakes_resumed\": %llu, "
+			 "\"resume_refused\": 0, \"handshake_failures\": 0,",
+			 (unsigned long long)cases[i].full, (unsigned long long)cases[i].resumed);
+		CHECK(rep && strncmp(rep, "  \"tls\": {\"protocol\": \"TLSv1.", 29) == 0 && strstr(rep, want) &&
+		      strcmp(rep + rep_len - 4, "\"},\n") == 0, "resume case %zu: JSON %s", i, rep);
+		free(rep);
 		CHECK(cases[i].mode == LFE_TLSC_RESUME_OFF ? st->sessions_saved == 0 : st->sessions_saved > 0,
 		      "resume case %zu: sessions saved %llu", i, (unsigned long long)st->sessions_saved);
 		/* A server with other ticket keys (a restart): the offer is
@@ -485,6 +496,13 @@ static void test_bad_input(void)
 	SSL_CTX_free(sc);
 	lfe_tlsc_conn_free(NULL);
 	lfe_tlsc_free(NULL);
+	char *rep = NULL;
+	size_t rep_len = 0;
+	FILE *mf = open_memstream(&rep, &rep_len);
+	lfe_tlsc_report(NULL, mf, true);
+	fclose(mf);
+	CHECK(rep && strcmp(rep, "  \"tls\": null,\n") == 0, "no TLS: null");
+	free(rep);
 }
 
 int main(void)
