@@ -153,10 +153,12 @@ PYEOF
 # cg CERT WORKLOAD CONNS RATE GEN_ARGS...: one run with ldapfe under
 # callgrind at a rate it keeps up with under valgrind (so few handshakes or
 # binds are in flight at the end; the persistent rows' CONNS handshakes
-# count in the window); prints instructions per bind (per session in the
-# session rows) in lfe_tcp_input + lfe_tcp_flush inclusive:
-# TCP, TLS (handshakes included), LDAP, store and the segments out, which a
-# loaded machine does not disturb. The annotation stays in WORK/cg-*.txt.
+# count in the window); prints, from lfe_tcp_input inclusive (TCP in, TLS,
+# LDAP, store, the answer queued; not the segments out, whose flush also
+# runs on idle polls): instructions per bind without the handshakes, and
+# instructions per handshake (SSL_do_handshake inclusive / handshakes the
+# generator completed). A loaded machine does not disturb these counts.
+# The annotations stay in WORK/cg-*.txt.
 cg() {
 	local cert=$1 wl=$2 conns=$3 rate=$4; shift 4
 	rm -f "$WORK"/cg.out.*
@@ -194,12 +196,13 @@ cg() {
 	dump=$(ls "$WORK"/cg.out.*.1 | head -1)
 	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$dump" > "$ann" 2>/dev/null || true
 	irf() { awk -v f="$1" '$0 ~ f && !n++ { gsub(",", "", $1); print $1 }' "$ann"; }
-	local path=$(( $(irf ':lfe_tcp_input ') + $(irf ':lfe_tcp_flush ') ))
-	"$PY" - "$path" "$WORK/g.json" "$wl" <<'PYEOF'
+	"$PY" - "$(irf ':lfe_tcp_input ')" "$(irf ':SSL_do_handshake ')" "$WORK/g.json" <<'PYEOF'
 import json, sys
-path = int(sys.argv[1]); g = json.load(open(sys.argv[2]))
-n = max(g["sessions"] if sys.argv[3] == "session" else g["binds"], 1)
-print("%.0f %d/%d" % (path / n, g["errors"]["total"], n))
+inp, hs = int(sys.argv[1] or 0), int(sys.argv[2] or 0); g = json.load(open(sys.argv[3]))
+t = g["tls"] or {}
+nhs = max(t.get("handshakes_full", 0) + t.get("handshakes_resumed", 0), 1)
+print("%.0f %.0f %d/%d/%d" % ((inp - hs) / max(g["binds"], 1), hs / nhs, g["errors"]["total"],
+      g["binds"], nhs))
 PYEOF
 }
 
@@ -210,10 +213,12 @@ if [[ ${LFE_TBENCH_CALLGRIND:-0} == 1 ]]; then
 	CG[full_ec]=$(cg ec session 4 50 --tls --tls-version 1.3)
 	CG[full_rsa]=$(cg rsa session 4 50 --tls --tls-version 1.3)
 	CG[resumed]=$(cg ec session 4 50 --tls --tls-version 1.3 --tls-resume)
-	echo "callgrind: ldapfe's instructions in lfe_tcp_input + lfe_tcp_flush (TCP, TLS, LDAP, store, segments out)"
-	echo "persistent cleartext: ${CG[clear]% *} per bind; persistent TLS 1.3: ${CG[tls]% *} per bind"
-	echo "session, full handshake ECDSA P-256: ${CG[full_ec]% *}; RSA-2048: ${CG[full_rsa]% *}; resumed: ${CG[resumed]% *} per session"
-	echo "(errors/binds or sessions: ${CG[clear]#* } ${CG[tls]#* } ${CG[full_ec]#* } ${CG[full_rsa]#* } ${CG[resumed]#* })"
+	echo "callgrind: ldapfe's instructions in lfe_tcp_input (TCP in, TLS, LDAP, store, answer queued)"
+	f() { set -- $1; echo "$1"; }      # per bind
+	h() { set -- $1; echo "$2"; }      # per handshake
+	echo "per bind, handshakes excluded: cleartext $(f "${CG[clear]}"), TLS 1.3 $(f "${CG[tls]}")"
+	echo "per handshake: full ECDSA P-256 $(h "${CG[full_ec]}"), full RSA-2048 $(h "${CG[full_rsa]}"), resumed $(h "${CG[resumed]}")"
+	echo "(errors/binds/handshakes: $(for k in clear tls full_ec full_rsa resumed; do set -- ${CG[$k]}; printf '%s %s ' "$k" "$3"; done))"
 	echo "load after: $(uptime)"
 	exit 0
 fi
