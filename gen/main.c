@@ -377,6 +377,9 @@ static size_t tls_plain(void *arg, const uint8_t *p, size_t n)
 static size_t tls_on_data(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
 {
 	struct tls_plain_arg a = { g, c };
+
+	if (lfe_tlsc_failed(c->tls))
+		return len;   /* closing after a failure, counted once */
 	int rc = lfe_tlsc_input(c->tls, data, len, tls_plain, &a);
 
 	tls_flush(c);   /* handshake messages, alerts */

@@ -16,7 +16,7 @@
 source "$(dirname "$0")/lib.sh"
 lfe_init gentls 32
 command -v openssl >/dev/null || { echo "SKIP: no openssl CLI"; exit 77; }
-GEN=$LFE_BUILD/gen/ldapfe-gen
+GEN=${LFE_GEN:-$LFE_BUILD/gen/ldapfe-gen}   # LFE_GEN: another build of it (ASan)
 [[ -x $GEN ]] || { echo "SKIP: $GEN not built"; exit 77; }
 USERS=50
 lfe_make_store
