@@ -349,42 +349,46 @@ static int deliver(struct lfe_tlsc_conn *c, const uint8_t *p, size_t n, lfe_tlsc
 	return 0;
 }
 
-/* StartTLS: gather the response in the carry buffer; on success start
- * the handshake with whatever followed it. 1: go on with TLS, 0: wait for
- * more, <0: failed. */
+/* StartTLS: the response, whole in this input or gathered in the carry
+ * buffer across inputs; on success the handshake starts with whatever
+ * followed it. 1: go on with TLS, 0: wait for more, <0: failed. */
 static int starttls_input(struct lfe_tlsc_conn *c, const uint8_t **ct, size_t *len)
 {
-	size_t pl;
-	int rc = keep(c, *ct, *len < STARTTLS_RESP_MAX ? *len : STARTTLS_RESP_MAX);
+	size_t old = c->carry_len, n = *len, pl;
+	const uint8_t *p = *ct;
+	int rc;
 
-	if (rc < 0)
-		return fail(c, "StartTLS: out of memory");
-	rc = lfe_ldap_frame(c->carry, c->carry_len, STARTTLS_RESP_MAX, &pl);
+	if (old) {
+		if (keep(c, p, n < STARTTLS_RESP_MAX ? n : STARTTLS_RESP_MAX) < 0)
+			return fail(c, "StartTLS: out of memory");
+		p = c->carry;
+		n = c->carry_len;
+	}
+	rc = lfe_ldap_frame(p, n, STARTTLS_RESP_MAX, &pl);
 	if (rc == -EAGAIN) {
-		if (*len >= STARTTLS_RESP_MAX)
+		if (n >= STARTTLS_RESP_MAX)
 			return fail(c, "StartTLS: response too long");
+		if (!old && keep(c, p, n) < 0)
+			return fail(c, "StartTLS: out of memory");
 		*len = 0;
 		return 0;
 	}
 	struct lfe_ldap_resp r;
-	if (rc < 0 || lfe_ldap_decode_resp(c->carry, pl, &r) < 0 || r.op != LFE_OP_EXT_RESP ||
-	    r.msgid != 1)
+	if (rc < 0 || lfe_ldap_decode_resp(p, pl, &r) < 0 || r.op != LFE_OP_EXT_RESP || r.msgid != 1)
 		return fail(c, "StartTLS: not a StartTLS response");
 	if (r.code != LFE_RC_SUCCESS) {
 		char why[64];
 		snprintf(why, sizeof(why), "StartTLS refused: resultCode %d", (int)r.code);
 		return fail(c, why);
 	}
-	/* Bytes past the response (the carry held them too) were sent after
-	 * it: TLS from the server, unusual but not wrong. */
-	size_t old = c->carry_len - (*len < STARTTLS_RESP_MAX ? *len : STARTTLS_RESP_MAX);
-	size_t skip = pl - old;
-	*ct += skip;
-	*len -= skip;
+	/* Bytes past the response were sent after it: TLS from the server,
+	 * unusual but not wrong. pl > old: old bytes did not frame. */
+	*ct += pl - old;
+	*len -= pl - old;
 	c->clear = false;
-	c->carry_len = 0;
 	free(c->carry);
 	c->carry = NULL;
+	c->carry_len = 0;
 	return 1;
 }
 

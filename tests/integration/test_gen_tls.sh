@@ -47,6 +47,7 @@ lfe_cli ip addr flush dev veth0
 
 # gen NAME ARGS...: ldapfe-gen in the client namespace on lcore 1, bounded;
 # JSON in WORK/NAME.json, output in WORK/NAME.log, exit status in GEN_RC.
+# Generous ARP/connect waits: the daemon's core is shared at load 10-20.
 gen() {
 	local name=$1; shift
 	GEN_RC=0
@@ -54,6 +55,7 @@ gen() {
 		--log-level=lib.eal:error --vdev "net_af_packet1,iface=veth0,qpairs=1" -- \
 		--port net_af_packet1 --src-ip "$LFE_CADDR/24" --dst-ip "$LFE_SADDR" --users "$USERS" \
 		--user-fmt "uid=user%u,ou=people,$LFE_SUFFIX" --password-fmt 'pw-%u' --quiet \
+		--arp-timeout-ms 10000 --connect-timeout-ms 10000 \
 		--json "$LFE_WORK/$name.json" "$@" > "$LFE_WORK/$name.log" 2>&1 || GEN_RC=$?
 }
 # jget NAME EXPR: a Python expression over the JSON report j.
