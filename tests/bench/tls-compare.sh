@@ -50,6 +50,7 @@ gen_run() {
 		--tls --tls-version 1.3 --workload persistent --conns "$CONNS" --rate max --duration "$SECS" \
 		--connect-timeout-ms 10000 --json "$LFE_WORK/$1.json" > "$LFE_WORK/$1.log" 2>&1 ||
 		echo "  $1: ldapfe-gen exit $?: $(grep -h 'errors\|error:' "$LFE_WORK/$1.log" | head -2)" >&2
+	rm -rf "/var/run/dpdk/$LFE_PREFIX-gen"   # lib.sh's trap knows only the daemon's prefix
 	"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%.0f %d" % (j["binds_per_s"], j["errors"]["total"]))' "$LFE_WORK/$1.json"
 }
 

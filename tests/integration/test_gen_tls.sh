@@ -57,6 +57,7 @@ gen() {
 		--user-fmt "uid=user%u,ou=people,$LFE_SUFFIX" --password-fmt 'pw-%u' --quiet \
 		--arp-timeout-ms 10000 --connect-timeout-ms 10000 \
 		--json "$LFE_WORK/$name.json" "$@" > "$LFE_WORK/$name.log" 2>&1 || GEN_RC=$?
+	rm -rf "/var/run/dpdk/$LFE_PREFIX-gen"   # lib.sh's trap knows only the daemon's prefix
 }
 # jget NAME EXPR: a Python expression over the JSON report j.
 jget() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$LFE_WORK/$1.json" "$2"; }
