@@ -35,6 +35,7 @@
 #include "dataplane/tcp.h"
 #include "gen/hist.h"
 #include "gen/opts.h"
+#include "gen/tlsc.h"
 #include "ldap/client.h"
 
 #define BURST 32u
@@ -60,11 +61,11 @@ enum cstate { CS_IDLE, CS_CONNECTING, CS_READY, CS_WAIT, CS_CLOSING };
 enum bkind { BK_OK, BK_WRONG, BK_UNKNOWN };
 
 enum err_kind {
-	E_MSGID, E_OP, E_RC, E_DECODE, E_NOTICE, E_RESET, E_CLOSED, E_CONNECT, E_SEND, E_MAX
+	E_MSGID, E_OP, E_RC, E_DECODE, E_NOTICE, E_RESET, E_CLOSED, E_CONNECT, E_SEND, E_TLS, E_MAX
 };
 static const char *const err_names[E_MAX] = {
 	"msgid", "op", "result_code", "decode", "notice_of_disconnection", "reset", "closed",
-	"connect", "send_space",
+	"connect", "send_space", "tls",
 };
 
 struct gconn {
@@ -79,6 +80,7 @@ struct gconn {
 	uint64_t t_syn;           /* tsc when the connection was opened */
 	bool opened;              /* reached ESTABLISHED */
 	bool in_ready;            /* queued in g->ready (at most once) */
+	struct lfe_tlsc_conn *tls;   /* --tls: from on_open to on_close */
 };
 
 struct counters {
@@ -125,6 +127,7 @@ struct gen {
 	uint16_t ntx;
 
 	struct lfe_tcp *tcp;
+	struct lfe_tlsc *tlsc;    /* NULL: cleartext */
 	struct gconn *c;
 	struct idxq ready, reconnect;
 	bool measuring;           /* binds are issued only between start and end */
@@ -200,6 +203,33 @@ static struct gconn *conn_of(struct lfe_tcp_conn *tc)
 	return lfe_tcp_conn_app(tc);
 }
 
+/* ---- TLS (--tls): records through gen/tlsc.c, bytes through TCP ---- */
+
+/* Move the connection's pending ciphertext into the TCP send ring. False
+ * if some had to stay (the ring is full: with one request outstanding it
+ * never is). */
+static bool tls_flush(struct gconn *c)
+{
+	size_t pend;
+	uint8_t *p;
+
+	while ((pend = lfe_tlsc_out_pending(c->tls)) > 0) {
+		size_t room = lfe_tcp_send_space(c->tc, &p);
+		if (room == 0)
+			return false;
+		lfe_tcp_send_commit(c->tc, lfe_tlsc_out(c->tls, p, room < pend ? room : pend));
+	}
+	return true;
+}
+
+/* Queue one PDU whole: in clear, or as a TLS record. */
+static bool conn_send(struct gconn *c, const uint8_t *pdu, size_t n)
+{
+	if (!c->tls)
+		return lfe_tcp_send(c->tc, pdu, n) == n;
+	return lfe_tlsc_write(c->tls, pdu, n) == 0 && tls_flush(c);
+}
+
 /* A connection whose entry is still queued (it closed and reopened while
  * waiting) keeps that entry: issue() checks the state when it pops. */
 static void ready_push(struct gen *g, struct gconn *c)
@@ -220,6 +250,12 @@ static int gen_on_open(void *ctx, struct lfe_tcp_conn *tc)
 	c->st = CS_READY;
 	c->opened = true;
 	c->answered = 0;
+	if (g->tlsc) {
+		/* Binds wait for the handshake (gen_on_data pushes it ready). */
+		c->tls = lfe_tlsc_conn_new(g->tlsc, c->idx);
+		if (!c->tls || !tls_flush(c))
+			return -ENOMEM;
+	}
 	if (g->measuring)
 		lfe_hist_add(&g->lat_conn, g->now_tsc - c->t_syn);
 	g->ct.conns_opened++;
@@ -230,7 +266,8 @@ static int gen_on_open(void *ctx, struct lfe_tcp_conn *tc)
 		c->left = 1u;
 	else
 		c->left = g->o.binds_per_conn ? g->o.binds_per_conn : UINT32_MAX;
-	ready_push(g, c);
+	if (!c->tls)
+		ready_push(g, c);
 	return 0;
 }
 
@@ -243,8 +280,14 @@ static void end_session(struct gen *g, struct gconn *c)
 	ssize_t n = lfe_ldap_enc_unbind_req(pdu, sizeof(pdu), id);
 
 	c->msgid = id;
-	if (n > 0 && lfe_tcp_send(c->tc, pdu, (size_t)n) != (size_t)n)
+	if (c->tls && !lfe_tlsc_up(c->tls))
+		n = 0;   /* mid-handshake: there is nothing to unbind */
+	if (n > 0 && !conn_send(c, pdu, (size_t)n))
 		g->ct.err[E_SEND]++;
+	if (c->tls) {
+		lfe_tlsc_shutdown(c->tls);   /* close_notify, then FIN */
+		tls_flush(c);
+	}
 	c->st = CS_CLOSING;
 	lfe_tcp_close(c->tc);
 }
@@ -294,14 +337,12 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 		ready_push(g, c);
 }
 
-static size_t gen_on_data(void *ctx, struct lfe_tcp_conn *tc, const uint8_t *data, size_t len)
+/* Check every whole response in (data, len); returns the bytes used. */
+static size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
 {
-	struct gen *g = ctx;
-	struct gconn *c = conn_of(tc);
+	struct lfe_tcp_conn *tc = c->tc;
 	size_t used = 0;
 
-	if (!c)
-		return len;
 	while (used < len) {
 		size_t pl;
 		int rc = lfe_ldap_frame(data + used, len - used, 65536, &pl);
@@ -321,6 +362,51 @@ static size_t gen_on_data(void *ctx, struct lfe_tcp_conn *tc, const uint8_t *dat
 	return used;
 }
 
+struct tls_plain_arg {
+	struct gen *g;
+	struct gconn *c;
+};
+
+static size_t tls_plain(void *arg, const uint8_t *p, size_t n)
+{
+	struct tls_plain_arg *a = arg;
+	return take_responses(a->g, a->c, p, n);
+}
+
+/* Ciphertext in: the handshake, or records holding responses. */
+static size_t tls_on_data(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
+{
+	struct tls_plain_arg a = { g, c };
+
+	if (lfe_tlsc_failed(c->tls))
+		return len;   /* closing after a failure, counted once */
+	int rc = lfe_tlsc_input(c->tls, data, len, tls_plain, &a);
+
+	tls_flush(c);   /* handshake messages, alerts */
+	if (rc < 0) {
+		/* Counted once here; gen_on_close does not count it again. */
+		g->ct.err[E_TLS]++;
+		if (c->st == CS_WAIT)
+			c->st = CS_READY;
+		lfe_tcp_close(c->tc);
+	} else if (rc == LFE_TLSC_UP && c->st == CS_READY) {
+		ready_push(g, c);
+	}
+	return len;
+}
+
+static size_t gen_on_data(void *ctx, struct lfe_tcp_conn *tc, const uint8_t *data, size_t len)
+{
+	struct gen *g = ctx;
+	struct gconn *c = conn_of(tc);
+
+	if (!c)
+		return len;
+	if (c->tls)
+		return tls_on_data(g, c, data, len);
+	return take_responses(g, c, data, len);
+}
+
 static void gen_on_close(void *ctx, struct lfe_tcp_conn *tc, int reason)
 {
 	struct gen *g = ctx;
@@ -335,9 +421,16 @@ static void gen_on_close(void *ctx, struct lfe_tcp_conn *tc, int reason)
 			g->ct.sessions++;
 	} else if (!c->opened) {
 		g->ct.err[E_CONNECT]++;
+	} else if (c->tls && lfe_tlsc_failed(c->tls)) {
+		/* counted in tls_on_data */
+	} else if (c->tls && !lfe_tlsc_up(c->tls) && c->st != CS_CLOSING) {
+		lfe_tlsc_peer_gone(c->tls);   /* the server left mid-handshake */
+		g->ct.err[E_TLS]++;
 	} else if (!(g->stopping && c->st == CS_READY)) {
 		g->ct.err[reason ? E_RESET : E_CLOSED]++;
 	}
+	lfe_tlsc_conn_free(c->tls);
+	c->tls = NULL;
 	c->tc = NULL;
 	c->st = CS_IDLE;
 	c->opened = false;
@@ -401,7 +494,7 @@ static void send_bind(struct gen *g, struct gconn *c)
 	c->msgid = c->msgid >= INT32_MAX - 1 ? 1 : c->msgid + 1;
 	ssize_t n = dl < 0 || pl < 0 ? -EINVAL :
 		    lfe_ldap_enc_bind_req(pdu, sizeof(pdu), c->msgid, dn, (size_t)dl, pw, (size_t)pl);
-	if (n < 0 || lfe_tcp_send(c->tc, pdu, (size_t)n) != (size_t)n) {
+	if (n < 0 || !conn_send(c, pdu, (size_t)n)) {
 		/* One outstanding request never fills a send buffer: treat as broken. */
 		g->ct.err[E_SEND]++;
 		lfe_tcp_abort(c->tc);
@@ -439,7 +532,7 @@ static void issue(struct gen *g)
 		q_pop(&g->ready, &i);
 		struct gconn *c = &g->c[i];
 		c->in_ready = false;
-		if (c->st == CS_READY && c->tc)
+		if (c->st == CS_READY && c->tc && (!c->tls || lfe_tlsc_up(c->tls)))
 			send_bind(g, c);
 	}
 }
@@ -645,6 +738,8 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
+		if (g->tlsc)
+			lfe_tlsc_report(g->tlsc, f, false);
 		return;
 	}
 	fprintf(f, "{\n  \"workload\": \"%s\", \"conns\": %u, \"rate\": %.0f, \"duration_s\": %.6f,"
@@ -668,6 +763,7 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 	fprintf(f, "  \"tcp\": {\"opened\": %" PRIu64 ", \"retransmits\": %" PRIu64
 		   ", \"rto_timeouts\": %" PRIu64 ", \"resets\": %" PRIu64 "},\n",
 		c->conns_opened, ts->retransmits, ts->rto_timeouts, ts->conns_reset);
+	lfe_tlsc_report(g->tlsc, f, true);
 	fprintf(f, "  \"frames\": {\"tx\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
 		   ", \"rx_drops\": %" PRIu64 "}\n}\n",
 		c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
@@ -898,13 +994,30 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ldapfe-gen: TCP stack: %s\n", strerror(-rc));
 		goto out;
 	}
+	if (g->o.tls) {
+		char ip[16];
+		lfe_net_fmt_ipv4(g->o.dst_ip, ip);
+		struct lfe_tlsc_cfg tcfg = {
+			.version = g->o.tls_version, .ca_file = g->o.tls_ca, .verify_ip = ip,
+			.resume = (enum lfe_tlsc_resume)g->o.tls_resume, .slots = g->o.conns,
+			.starttls = g->o.starttls,
+		};
+		g->tlsc = lfe_tlsc_new(&tcfg, err, sizeof(err));
+		if (!g->tlsc) {
+			fprintf(stderr, "ldapfe-gen: %s\n", err);
+			goto out;
+		}
+	}
 	if (port_setup(g) < 0)
 		goto out;
 	status = run(g);
 	rte_eth_dev_stop(g->port_id);
 	rte_eth_dev_close(g->port_id);
 out:
-	lfe_tcp_free(g->tcp);
+	lfe_tcp_free(g->tcp);   /* no callbacks: TLS connections left open are freed here */
+	for (uint32_t i = 0; g->c && i < g->o.conns; i++)
+		lfe_tlsc_conn_free(g->c[i].tls);
+	lfe_tlsc_free(g->tlsc);
 	free(g->c);
 	free(g->ready.v);
 	free(g->reconnect.v);

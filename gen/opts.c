@@ -17,7 +17,9 @@ const char *const lfe_gen_usage =
 	"       [--wrong-pct P] [--unknown-pct P] [--rate R|max] [--duration S]\n"
 	"       [--binds-per-conn N]\n"
 	"       [--sport-range LO-HI] [--seed N] [--arp-timeout-ms MS]\n"
-	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n";
+	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
+	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
+	"        [--tls-resume[=slot|shared]]]\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -117,7 +119,7 @@ static int parse_cidr(const char *s, uint32_t *addr, uint8_t *len)
 enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
-	O_QUIET, O_HELP, O_BPC,
+	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS,
 };
 
 int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err, size_t errlen)
@@ -145,10 +147,16 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "json", required_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "binds-per-conn", required_argument, NULL, O_BPC },
+		{ "tls", no_argument, NULL, O_TLS },
+		{ "starttls", no_argument, NULL, O_STARTTLS },
+		{ "tls-version", required_argument, NULL, O_TLSV },
+		{ "tls-ca", required_argument, NULL, O_TLSCA },
+		{ "tls-resume", optional_argument, NULL, O_TLSR },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
+	bool have_dport = false, have_tls_sub = false;
 	uint32_t v;
 	int c;
 
@@ -180,6 +188,7 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 			if (parse_u32(a, 1, 65535, &v) < 0)
 				return errf(err, errlen, "--dport: \"%s\": 1..65535", a);
 			o->dport = (uint16_t)v;
+			have_dport = true;
 			break;
 		case O_WL:
 			if (strcmp(a, "persistent") == 0)
@@ -281,6 +290,38 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		case O_QUIET:
 			o->quiet = true;
 			break;
+		case O_TLS:
+			o->tls = true;
+			break;
+		case O_STARTTLS:
+			o->tls = o->starttls = true;
+			break;
+		case O_TLSV:
+			if (strcmp(a, "1.2") == 0)
+				o->tls_version = 12;
+			else if (strcmp(a, "1.3") == 0)
+				o->tls_version = 13;
+			else if (strcmp(a, "any") == 0)
+				o->tls_version = 0;
+			else
+				return errf(err, errlen, "--tls-version: \"%s\": 1.2, 1.3 or any", a);
+			have_tls_sub = true;
+			break;
+		case O_TLSCA:
+			if (strlen(a) == 0 || strlen(a) >= sizeof(o->tls_ca))
+				return errf(err, errlen, "--tls-ca: empty or too long");
+			snprintf(o->tls_ca, sizeof(o->tls_ca), "%s", a);
+			have_tls_sub = true;
+			break;
+		case O_TLSR:
+			if (!a || strcmp(a, "slot") == 0)
+				o->tls_resume = LFE_GEN_RESUME_SLOT;
+			else if (strcmp(a, "shared") == 0)
+				o->tls_resume = LFE_GEN_RESUME_SHARED;
+			else
+				return errf(err, errlen, "--tls-resume=\"%s\": slot or shared", a);
+			have_tls_sub = true;
+			break;
 		case O_HELP:
 			return errf(err, errlen, "help");
 		default:
@@ -299,6 +340,10 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		return errf(err, errlen, "--gateway is not inside --src-ip's subnet");
 	if (!o->gateway && (o->dst_ip & mask) != (o->src_ip & mask))
 		return errf(err, errlen, "--dst-ip is off-link: give --gateway");
+	if (have_tls_sub && !o->tls)
+		return errf(err, errlen, "--tls-version, --tls-ca and --tls-resume need --tls or --starttls");
+	if (o->tls && !o->starttls && !have_dport)
+		o->dport = 636;
 	if (o->wl == LFE_WL_MIX) {
 		if (!have_wrong)
 			o->wrong_pct = 10;

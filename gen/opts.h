@@ -16,6 +16,13 @@ enum lfe_gen_workload {
 
 #define LFE_GEN_FMT_MAX 256u
 
+/* --tls-resume: what a reconnect offers (gen/tlsc.h's lfe_tlsc_resume). */
+enum lfe_gen_tls_resume {
+	LFE_GEN_RESUME_OFF = 0,
+	LFE_GEN_RESUME_SLOT = 1,     /* each connection slot its own session */
+	LFE_GEN_RESUME_SHARED = 2,   /* one session for all */
+};
+
 struct lfe_gen_opts {
 	char port[256];          /* vdev string or PCI address */
 	uint32_t src_ip;         /* host order */
@@ -38,6 +45,12 @@ struct lfe_gen_opts {
 	uint32_t arp_timeout_ms, connect_timeout_ms;
 	char json[512];          /* empty: no JSON */
 	bool quiet;              /* no per-second lines */
+	/* TLS: --tls (LDAPS; --dport then defaults to 636) or --starttls */
+	bool tls;
+	bool starttls;           /* --starttls: StartTLS on the LDAP port, then TLS */
+	uint8_t tls_version;     /* 0: 1.2 or 1.3; 12 or 13: that one only */
+	enum lfe_gen_tls_resume tls_resume;
+	char tls_ca[512];        /* empty: the server's certificate is not verified */
 };
 
 /* Defaults for everything optional (wrong/unknown shares depend on the

@@ -367,6 +367,20 @@ static void test_opts(void)
 		{ BASE "--bogus 1", -EINVAL },
 		{ BASE "stray", -EINVAL },
 		{ BASE "--users 2000000000 --user-base 1000000000", -EINVAL },
+		{ BASE "--tls", 0 },
+		{ BASE "--tls --tls-version 1.3 --tls-ca /tmp/ca.pem --tls-resume --workload session", 0 },
+		{ BASE "--tls --tls-version any --tls-resume=shared", 0 },
+		{ BASE "--tls --tls-resume=slot --tls-version 1.2", 0 },
+		{ BASE "--tls --tls-version 1.1", -EINVAL },
+		{ BASE "--tls --tls-version", -EINVAL },
+		{ BASE "--tls --tls-resume=bogus", -EINVAL },
+		{ BASE "--tls --tls-resume shared", -EINVAL },   /* optional value: only with = */
+		{ BASE "--tls-resume", -EINVAL },                 /* needs --tls */
+		{ BASE "--tls-version 1.3", -EINVAL },
+		{ BASE "--tls-ca /tmp/ca.pem", -EINVAL },
+		{ BASE "--tls=yes", -EINVAL },
+		{ BASE "--starttls --tls-resume --workload session", 0 },
+		{ BASE "--starttls=1", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct lfe_gen_opts o;
@@ -386,6 +400,19 @@ static void test_opts(void)
 	      o.prefix_len == 24 && o.dst_ip == 0x0a000001, "fields");
 	CHECK(parse_line(BASE "--rate max", &o, err, sizeof(err)) == 0 && o.rate == 0, "rate max");
 	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");
+	CHECK(parse_line(BASE, &o, err, sizeof(err)) == 0 && !o.tls && o.dport == 389 &&
+	      o.tls_resume == LFE_GEN_RESUME_OFF && !o.tls_ca[0], "cleartext by default");
+	CHECK(parse_line(BASE "--tls", &o, err, sizeof(err)) == 0 && o.tls && o.dport == 636 &&
+	      o.tls_version == 0 && o.tls_resume == LFE_GEN_RESUME_OFF, "--tls: LDAPS port 636");
+	CHECK(parse_line(BASE "--dport 1636 --tls", &o, err, sizeof(err)) == 0 && o.dport == 1636,
+	      "--tls keeps an explicit --dport");
+	CHECK(parse_line(BASE "--tls --tls-version 1.2 --tls-resume --tls-ca /x/ca.pem", &o, err,
+			 sizeof(err)) == 0 && o.tls_version == 12 && o.tls_resume == LFE_GEN_RESUME_SLOT &&
+	      strcmp(o.tls_ca, "/x/ca.pem") == 0, "tls fields");
+	CHECK(parse_line(BASE "--starttls", &o, err, sizeof(err)) == 0 && o.tls && o.starttls &&
+	      o.dport == 389, "--starttls: TLS on the LDAP port");
+	CHECK(parse_line(BASE "--tls --tls-version 1.3 --tls-resume=shared", &o, err, sizeof(err)) == 0 &&
+	      o.tls_version == 13 && o.tls_resume == LFE_GEN_RESUME_SHARED, "tls 1.3, shared");
 #undef BASE
 }
 

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# tests/bench/tls-bench.sh — TLS figures of issue 9 with ldapfe-gen over
+# net_memif: ldapfe (1 worker, CPU 0) ⟷ ldapfe-gen (CPU 1), as in
+# stream-bench.sh, a small store, LDAPS on 636 and cleartext on 389.
+#
+#   tests/bench/tls-bench.sh BIN_DIR [RUNS] [SECONDS]
+#
+# BIN_DIR holds ldapfe, ldapfe-gen and ldapfectl, or is a meson build dir
+# (a release or -O3 build: build-release/).
+# Rows (each the median of RUNS runs of SECONDS, ldapfe restarted per run):
+#   persistent binds/s, cleartext             (LFE_BENCH_CONNS connections)
+#   persistent binds/s over TLS 1.3, and its ratio to cleartext
+#   full handshakes/s, ECDSA P-256 certificate  (session workload: connect,
+#       handshake, bind, unbind, close; no resumption)
+#   full handshakes/s, RSA-2048 certificate
+#   resumed handshakes/s (session workload, --tls-resume: TLS 1.3 tickets)
+# with ldapfe's busy µs per bind (worker busy cycles / binds, telemetry
+# around the generator's run; one bind per session, so for the session rows
+# it is the cost of a whole session). Certificates are made here with the
+# openssl CLI. Needs root (a namespace). The machine's load is printed
+# before and after: on a shared machine the figures move with it.
+#
+# LFE_TBENCH_CALLGRIND=1: instead, one run per row with ldapfe under
+# callgrind: instructions per bind (per session) of the receive path and
+# the segments out, a figure a shared machine does not disturb.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=$(cd "${1:?usage: tls-bench.sh BIN_DIR [RUNS] [SECONDS]}" && pwd)
+RUNS=${2:-3}
+DUR=${3:-4}
+USERS=${LFE_BENCH_USERS:-10000}
+CONNS=${LFE_BENCH_CONNS:-16}
+SUFFIX="dc=example,dc=com"
+NS=lfe-tbench${LFE_NS_TAG:-}
+TAG=lfe-tb${LFE_NS_TAG:-}
+SADDR=10.99.53.1
+CADDR=10.99.53.2
+WORK=$(mktemp -d /tmp/lfe-tbench.XXXXXX)
+PY=/usr/bin/python3
+[[ $EUID -eq 0 ]] || { echo "tls-bench.sh: needs root" >&2; exit 1; }
+# BIN_DIR: the three programs side by side, or a meson build dir.
+LFE_BIN=$BIN/ldapfe GEN_BIN=$BIN/ldapfe-gen CTL_BIN=$BIN/ldapfectl
+[[ -x $LFE_BIN ]] || { LFE_BIN=$BIN/dataplane/ldapfe GEN_BIN=$BIN/gen/ldapfe-gen CTL_BIN=$BIN/mgmt/ldapfectl; }
+for b in "$LFE_BIN" "$GEN_BIN" "$CTL_BIN"; do [[ -x $b ]] || { echo "tls-bench.sh: no $b" >&2; exit 1; }; done
+
+LFE_PID=
+cleanup() {
+	set +e
+	if [[ -n $LFE_PID ]] && kill -0 "$LFE_PID" 2>/dev/null; then
+		kill -TERM "$LFE_PID"; sleep 0.5; kill -KILL "$LFE_PID" 2>/dev/null; wait "$LFE_PID" 2>/dev/null
+	fi
+	ip netns del "$NS" 2>/dev/null
+	[[ ${LFE_KEEP:-0} == 1 ]] && echo "kept $WORK" >&2 || rm -rf "$WORK"
+	rm -rf /var/run/dpdk/$TAG-*
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "load before: $(uptime)"
+"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/u.ldif"
+mkdir -p "$WORK/store"
+"$CTL_BIN" --store "$WORK/store" init --suffix "$SUFFIX" >/dev/null
+"$CTL_BIN" --store "$WORK/store" import "$WORK/u.ldif" >/dev/null
+
+# A CA and two server certificates for SADDR: ECDSA P-256 and RSA-2048.
+P=$WORK/pki
+mkdir -p "$P"
+ossl() { openssl "$@" >/dev/null 2>&1 || { echo "tls-bench.sh: openssl $1 failed" >&2; exit 1; }; }
+ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/ca.key" \
+	-out "$P/ca.crt" -days 2 -subj "/CN=ldapfe bench CA"
+printf 'subjectAltName = IP:%s\nextendedKeyUsage = serverAuth\n' "$SADDR" > "$P/ext"
+for k in ec rsa; do
+	if [[ $k == ec ]]; then kopt=(-newkey ec -pkeyopt ec_paramgen_curve:P-256); else kopt=(-newkey rsa:2048); fi
+	ossl req "${kopt[@]}" -nodes -keyout "$P/$k.key" -out "$P/$k.csr" -subj "/CN=$SADDR"
+	ossl x509 -req -in "$P/$k.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+		-out "$P/$k.crt" -days 2 -extfile "$P/ext"
+done
+
+ip netns del "$NS" 2>/dev/null || true
+ip netns add "$NS"
+SOCK=$WORK/memif.sock
+for k in ec rsa; do
+	cat > "$WORK/$k.conf" <<CONF
+[store]
+path = $WORK/store
+[ldap]
+port = 389
+ldaps_ports = 636
+max_conns_per_core = 65536
+[tls]
+certificate = $P/$k.crt
+key = $P/$k.key
+[port0]
+dev = net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no
+address = $SADDR/24
+[workers]
+lcores = 0
+CONF
+done
+
+telemetry() {
+	ip netns exec "$NS" timeout 10 "$PY" - "/var/run/dpdk/$TAG-srv/dpdk_telemetry.v2" <<'PYEOF'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+json.loads(s.recv(16384).decode())
+s.send(b"/ldapfe/stats")
+t = json.loads(s.recv(1 << 20).decode())["/ldapfe/stats"]["total"]
+print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])
+PYEOF
+}
+
+# one CERT WORKLOAD GEN_ARGS...: one run; prints "ops/s busy_us/bind errors
+# full resumed" (ops: binds/s for persistent, sessions/s for session).
+one() {
+	local cert=$1 wl=$2; shift 2
+	ip netns exec "$NS" "$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
+		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
+	LFE_PID=$!
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
+		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	sleep 1
+	local b0 b1
+	b0=$(telemetry)
+	rm -f "$WORK/g.json"
+	ip netns exec "$NS" timeout $((DUR + 60)) "$GEN_BIN" -l 1 --no-pci --no-huge -m 512 \
+		--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+		--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
+		--src-ip "$CADDR/24" --dst-ip "$SADDR" \
+		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--workload "$wl" --conns "$CONNS" --rate max --duration "$DUR" --quiet \
+		--connect-timeout-ms 10000 --json "$WORK/g.json" "$@" > "$WORK/gen.log" 2>&1 ||
+		echo "gen exit $?: $(grep -h 'errors\|error:\|tls' "$WORK/gen.log" | head -3)" >&2
+	b1=$(telemetry)
+	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
+	LFE_PID=
+	"$PY" - "$WORK/g.json" "$b0" "$b1" "$wl" <<'PYEOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+a = [int(x) for x in sys.argv[2].split()]; b = [int(x) for x in sys.argv[3].split()]
+binds = max(b[1] - a[1], 1)
+t = g["tls"] or {}
+ops = g["sessions_per_s"] if sys.argv[4] == "session" else g["binds_per_s"]
+print("%.0f %.2f %d %d %d" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds, g["errors"]["total"],
+      t.get("handshakes_full", 0), t.get("handshakes_resumed", 0)))
+PYEOF
+}
+
+# cg CERT WORKLOAD CONNS RATE GEN_ARGS...: one run with ldapfe under
+# callgrind at a rate it keeps up with under valgrind (so few handshakes or
+# binds are in flight at the end; the persistent rows' CONNS handshakes
+# count in the window); prints, from lfe_tcp_input inclusive (TCP in, TLS,
+# LDAP, store, the answer queued; not the segments out, whose flush also
+# runs on idle polls): instructions per bind without the handshakes, and
+# instructions per handshake (SSL_do_handshake inclusive / handshakes the
+# generator completed). A loaded machine does not disturb these counts.
+# The annotations stay in WORK/cg-*.txt.
+cg() {
+	local cert=$1 wl=$2 conns=$3 rate=$4; shift 4
+	rm -f "$WORK"/cg.out.*
+	ip netns exec "$NS" valgrind --tool=callgrind --collect-atstart=no \
+		--toggle-collect=lfe_worker_main --callgrind-out-file="$WORK/cg.out.%p" \
+		"$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
+		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
+	LFE_PID=$!
+	local i try
+	for ((i = 0; i < 600; i++)); do
+		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
+		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	sleep 8   # memif's control channel under valgrind on a busy machine
+	for ((try = 1; try <= 4; try++)); do
+		callgrind_control -z "$LFE_PID" >/dev/null 2>&1
+		ip netns exec "$NS" timeout $((DUR + 120)) "$GEN_BIN" -l 1 --no-pci --no-huge -m 512 \
+			--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+			--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
+			--src-ip "$CADDR/24" --dst-ip "$SADDR" \
+			--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+			--workload "$wl" --conns "$conns" --rate "$rate" --duration "$DUR" --quiet \
+			--connect-timeout-ms 20000 --json "$WORK/g.json" "$@" > "$WORK/gen.log" 2>&1 && break
+		grep -q "still down" "$WORK/gen.log" && ((try < 4)) && continue
+		echo "gen failed: $(tail -3 "$WORK/gen.log")" >&2
+		break
+	done
+	callgrind_control -d "$LFE_PID" >/dev/null 2>&1
+	sleep 1
+	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
+	LFE_PID=
+	local dump ann=$WORK/cg-$cert-$wl-$*.txt
+	ann=${ann// /}
+	dump=$(ls "$WORK"/cg.out.*.1 | head -1)
+	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$dump" > "$ann" 2>/dev/null || true
+	irf() { awk -v f="$1" '$0 ~ f && !n++ { gsub(",", "", $1); print $1 }' "$ann"; }
+	"$PY" - "$(irf ':lfe_tcp_input ')" "$(irf ':SSL_do_handshake ')" "$WORK/g.json" <<'PYEOF'
+import json, sys
+inp, hs = int(sys.argv[1] or 0), int(sys.argv[2] or 0); g = json.load(open(sys.argv[3]))
+t = g["tls"] or {}
+nhs = max(t.get("handshakes_full", 0) + t.get("handshakes_resumed", 0), 1)
+print("%.0f %.0f %d/%d/%d" % ((inp - hs) / max(g["binds"], 1), hs / nhs, g["errors"]["total"],
+      g["binds"], nhs))
+PYEOF
+}
+
+if [[ ${LFE_TBENCH_CALLGRIND:-0} == 1 ]]; then
+	declare -A CG
+	CG[clear]=$(cg ec persistent 4 1000 --dport 389)
+	CG[tls]=$(cg ec persistent 4 1000 --tls --tls-version 1.3)
+	CG[full_ec]=$(cg ec session 4 50 --tls --tls-version 1.3)
+	CG[full_rsa]=$(cg rsa session 4 50 --tls --tls-version 1.3)
+	CG[resumed]=$(cg ec session 4 50 --tls --tls-version 1.3 --tls-resume)
+	echo "callgrind: ldapfe's instructions in lfe_tcp_input (TCP in, TLS, LDAP, store, answer queued)"
+	f() { set -- $1; echo "$1"; }      # per bind
+	h() { set -- $1; echo "$2"; }      # per handshake
+	echo "per bind, handshakes excluded: cleartext $(f "${CG[clear]}"), TLS 1.3 $(f "${CG[tls]}")"
+	echo "per handshake: full ECDSA P-256 $(h "${CG[full_ec]}"), full RSA-2048 $(h "${CG[full_rsa]}"), resumed $(h "${CG[resumed]}")"
+	echo "(errors/binds/handshakes: $(for k in clear tls full_ec full_rsa resumed; do set -- ${CG[$k]}; printf '%s %s ' "$k" "$3"; done))"
+	echo "load after: $(uptime)"
+	exit 0
+fi
+
+# row NAME CERT WORKLOAD GEN_ARGS...: RUNS runs, then the median line.
+declare -A MED
+row() {
+	local name=$1 cert=$2 wl=$3; shift 3
+	local res=() r line
+	for ((r = 1; r <= RUNS; r++)); do
+		line=$(one "$cert" "$wl" "$@")
+		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed: $line" >&2
+		res+=("$line")
+	done
+	MED[$name]=$(printf '%s\n' "${res[@]}" | "$PY" -c '
+import sys, statistics
+r = [l.split() for l in sys.stdin if l.strip()]
+print("%.0f %.2f %d" % (statistics.median(float(x[0]) for x in r),
+      statistics.median(float(x[1]) for x in r), sum(int(x[2]) for x in r)))')
+}
+
+row clear ec persistent --dport 389
+row tls ec persistent --tls --tls-version 1.3
+row full_ec ec session --tls --tls-version 1.3
+row full_rsa rsa session --tls --tls-version 1.3
+row resumed ec session --tls --tls-version 1.3 --tls-resume
+
+echo "ldapfe 1 worker (CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif, $CONNS connections, rate max;"
+echo "median of $RUNS runs of $DUR s; busy µs per bind of the worker (per session in the session rows)"
+"$PY" - "${MED[clear]}" "${MED[tls]}" "${MED[full_ec]}" "${MED[full_rsa]}" "${MED[resumed]}" <<'PYEOF'
+import sys
+rows = [x.split() for x in sys.argv[1:]]
+names = ["persistent binds/s, cleartext", "persistent binds/s, TLS 1.3",
+         "full handshakes/s, ECDSA P-256 (session)", "full handshakes/s, RSA-2048 (session)",
+         "resumed handshakes/s, TLS 1.3 tickets (session)"]
+for n, r in zip(names, rows):
+    print("%-48s %9s/s  busy %7s us  errors %s" % (n, r[0], r[1], r[2]))
+print("%-48s %9.0f %%" % ("TLS / cleartext (persistent)", 100.0 * float(rows[1][0]) / max(float(rows[0][0]), 1)))
+PYEOF
+echo "load after: $(uptime)"
