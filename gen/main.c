@@ -33,15 +33,16 @@
 
 #include "dataplane/net.h"
 #include "dataplane/tcp.h"
+#include "gen/dist.h"
 #include "gen/hist.h"
 #include "gen/opts.h"
+#include "gen/pdu.h"
 #include "ldap/client.h"
 
 #define BURST 32u
 #define TXBUF 64u
 #define NB_DESC 1024u
 #define POOL_SIZE 16383u
-#define PDU_MAX 512u
 #define LINK_WAIT_MS 10000u
 #define DRAIN_MS 1000u
 #define CLOSE_MS 2000u
@@ -86,6 +87,7 @@ struct counters {
 	uint64_t err[E_MAX];
 	uint64_t rc_unexpected[3];     /* by kind asked: ok, wrong, unknown */
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
+	uint64_t busy_cycles;          /* polls that received or sent something */
 };
 
 /* A FIFO of connection indices (each connection is in it at most once). */
@@ -130,6 +132,9 @@ struct gen {
 	bool measuring;           /* binds are issued only between start and end */
 	bool stopping;            /* no new binds or connections */
 	uint64_t rng;
+	bool shares;              /* wrong or unknown shares asked */
+	struct lfe_gen_dist dist;
+	struct lfe_gen_bindtab *bt;
 
 	uint64_t hz, us_mult, now_tsc, now_us;
 	double tokens, tok_per_tsc, tok_cap;
@@ -200,6 +205,14 @@ static struct gconn *conn_of(struct lfe_tcp_conn *tc)
 	return lfe_tcp_conn_app(tc);
 }
 
+/* The one place where request bytes are handed to a connection (a TLS
+ * layer wraps here). 0, or -ENOBUFS when the send buffer did not take all. */
+static int conn_send(struct gen *g, struct gconn *c, const uint8_t *pdu, size_t len)
+{
+	(void)g;
+	return lfe_tcp_send(c->tc, pdu, len) == len ? 0 : -ENOBUFS;
+}
+
 /* A connection whose entry is still queued (it closed and reopened while
  * waiting) keeps that entry: issue() checks the state when it pops. */
 static void ready_push(struct gen *g, struct gconn *c)
@@ -243,7 +256,7 @@ static void end_session(struct gen *g, struct gconn *c)
 	ssize_t n = lfe_ldap_enc_unbind_req(pdu, sizeof(pdu), id);
 
 	c->msgid = id;
-	if (n > 0 && lfe_tcp_send(c->tc, pdu, (size_t)n) != (size_t)n)
+	if (n > 0 && conn_send(g, c, pdu, (size_t)n) < 0)
 		g->ct.err[E_SEND]++;
 	c->st = CS_CLOSING;
 	lfe_tcp_close(c->tc);
@@ -375,13 +388,19 @@ static void do_connect(struct gen *g, struct gconn *c)
 	q_push(&g->reconnect, c->idx);
 }
 
+static uint64_t rnd_cb(void *g)
+{
+	return rnd(g);
+}
+
+/* A bind as a random user of the population (by --dist), right, wrong or
+ * unknown by the shares asked: a pre-encoded request (gen/pdu.h), its
+ * message id and digits patched in; nothing is formatted here. */
 static void send_bind(struct gen *g, struct gconn *c)
 {
-	char dn[LFE_GEN_FMT_MAX + 16], pw[LFE_GEN_FMT_MAX + 16];
-	uint8_t pdu[PDU_MAX];
-	uint32_t pick = (uint32_t)(rnd(g) % 100u);
-	uint32_t u = g->o.user_base + (uint32_t)(rnd(g) % g->o.users);
-	int pl;
+	uint8_t pdu[LFE_GEN_PDU_MAX];
+	uint32_t pick = g->shares ? (uint32_t)(rnd(g) % 100u) : 100u;
+	uint32_t u = g->o.user_base + lfe_gen_dist_user(&g->dist, lfe_gen_dist_rank(&g->dist, rnd_cb, g));
 
 	if (pick < g->o.wrong_pct)
 		c->kind = BK_WRONG;
@@ -392,16 +411,9 @@ static void send_bind(struct gen *g, struct gconn *c)
 	/* Unknown users are numbered just past the population, so the same
 	 * format yields a well-formed DN that the store does not hold. */
 	uint32_t du = c->kind == BK_UNKNOWN ? u + g->o.users : u;
-	int dl = snprintf(dn, sizeof(dn), g->o.user_fmt, du);
-	pl = snprintf(pw, sizeof(pw), g->o.pw_fmt, u);
-	if (c->kind == BK_WRONG && pl >= 0 && (size_t)pl + 1 < sizeof(pw)) {
-		pw[pl++] = '!';
-		pw[pl] = '\0';
-	}
 	c->msgid = c->msgid >= INT32_MAX - 1 ? 1 : c->msgid + 1;
-	ssize_t n = dl < 0 || pl < 0 ? -EINVAL :
-		    lfe_ldap_enc_bind_req(pdu, sizeof(pdu), c->msgid, dn, (size_t)dl, pw, (size_t)pl);
-	if (n < 0 || lfe_tcp_send(c->tc, pdu, (size_t)n) != (size_t)n) {
+	ssize_t n = lfe_gen_bind_pdu(g->bt, pdu, sizeof(pdu), c->msgid, du, u, c->kind == BK_WRONG);
+	if (n < 0 || conn_send(g, c, pdu, (size_t)n) < 0) {
 		/* One outstanding request never fills a send buffer: treat as broken. */
 		g->ct.err[E_SEND]++;
 		lfe_tcp_abort(c->tc);
@@ -500,6 +512,7 @@ static void poll_once(struct gen *g)
 	struct rte_mbuf *rx[BURST];
 
 	clock_tick(g);
+	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx_frames + g->ct.tx_drops;
 	uint16_t n = rte_eth_rx_burst(g->port_id, 0, rx, BURST);
 	g->ct.rx_frames += n;
 	for (uint16_t k = 0; k < n; k++) {
@@ -523,6 +536,10 @@ static void poll_once(struct gen *g)
 	lfe_tcp_flush(g->tcp, g->now_us);
 	lfe_tcp_timers(g->tcp, g->now_us);
 	tx_flush(g);
+	/* Busy: the turn received or sent something (what the daemon's worker
+	 * counts as busy too), so busy cycles per bind compare across sides. */
+	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0)
+		g->ct.busy_cycles += rte_rdtsc() - t0;
 }
 
 static int port_setup(struct gen *g)
@@ -620,6 +637,7 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 	double p999 = us_of(g, lfe_hist_quantile(&g->lat, 0.999));
 	double mx = us_of(g, g->lat.max);
 	double mean = g->lat.count ? us_of(g, g->lat.sum) / (double)g->lat.count : 0;
+	double busy_per_bind = binds ? us_of(g, c->busy_cycles) / (double)binds : 0;
 
 	if (!json) {
 		fprintf(f, "ldapfe-gen: done: %s, %u conns, %.3f s: binds %" PRIu64 " (ok %" PRIu64
@@ -645,6 +663,8 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
+		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %%), %.3f us per bind\n", us_of(g, c->busy_cycles) / 1e6,
+			100.0 * us_of(g, c->busy_cycles) / 1e6 / secs, busy_per_bind);
 		return;
 	}
 	fprintf(f, "{\n  \"workload\": \"%s\", \"conns\": %u, \"rate\": %.0f, \"duration_s\": %.6f,"
@@ -654,6 +674,8 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 		binds, c->binds_sent, c->binds_ok, c->binds_invalid, c->sessions);
 	fprintf(f, "  \"binds_per_s\": %.1f, \"sessions_per_s\": %.1f,\n", (double)binds / secs,
 		(double)c->sessions / secs);
+	fprintf(f, "  \"gen_busy_cycles\": %" PRIu64 ", \"gen_busy_us_per_bind\": %.4f,\n", c->busy_cycles,
+		busy_per_bind);
 	fprintf(f, "  \"latency_us\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"max\": %.2f, "
 		   "\"mean\": %.2f, \"count\": %" PRIu64 "},\n", p50, p99, p999, mx, mean, g->lat.count);
 	fprintf(f, "  \"connect_us\": {\"p50\": %.2f, \"p99\": %.2f, \"max\": %.2f, \"count\": %" PRIu64 "},\n",
@@ -857,6 +879,16 @@ int main(int argc, char **argv)
 	g->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / g->hz);
 	g->rng = g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull;
 	g->next_hop = g->o.gateway ? g->o.gateway : g->o.dst_ip;
+	g->shares = g->o.wrong_pct + g->o.unknown_pct > 0;
+	if (lfe_gen_dist_init(&g->dist, g->o.dist, g->o.users, g->o.zipf_s) < 0) {
+		fprintf(stderr, "ldapfe-gen: --dist: bad parameters\n");
+		goto out;
+	}
+	g->bt = lfe_gen_bindtab_new(g->o.user_fmt, g->o.pw_fmt, &rc);
+	if (!g->bt) {
+		fprintf(stderr, "ldapfe-gen: bind templates: %s\n", strerror(-rc));
+		goto out;
+	}
 	if (g->o.rate > 0) {
 		g->tok_per_tsc = g->o.rate / (double)g->hz;
 		/* 50 ms of tokens: the generator shares cores with the kernel and
@@ -905,6 +937,7 @@ int main(int argc, char **argv)
 	rte_eth_dev_close(g->port_id);
 out:
 	lfe_tcp_free(g->tcp);
+	lfe_gen_bindtab_free(g->bt);
 	free(g->c);
 	free(g->ready.v);
 	free(g->reconnect.v);

@@ -9,13 +9,15 @@
 #include <string.h>
 
 #include "dataplane/net.h"
+#include "gen/dist.h"
+#include "gen/pdu.h"
 
 const char *const lfe_gen_usage =
 	"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B\n"
 	"       [--gateway G] [--dport 389] [--workload persistent|session|mix] [--conns N]\n"
 	"       [--users N] [--user-base N] [--user-fmt FMT] [--password-fmt FMT]\n"
 	"       [--wrong-pct P] [--unknown-pct P] [--rate R|max] [--duration S]\n"
-	"       [--binds-per-conn N]\n"
+	"       [--binds-per-conn N] [--dist uniform|zipf:S]\n"
 	"       [--sport-range LO-HI] [--seed N] [--arp-timeout-ms MS]\n"
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n";
 
@@ -48,28 +50,9 @@ void lfe_gen_opts_defaults(struct lfe_gen_opts *o)
 
 int lfe_gen_fmt_check(const char *fmt)
 {
-	unsigned convs = 0;
+	struct lfe_gen_fmt f;
 
-	for (const char *p = fmt; *p; p++) {
-		if (*p != '%')
-			continue;
-		p++;
-		if (*p == '%')
-			continue;
-		unsigned width = 0, digits = 0;
-		if (*p == '0')
-			p++;
-		while (*p >= '0' && *p <= '9') {
-			width = width * 10u + (unsigned)(*p - '0');
-			if (++digits > 2)
-				return -EINVAL;
-			p++;
-		}
-		if (*p != 'u' || width > 20)
-			return -EINVAL;
-		convs++;
-	}
-	return convs == 1 ? 0 : -EINVAL;
+	return strlen(fmt) < LFE_GEN_FMT_MAX && lfe_gen_fmt_parse(fmt, &f) == 0 ? 0 : -EINVAL;
 }
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
@@ -117,7 +100,7 @@ static int parse_cidr(const char *s, uint32_t *addr, uint8_t *len)
 enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
-	O_QUIET, O_HELP, O_BPC,
+	O_QUIET, O_HELP, O_BPC, O_DIST,
 };
 
 int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err, size_t errlen)
@@ -145,6 +128,7 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "json", required_argument, NULL, O_JSON },
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "binds-per-conn", required_argument, NULL, O_BPC },
+		{ "dist", required_argument, NULL, O_DIST },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -277,6 +261,16 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		case O_BPC:
 			if (parse_u32(a, 0, UINT32_MAX - 1, &o->binds_per_conn) < 0)
 				return errf(err, errlen, "--binds-per-conn: \"%s\": 0 (never) or a count", a);
+			break;
+		case O_DIST:
+			if (strcmp(a, "uniform") == 0) {
+				o->dist = LFE_DIST_UNIFORM;
+			} else if (strncmp(a, "zipf:", 5) == 0 && parse_pos_double(a + 5, &o->zipf_s) == 0 &&
+				   o->zipf_s <= 100) {
+				o->dist = LFE_DIST_ZIPF;
+			} else {
+				return errf(err, errlen, "--dist: \"%s\": uniform or zipf:S (0 < S ≤ 100)", a);
+			}
 			break;
 		case O_QUIET:
 			o->quiet = true;

@@ -38,6 +38,8 @@ struct lfe_gen_opts {
 	uint32_t arp_timeout_ms, connect_timeout_ms;
 	char json[512];          /* empty: no JSON */
 	bool quiet;              /* no per-second lines */
+	int dist;                /* enum lfe_gen_dist_kind (gen/dist.h) */
+	double zipf_s;           /* --dist zipf:S */
 };
 
 /* Defaults for everything optional (wrong/unknown shares depend on the
