@@ -495,6 +495,25 @@ static void test_opts(void)
 		{ BASE "--dist zipf:", -EINVAL },
 		{ BASE "--dist zipf:x", -EINVAL },
 		{ BASE "--dist pareto", -EINVAL },
+		{ BASE "--workload hold --conns 20000 --bind-frac 0.05 --syn-rate 5000", 0 },
+		/* more connections than one address has ports: a source range */
+		{ BASE "--workload hold --conns 100000 --src-ips 10.0.0.100-10.0.0.131", 0 },
+		{ BASE "--workload hold --conns 100000", -EINVAL },
+		{ BASE "--workload hold --conns 1000000 --src-ips 10.0.0.0/24", -EINVAL },   /* .1 is the server */
+		{ "--port p --src-ip 10.0.0.2/16 --dst-ip 10.0.0.1 --workload hold --conns 1000000 --src-ips 10.0.1.0/24", 0 },
+		{ BASE "--src-ips 10.0.0.1-10.0.0.9", -EINVAL },      /* holds the server */
+		{ BASE "--src-ips 10.0.1.5-10.0.1.9", -EINVAL },      /* off the subnet */
+		{ BASE "--src-ips 10.0.0.9-10.0.0.5", -EINVAL },
+		{ BASE "--src-ips 10.0.0.5", -EINVAL },
+		{ BASE "--bind-frac 0.5", -EINVAL },                  /* hold only */
+		{ BASE "--workload hold --bind-frac 1.5", -EINVAL },
+		{ BASE "--workload hold --bind-frac -1", -EINVAL },
+		{ BASE "--syn-rate 0", -EINVAL },
+		{ BASE "--lcores 2 --conns 4", 0 },
+		{ BASE "--lcores 0", -EINVAL },
+		{ BASE "--lcores 17", -EINVAL },
+		{ BASE "--lcores 4 --conns 2", -EINVAL },
+		{ BASE "--conns 4194305", -EINVAL },
 		{ "--port p --src-ip 10.0.0.2/24 --dst-ip 10.1.0.1 --gateway 10.0.0.254", 0 },
 		{ "--src-ip 10.0.0.2/24 --dst-ip 10.0.0.1", -EINVAL },
 		{ "--port p --dst-ip 10.0.0.1", -EINVAL },
@@ -544,6 +563,11 @@ static void test_opts(void)
 	CHECK(parse_line(BASE "--rate max", &o, err, sizeof(err)) == 0 && o.rate == 0, "rate max");
 	CHECK(parse_line(BASE "--dist zipf:0.99", &o, err, sizeof(err)) == 0 && o.dist == LFE_DIST_ZIPF &&
 	      o.zipf_s == 0.99, "dist zipf");
+	CHECK(parse_line(BASE "--workload hold --src-ips 10.0.0.64/26", &o, err, sizeof(err)) == 0 &&
+	      o.wl == LFE_WL_HOLD && o.src_lo == 0x0a000041 && o.src_hi == 0x0a00007e && o.syn_rate == 20000 &&
+	      o.bind_frac == 0.1 && o.lcores == 1, "hold defaults, prefix range without network/broadcast");
+	CHECK(parse_line(BASE "--workload persistent", &o, err, sizeof(err)) == 0 && o.syn_rate == 0,
+	      "no SYN pacing unless asked outside hold");
 	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");
 #undef BASE
 }
