@@ -539,6 +539,8 @@ static void issue(struct gen *g)
 {
 	uint32_t i;
 
+	if (!g->have_peer)
+		return;     /* ARP first: a SYN now would only be dropped */
 	if (g->o.syn_rate > 0)
 		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
 	while (g->reconnect.n && !g->stopping) {
@@ -669,8 +671,9 @@ static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n, bool h
 }
 
 /* One turn of the loop: receive (own queue, then what other lcores handed
- * over), feed TCP, issue, flush: one tx burst. */
-static void poll_once(struct gen *g)
+ * over), feed TCP, issue, flush: one tx burst. noinline: a symbol for
+ * profilers (callgrind --toggle-collect=poll_once). */
+__attribute__((noinline)) static void poll_once(struct gen *g)
 {
 	struct rte_mbuf *rx[BURST];
 	struct genrun *r = g->run;
