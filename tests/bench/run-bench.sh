@@ -37,6 +37,10 @@
 #   LFE_BENCH_HUGEPAGES=512   2 MiB pages to reserve (0: --no-huge everywhere)
 #   LFE_BENCH_CALLGRIND=1     run the callgrind recipe
 #   LFE_BENCH_SLAPD=1         measure slapd
+#   LFE_BENCH_HOLD=0          4. hold this many connections over memif (64
+#                             source addresses, 5 % binding at 10,000/s for
+#                             DURATION s): established, daemon and generator
+#                             RSS, bind p50/p99 (OUT/hold.json); 0 = skip
 #   LFE_BENCH_BUILD=build-bench  build dir (meson -O3 -g, made if absent)
 #   LFE_BENCH_OUT=BUILD/bench-results
 # Needs root (namespaces, hugepages). Everything started is stopped by PID;
@@ -445,6 +449,56 @@ if [[ $DO_CG == 1 ]]; then
 	else
 		log "callgrind: no dump or no generator result"
 	fi
+fi
+
+# ---- 4. hold: many connections on one worker ----
+HOLD=${LFE_BENCH_HOLD:-0}
+if ((HOLD > 0)); then
+	log "hold: $HOLD connections over memif"
+	conf_with "$WORK/ldapfe-hold.conf" "$CUR_VARIANT" <<EOF
+[store]
+path = $STORE
+[ldap]
+port = 389
+max_conns_per_core = $((HOLD + 1024))
+max_conns_per_source = $((HOLD / 64 + 64))
+first_request_ms = 0
+[port0]
+dev = net_memif0,role=server,id=0,socket=$MEMSOCK,socket-abstract=no
+address = $SADDR/24
+[workers]
+lcores = 0
+EOF
+	start_ldapfe "$MEM" "$WORK/ldapfe-hold.conf" lfe-bench-srv "${EAL_MEM[@]}"
+	ip netns exec "$MEM" timeout $((DUR + 600)) "$GEN" -l 1 --no-pci "${EAL_MEM[@]}" \
+		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
+		--src-ips 10.99.51.64-10.99.51.127 --users "$USERS" \
+		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--workload hold --conns "$HOLD" --syn-rate 20000 --bind-frac 0.05 --rate 10000 \
+		--duration "$DUR" --connect-timeout-ms 10000 --json "$OUT/hold.json" > "$OUT/hold.log" 2>&1 &
+	gpid=$!
+	for ((i = 0; i < 6000; i++)); do
+		grep -q "hold: .* connections established" "$OUT/hold.log" && break
+		kill -0 "$gpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 1
+	drss=$(awk '/VmRSS/ {print $2}' "/proc/$LFE_PID/status")
+	wait "$gpid" || log "hold: ldapfe-gen exit $?"
+	stop_pid "$LFE_PID"
+	LFE_PID=
+	[[ -f $OUT/hold.json ]] && "$PY" - "$OUT/hold.json" "$drss" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+h, d = j["hold"], int(sys.argv[2] or 0)
+j["daemon_rss_kib"] = d
+json.dump(j, open(sys.argv[1], "w"), indent=2)
+print("hold: %d of %d established (opened in %.1f s); daemon RSS %d KiB (%.0f B per connection), "
+      "generator RSS %d KiB; %d binds on %d connections, p50 %.1f us p99 %.1f us, errors %d" % (
+          h["established"], h["target"], h["open_s"], d, 1024.0 * d / max(h["established"], 1),
+          j["gen_rss_kib"], j["binds"], h["binders"], j["latency_us"]["p50"], j["latency_us"]["p99"],
+          j["errors"]["total"]))
+EOF
 fi
 
 "$PY" "$ROOT/tests/bench/report.py" report "$RUNS_FILE" "$OUT" ${CG_JSON:+"$CG_JSON"} \
