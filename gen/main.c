@@ -1128,7 +1128,8 @@ static int run(struct genrun *r)
 			break;
 		if (rte_rdtsc() - t0 > g->hz / 1000u * LINK_WAIT_MS || g_stop) {
 			fprintf(stderr, "ldapfe-gen: error: link of %s still down after %u ms "
-					"(is the peer running?)\n", g->o.port, LINK_WAIT_MS);
+					"(is the peer running?%s)\n", g->o.port, LINK_WAIT_MS,
+				r->nl > 1 ? " a memif server must offer as many queues as --lcores" : "");
 			return 2;
 		}
 		rte_delay_us_sleep(10000);
