@@ -827,6 +827,8 @@ static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_
 	const struct lfe_tcp_stats *ts = lfe_tcp_stats(g->tcp);
 	uint64_t binds, sess, errs, est;
 
+	if (dt < 1e-3)
+		dt = 1e-3;   /* a second caught up right after another */
 	publish(g, false);
 	binds = PUB_SUM(r, binds);
 	sess = PUB_SUM(r, sessions);
@@ -1236,7 +1238,10 @@ static int run(struct genrun *r)
 		poll_pub(g);
 		if (g->now_tsc >= next_sec) {
 			if (!g->o.quiet)
-				report_second(g, (double)(g->now_tsc - start) / (double)g->hz, &prev_binds,
+				/* Labelled by the second it closes (t=1s, 2s, ...) even
+				 * when this lcore was descheduled past several: the
+				 * rates are over the time that really passed. */
+				report_second(g, (double)(next_sec - start) / (double)g->hz, &prev_binds,
 					      &prev_sess, (double)(g->now_tsc - prev_tsc) / (double)g->hz);
 			prev_tsc = g->now_tsc;
 			next_sec += g->hz;
