@@ -180,9 +180,10 @@ else
 fi
 
 # ---- helpers ----
-# conf_with FILE VARIANT < CONFIG: write CONFIG to FILE with the
-# section.key=value items of LFE_BENCH_DAEMON_CONF and LFE_BENCH_CONF_VARIANT
-# put under their sections (made when absent; an item replaces the key).
+# conf_with FILE VARIANT [ITEMS] < CONFIG: write CONFIG to FILE with the
+# section.key=value items of LFE_BENCH_DAEMON_CONF, LFE_BENCH_CONF_VARIANT
+# and ITEMS put under their sections (made when absent; an item replaces
+# the key).
 conf_with() {
 	local var=LFE_BENCH_CONF_$2
 	"$PY" -c '
@@ -210,7 +211,7 @@ for it in items:
 with open(path, "w") as f:
     for sec in order:
         f.write("[%s]\n%s\n" % (sec, "\n".join(sections[sec])))
-' "$1" "${LFE_BENCH_DAEMON_CONF:-} ${!var:-}"
+' "$1" "${LFE_BENCH_DAEMON_CONF:-} ${!var:-} ${3:-}"
 }
 
 # telemetry PREFIX NS: busy_cycles and binds of ldapfe, "busy binds".
@@ -307,9 +308,10 @@ ldapfe_run() {
 ip netns del "$MEM" 2>/dev/null || true
 ip netns add "$MEM"
 MEMSOCK=$WORK/memif.sock
-# memif_conf STORE VARIANT: the daemon's memif config.
+# memif_conf STORE VARIANT [ITEMS [FILE]]: the daemon's memif config
+# (WORK/ldapfe-memif.conf unless FILE).
 memif_conf() {
-	conf_with "$WORK/ldapfe-memif.conf" "$2" <<EOF
+	conf_with "${4:-$WORK/ldapfe-memif.conf}" "$2" "${3:-}" <<EOF
 [store]
 path = $1
 [ldap]
@@ -455,20 +457,8 @@ fi
 HOLD=${LFE_BENCH_HOLD:-0}
 if ((HOLD > 0)); then
 	log "hold: $HOLD connections over memif"
-	conf_with "$WORK/ldapfe-hold.conf" "$CUR_VARIANT" <<EOF
-[store]
-path = $STORE
-[ldap]
-port = 389
-max_conns_per_core = $((HOLD + 1024))
-max_conns_per_source = $((HOLD / 64 + 64))
-first_request_ms = 0
-[port0]
-dev = net_memif0,role=server,id=0,socket=$MEMSOCK,socket-abstract=no
-address = $SADDR/24
-[workers]
-lcores = 0
-EOF
+	memif_conf "$STORE" "$CUR_VARIANT" "ldap.max_conns_per_core=$((HOLD + 1024))
+		ldap.max_conns_per_source=$((HOLD / 64 + 64)) ldap.first_request_ms=0" "$WORK/ldapfe-hold.conf"
 	start_ldapfe "$MEM" "$WORK/ldapfe-hold.conf" lfe-bench-srv "${EAL_MEM[@]}"
 	ip netns exec "$MEM" timeout $((DUR + 600)) "$GEN" -l 1 --no-pci "${EAL_MEM[@]}" \
 		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
