@@ -141,7 +141,7 @@ enum phase { PH_CONNECT = 0, PH_MEASURE = 1, PH_STOP = 2 };
 /* What a worker lcore publishes for the main lcore's per-second line and
  * phase decisions: written with relaxed atomic stores by the owner only. */
 struct pub {
-	uint64_t binds, sessions, errors, established, opened, connect_errs, done;
+	uint64_t binds, sessions, errors, established, opened, connect_errs;
 };
 
 struct genrun;
@@ -205,7 +205,6 @@ struct genrun {
 	uint32_t tuple_per;       /* (address, port) tuples per connection */
 	uint32_t n_ports, n_ips, ip_lo;
 	int phase;                /* enum phase, atomic */
-	uint64_t start_tsc;       /* published before phase = PH_MEASURE */
 	struct lfe_gen_dist dist;
 	struct lfe_gen_bindtab *bt;
 	struct gconn *c;
@@ -724,7 +723,7 @@ static uint64_t binds_of(const struct counters *c)
 }
 
 /* Make what the main lcore may read visible (relaxed: figures only). */
-static void publish(struct gen *g, bool done)
+static void publish(struct gen *g)
 {
 	__atomic_store_n(&g->pub.binds, binds_of(&g->ct), __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.sessions, g->ct.sessions, __ATOMIC_RELAXED);
@@ -732,15 +731,13 @@ static void publish(struct gen *g, bool done)
 	__atomic_store_n(&g->pub.established, g->n_est, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.opened, g->ever_opened, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.connect_errs, g->ct.err[E_CONNECT], __ATOMIC_RELAXED);
-	if (done)
-		__atomic_store_n(&g->pub.done, 1, __ATOMIC_RELEASE);
 }
 
 static void poll_pub(struct gen *g)
 {
 	poll_once(g);
 	if (g->now_tsc >= g->next_pub) {
-		publish(g, false);
+		publish(g);
 		g->next_pub = g->now_tsc + g->hz / 100u;
 	}
 }
@@ -829,7 +826,7 @@ static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_
 
 	if (dt < 1e-3)
 		dt = 1e-3;   /* a second caught up right after another */
-	publish(g, false);
+	publish(g);
 	binds = PUB_SUM(r, binds);
 	sess = PUB_SUM(r, sessions);
 	errs = PUB_SUM(r, errors);
@@ -1097,7 +1094,7 @@ static int worker_main(void *arg)
 	/* Unanswered binds and unclosed connections are counted by the main
 	 * lcore from n_wait and n_live once this returns. */
 	finish(g, &drained);
-	publish(g, true);
+	publish(g);
 	return 0;
 }
 
@@ -1230,7 +1227,6 @@ static int run(struct genrun *r)
 
 	start_measuring(g);
 	uint64_t start = g->now_tsc, next_sec = start + g->hz;
-	r->start_tsc = start;
 	__atomic_store_n(&r->phase, PH_MEASURE, __ATOMIC_RELEASE);
 	uint64_t end = start + (uint64_t)(g->o.duration_s * (double)g->hz);
 	uint64_t prev_binds = 0, prev_sess = 0, prev_tsc = start;
@@ -1252,11 +1248,11 @@ static int run(struct genrun *r)
 	memset(&T, 0, sizeof(T));
 	/* Established connections and memory at the end of the measured
 	 * time, before closing (the workers published at most 10 ms ago). */
-	publish(g, false);
+	publish(g);
 	uint64_t est_end = PUB_SUM(r, established), rss = rss_kib();
 	__atomic_store_n(&r->phase, PH_STOP, __ATOMIC_RELEASE);
 	bool drained, closed = finish(g, &drained);
-	publish(g, true);
+	publish(g);
 	rte_eal_mp_wait_lcore();
 	uint32_t unanswered = 0, open_left = 0;
 	for (uint32_t k = 0; k < r->nl; k++) {
