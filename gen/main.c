@@ -2,10 +2,17 @@
  *
  *   ldapfe-gen [EAL args] -- --port DEV --src-ip A/len --dst-ip B [options]
  *
- * One lcore drives every connection: the client side of dataplane/tcp.c
- * (lfe_tcp_connect), frames from dataplane/net.c, PDUs from ldap/client.c.
+ * Each generator lcore (--lcores, one by default) drives its own share of
+ * the connections on its own queue pair: the client side of
+ * dataplane/tcp.c (lfe_tcp_connect), frames from dataplane/net.c, bind
+ * requests pre-encoded at start (gen/pdu.h), users drawn by gen/dist.h.
+ * Each connection owns a fixed slice of the (source address, source port)
+ * space, so the lcore that owns a received segment follows from its
+ * destination; a segment that arrives on another lcore's queue (RSS or
+ * af_packet fanout hashing differently) is handed over through a ring.
  * Each connection has at most one bind outstanding; N connections give the
- * concurrency. Every response is checked against what was asked (message
+ * concurrency. The hold workload opens N connections at --syn-rate, keeps
+ * them, and binds on the --bind-frac of them at --rate. Every response is checked against what was asked (message
  * id, operation, result code 0 or 49 as the chosen user/password implies)
  * and mismatches are counted by kind. Latency is rdtsc from the moment the
  * bind is queued on the connection to the moment its response is decoded.
@@ -18,6 +25,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,22 +37,33 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_launch.h>
 #include <rte_memory.h>
+#include <rte_ring.h>
 
 #include "dataplane/net.h"
 #include "dataplane/tcp.h"
+#include "gen/dist.h"
 #include "gen/hist.h"
 #include "gen/opts.h"
 #include "gen/tlsc.h"
+#include "gen/pdu.h"
 #include "ldap/client.h"
 
 #define BURST 32u
-#define TXBUF 64u
+/* Everything one poll emits leaves in one tx burst (flushed early only if
+ * this fills). */
+#define TXBUF 512u
+#define HANDOFF_RING 4096u
+/* hold: handshakes in flight per lcore at most. A server that falls behind
+ * would otherwise fill its half-open table and answer with SYN cookies, and
+ * the last ACK of a cookie handshake, if lost, leaves an idle connection
+ * open on this side only (nothing is ever sent on it to tell). */
+#define HOLD_HALF_OPEN 512u
 #define NB_DESC 1024u
 #define POOL_SIZE 16383u
-#define PDU_MAX 512u
 #define LINK_WAIT_MS 10000u
-#define DRAIN_MS 1000u
+#define DRAIN_MS 3000u
 #define CLOSE_MS 2000u
 #define MIX_MAX_BINDS 8u
 
@@ -71,7 +90,7 @@ static const char *const err_names[E_MAX] = {
 struct gconn {
 	struct lfe_tcp_conn *tc;
 	uint32_t idx;
-	uint16_t port_lo, port_n, port_cur;
+	uint32_t t_lo, t_n, t_cur;   /* its slice of the (address, port) tuples */
 	uint8_t st, kind;
 	int32_t msgid;
 	uint32_t left;            /* binds still to make on this connection (mix) */
@@ -81,6 +100,7 @@ struct gconn {
 	bool opened;              /* reached ESTABLISHED */
 	bool in_ready;            /* queued in g->ready (at most once) */
 	struct lfe_tlsc_conn *tls;   /* --tls: from on_open to on_close */
+	bool binder;              /* hold: this connection binds */
 };
 
 struct counters {
@@ -88,7 +108,11 @@ struct counters {
 	uint64_t err[E_MAX];
 	uint64_t rc_unexpected[3];     /* by kind asked: ok, wrong, unknown */
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
+	uint64_t busy_cycles;          /* polls that received or sent something */
+	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
 };
+#define N_COUNTERS (sizeof(struct counters) / sizeof(uint64_t))
+_Static_assert(sizeof(struct counters) % sizeof(uint64_t) == 0, "counters are all uint64_t");
 
 /* A FIFO of connection indices (each connection is in it at most once). */
 struct idxq {
@@ -114,34 +138,80 @@ static bool q_pop(struct idxq *q, uint32_t *i)
 	return true;
 }
 
+enum phase { PH_CONNECT = 0, PH_MEASURE = 1, PH_STOP = 2 };
+
+/* What a worker lcore publishes for the main lcore's per-second line and
+ * phase decisions: written with relaxed atomic stores by the owner only. */
+struct pub {
+	uint64_t binds, sessions, errors, established, opened, connect_errs;
+};
+
+struct genrun;
+
+/* One generator lcore: its queue pair, its connections, its TCP stack and
+ * its counters. Only its own lcore touches it (apart from `pub`). */
 struct gen {
-	struct lfe_gen_opts o;
-	uint16_t port_id;
+	struct lfe_gen_opts o;    /* copies of shared, read-only settings */
+	struct genrun *run;
+	uint16_t port_id, q;      /* our queue pair */
+	uint32_t lc;              /* index among the generator lcores */
 	struct rte_mempool *pool;
 	uint8_t mac[LFE_ETH_ALEN];
 	uint8_t peer_mac[LFE_ETH_ALEN];
 	bool have_peer;
+	bool rx_all_queues;       /* ARP phase: the answer may land on any queue */
 	uint32_t next_hop;
 	uint16_t ip_id;
 	struct rte_mbuf *tx[TXBUF];
 	uint16_t ntx;
 
 	struct lfe_tcp *tcp;
-	struct lfe_tlsc *tlsc;    /* NULL: cleartext */
-	struct gconn *c;
+	struct lfe_tlsc *tlsc;    /* NULL: cleartext (the run's: --tls takes one lcore) */
+	struct gconn *c;          /* the run's array; ours are c_lo .. c_hi-1 */
+	uint32_t c_lo, c_hi;
 	struct idxq ready, reconnect;
 	bool measuring;           /* binds are issued only between start and end */
 	bool stopping;            /* no new binds or connections */
 	uint64_t rng;
+	bool shares;              /* wrong or unknown shares asked */
+	const struct lfe_gen_dist *dist;
+	const struct lfe_gen_bindtab *bt;
 
 	uint64_t hz, us_mult, now_tsc, now_us;
 	double tokens, tok_per_tsc, tok_cap;
 	uint64_t tok_last;
+	double syn_tokens, syn_per_tsc, syn_cap;
+	uint64_t syn_last;
+
+	uint32_t n_live;          /* connections with a TCB (connecting or open) */
+	uint32_t n_est;           /* established now */
+	uint32_t n_wait;          /* binds outstanding */
+	uint32_t est_peak;
+	uint32_t close_cur;       /* paced close: next connection to close */
+	uint64_t next_pub;
 
 	struct counters ct;
 	struct lfe_hist lat, lat_sec;
 	struct lfe_hist lat_conn;     /* SYN to ESTABLISHED */
 	uint64_t ever_opened;
+	struct pub pub;
+};
+
+/* What every lcore shares: set up before the workers start, read-only
+ * after, except `phase` (main writes) and the handoff rings. */
+struct genrun {
+	struct lfe_gen_opts o;
+	struct lfe_tlsc *tlsc;    /* --tls/--starttls: one lcore only (opts.c) */
+	uint32_t nl;
+	struct gen *lc[LFE_GEN_MAX_LCORES];
+	struct rte_ring *handoff[LFE_GEN_MAX_LCORES];
+	uint32_t per_lcore;       /* connections per lcore (the last may have fewer) */
+	uint32_t tuple_per;       /* (address, port) tuples per connection */
+	uint32_t n_ports, n_ips, ip_lo;
+	int phase;                /* enum phase, atomic */
+	struct lfe_gen_dist dist;
+	struct lfe_gen_bindtab *bt;
+	struct gconn *c;
 };
 
 static uint64_t rnd(struct gen *g)
@@ -157,7 +227,7 @@ static void tx_flush(struct gen *g)
 {
 	if (!g->ntx)
 		return;
-	uint16_t n = rte_eth_tx_burst(g->port_id, 0, g->tx, g->ntx);
+	uint16_t n = rte_eth_tx_burst(g->port_id, g->q, g->tx, g->ntx);
 	g->ct.tx_frames += n;
 	if (n < g->ntx) {
 		g->ct.tx_drops += (uint64_t)(g->ntx - n);
@@ -222,12 +292,15 @@ static bool tls_flush(struct gconn *c)
 	return true;
 }
 
-/* Queue one PDU whole: in clear, or as a TLS record. */
-static bool conn_send(struct gconn *c, const uint8_t *pdu, size_t n)
+/* The one place where request bytes are handed to a connection: in clear,
+ * or as a TLS record. 0, or -ENOBUFS when the send buffer did not take all
+ * (one request outstanding never fills it). */
+static int conn_send(struct gen *g, struct gconn *c, const uint8_t *pdu, size_t len)
 {
+	(void)g;
 	if (!c->tls)
-		return lfe_tcp_send(c->tc, pdu, n) == n;
-	return lfe_tlsc_write(c->tls, pdu, n) == 0 && tls_flush(c);
+		return lfe_tcp_send(c->tc, pdu, len) == len ? 0 : -ENOBUFS;
+	return lfe_tlsc_write(c->tls, pdu, len) == 0 && tls_flush(c) ? 0 : -ENOBUFS;
 }
 
 /* A connection whose entry is still queued (it closed and reopened while
@@ -236,7 +309,15 @@ static void ready_push(struct gen *g, struct gconn *c)
 {
 	if (!c->in_ready) {
 		c->in_ready = true;
-		q_push(&g->ready, c->idx);
+		q_push(&g->ready, c->idx - g->c_lo);
+	}
+}
+
+static void leave_wait(struct gen *g, struct gconn *c)
+{
+	if (c->st == CS_WAIT) {
+		c->st = CS_READY;
+		g->n_wait--;
 	}
 }
 
@@ -256,17 +337,21 @@ static int gen_on_open(void *ctx, struct lfe_tcp_conn *tc)
 		if (!c->tls || !tls_flush(c))
 			return -ENOMEM;
 	}
-	if (g->measuring)
+	if (g->measuring || g->o.wl == LFE_WL_HOLD)
 		lfe_hist_add(&g->lat_conn, g->now_tsc - c->t_syn);
 	g->ct.conns_opened++;
 	g->ever_opened++;
+	if (++g->n_est > g->est_peak)
+		g->est_peak = g->n_est;
 	if (g->o.wl == LFE_WL_MIX)
 		c->left = 1u + (uint32_t)(rnd(g) % MIX_MAX_BINDS);
 	else if (g->o.wl == LFE_WL_SESSION)
 		c->left = 1u;
+	else if (g->o.wl == LFE_WL_HOLD)
+		c->left = c->binder ? UINT32_MAX : 0;
 	else
 		c->left = g->o.binds_per_conn ? g->o.binds_per_conn : UINT32_MAX;
-	if (!c->tls)
+	if (c->left && !c->tls)
 		ready_push(g, c);
 	return 0;
 }
@@ -282,7 +367,7 @@ static void end_session(struct gen *g, struct gconn *c)
 	c->msgid = id;
 	if (c->tls && !lfe_tlsc_up(c->tls))
 		n = 0;   /* mid-handshake: there is nothing to unbind */
-	if (n > 0 && !conn_send(c, pdu, (size_t)n))
+	if (n > 0 && conn_send(g, c, pdu, (size_t)n) < 0)
 		g->ct.err[E_SEND]++;
 	if (c->tls) {
 		lfe_tlsc_shutdown(c->tls);   /* close_notify, then FIN */
@@ -327,14 +412,16 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 			g->ct.binds_invalid++;
 		}
 	}
-	c->st = CS_READY;
+	leave_wait(g, c);
 	c->answered++;
 	if (c->left != UINT32_MAX)
 		c->left--;
-	if (g->stopping || c->left == 0)
-		end_session(g, c);
-	else
+	if (g->stopping || c->left == 0) {
+		if (g->o.wl != LFE_WL_HOLD || g->stopping)
+			end_session(g, c);
+	} else {
 		ready_push(g, c);
+	}
 }
 
 /* Check every whole response in (data, len); returns the bytes used. */
@@ -351,8 +438,7 @@ static size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data
 		if (rc < 0) {
 			/* Unframeable: the stream is lost, as a server would judge. */
 			g->ct.err[E_DECODE]++;
-			if (c->st == CS_WAIT)
-				c->st = CS_READY;
+			leave_wait(g, c);
 			lfe_tcp_abort(tc);
 			return len;
 		}
@@ -416,8 +502,8 @@ static void gen_on_close(void *ctx, struct lfe_tcp_conn *tc, int reason)
 		return;
 	if (c->st == CS_CLOSING && reason == 0) {
 		/* A session is a connection that bound at least once; persistent
-		 * connections closed at the end are not sessions. */
-		if (c->answered && (!g->stopping || g->o.wl != LFE_WL_PERSISTENT))
+		 * and held connections closed at the end are not sessions. */
+		if (c->answered && (!g->stopping || (g->o.wl != LFE_WL_PERSISTENT && g->o.wl != LFE_WL_HOLD)))
 			g->ct.sessions++;
 	} else if (!c->opened) {
 		g->ct.err[E_CONNECT]++;
@@ -431,11 +517,15 @@ static void gen_on_close(void *ctx, struct lfe_tcp_conn *tc, int reason)
 	}
 	lfe_tlsc_conn_free(c->tls);
 	c->tls = NULL;
+	leave_wait(g, c);
+	if (c->opened)
+		g->n_est--;
+	g->n_live--;
 	c->tc = NULL;
 	c->st = CS_IDLE;
 	c->opened = false;
 	if (!g->stopping)
-		q_push(&g->reconnect, c->idx);
+		q_push(&g->reconnect, c->idx - g->c_lo);
 }
 
 static const struct lfe_tcp_ops gen_tcp_ops = {
@@ -445,19 +535,42 @@ static const struct lfe_tcp_ops gen_tcp_ops = {
 	.on_close = gen_on_close,
 };
 
+/* Tuple t of the run: source address and port. */
+static void tuple_of(const struct genrun *r, uint32_t t, uint32_t *ip, uint16_t *port)
+{
+	*ip = r->ip_lo + t / r->n_ports;
+	*port = (uint16_t)(r->o.sport_lo + t % r->n_ports);
+}
+
+/* The lcore that owns a segment addressed to (ip, port), or -1. */
+static int owner_of(const struct genrun *r, uint32_t ip, uint16_t port)
+{
+	if (ip < r->ip_lo || ip - r->ip_lo >= r->n_ips || port < r->o.sport_lo ||
+	    (uint32_t)(port - r->o.sport_lo) >= r->n_ports)
+		return -1;
+	uint64_t t = (uint64_t)(ip - r->ip_lo) * r->n_ports + (uint32_t)(port - r->o.sport_lo);
+	uint64_t ci = t / r->tuple_per;
+	if (ci >= r->o.conns)
+		return -1;
+	return (int)(ci / r->per_lcore);
+}
+
 static void do_connect(struct gen *g, struct gconn *c)
 {
 	int err = 0;
 
-	for (uint32_t tries = 0; tries < c->port_n; tries++) {
-		uint16_t sport = (uint16_t)(c->port_lo + c->port_cur);
-		c->port_cur = (uint16_t)((c->port_cur + 1u) % c->port_n);
-		struct lfe_tcp_conn *tc = lfe_tcp_connect(g->tcp, g->o.src_ip, sport, g->o.dst_ip,
-							  g->o.dport, g->now_us, &err);
+	for (uint32_t tries = 0; tries < c->t_n; tries++) {
+		uint32_t ip;
+		uint16_t sport;
+		tuple_of(g->run, c->t_lo + c->t_cur, &ip, &sport);
+		c->t_cur = c->t_cur + 1u == c->t_n ? 0 : c->t_cur + 1u;
+		struct lfe_tcp_conn *tc = lfe_tcp_connect(g->tcp, ip, sport, g->o.dst_ip, g->o.dport,
+							  g->now_us, &err);
 		if (tc) {
 			c->tc = tc;
 			c->st = CS_CONNECTING;
 			c->t_syn = g->now_tsc;
+			g->n_live++;
 			lfe_tcp_conn_set_app(tc, c);
 			return;
 		}
@@ -465,16 +578,22 @@ static void do_connect(struct gen *g, struct gconn *c)
 			break;
 	}
 	g->ct.err[E_CONNECT]++;
-	q_push(&g->reconnect, c->idx);
+	q_push(&g->reconnect, c->idx - g->c_lo);
 }
 
+static uint64_t rnd_cb(void *g)
+{
+	return rnd(g);
+}
+
+/* A bind as a random user of the population (by --dist), right, wrong or
+ * unknown by the shares asked: a pre-encoded request (gen/pdu.h), its
+ * message id and digits patched in; nothing is formatted here. */
 static void send_bind(struct gen *g, struct gconn *c)
 {
-	char dn[LFE_GEN_FMT_MAX + 16], pw[LFE_GEN_FMT_MAX + 16];
-	uint8_t pdu[PDU_MAX];
-	uint32_t pick = (uint32_t)(rnd(g) % 100u);
-	uint32_t u = g->o.user_base + (uint32_t)(rnd(g) % g->o.users);
-	int pl;
+	uint8_t pdu[LFE_GEN_PDU_MAX];
+	uint32_t pick = g->shares ? (uint32_t)(rnd(g) % 100u) : 100u;
+	uint32_t u = g->o.user_base + lfe_gen_dist_user(g->dist, lfe_gen_dist_rank(g->dist, rnd_cb, g));
 
 	if (pick < g->o.wrong_pct)
 		c->kind = BK_WRONG;
@@ -485,44 +604,55 @@ static void send_bind(struct gen *g, struct gconn *c)
 	/* Unknown users are numbered just past the population, so the same
 	 * format yields a well-formed DN that the store does not hold. */
 	uint32_t du = c->kind == BK_UNKNOWN ? u + g->o.users : u;
-	int dl = snprintf(dn, sizeof(dn), g->o.user_fmt, du);
-	pl = snprintf(pw, sizeof(pw), g->o.pw_fmt, u);
-	if (c->kind == BK_WRONG && pl >= 0 && (size_t)pl + 1 < sizeof(pw)) {
-		pw[pl++] = '!';
-		pw[pl] = '\0';
-	}
 	c->msgid = c->msgid >= INT32_MAX - 1 ? 1 : c->msgid + 1;
-	ssize_t n = dl < 0 || pl < 0 ? -EINVAL :
-		    lfe_ldap_enc_bind_req(pdu, sizeof(pdu), c->msgid, dn, (size_t)dl, pw, (size_t)pl);
-	if (n < 0 || !conn_send(c, pdu, (size_t)n)) {
+	ssize_t n = lfe_gen_bind_pdu(g->bt, pdu, sizeof(pdu), c->msgid, du, u, c->kind == BK_WRONG);
+	if (n < 0 || conn_send(g, c, pdu, (size_t)n) < 0) {
 		/* One outstanding request never fills a send buffer: treat as broken. */
 		g->ct.err[E_SEND]++;
 		lfe_tcp_abort(c->tc);
 		return;
 	}
 	c->st = CS_WAIT;
+	g->n_wait++;
 	c->t_req = g->now_tsc;
 	g->ct.binds_sent++;
+}
+
+/* Token bucket: refill from the clock, capped. */
+static void refill(double *tokens, uint64_t *last, double per_tsc, double cap, uint64_t now)
+{
+	*tokens += (double)(now - *last) * per_tsc;
+	*last = now;
+	if (*tokens > cap)
+		*tokens = cap;
 }
 
 static void issue(struct gen *g)
 {
 	uint32_t i;
 
+	if (!g->have_peer)
+		return;     /* ARP first: a SYN now would only be dropped */
+	if (g->o.syn_rate > 0)
+		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
 	while (g->reconnect.n && !g->stopping) {
+		if (g->o.wl == LFE_WL_HOLD && g->n_live - g->n_est >= HOLD_HALF_OPEN)
+			break;
+		if (g->o.syn_rate > 0) {
+			if (g->syn_tokens < 1.0)
+				break;
+			g->syn_tokens -= 1.0;
+		}
 		q_pop(&g->reconnect, &i);
-		do_connect(g, &g->c[i]);
-		if (g->c[i].st == CS_IDLE)
+		struct gconn *c = &g->c[g->c_lo + i];
+		do_connect(g, c);
+		if (c->st == CS_IDLE)
 			break;      /* every port busy: try again next turn */
 	}
 	if (g->stopping || !g->measuring)
 		return;
-	if (g->o.rate > 0) {
-		g->tokens += (double)(g->now_tsc - g->tok_last) * g->tok_per_tsc;
-		g->tok_last = g->now_tsc;
-		if (g->tokens > g->tok_cap)
-			g->tokens = g->tok_cap;
-	}
+	if (g->o.rate > 0)
+		refill(&g->tokens, &g->tok_last, g->tok_per_tsc, g->tok_cap, g->now_tsc);
 	while (g->ready.n) {
 		if (g->o.rate > 0) {
 			if (g->tokens < 1.0)
@@ -530,12 +660,40 @@ static void issue(struct gen *g)
 			g->tokens -= 1.0;
 		}
 		q_pop(&g->ready, &i);
-		struct gconn *c = &g->c[i];
+		struct gconn *c = &g->c[g->c_lo + i];
 		c->in_ready = false;
 		if (c->st == CS_READY && c->tc && (!c->tls || lfe_tlsc_up(c->tls)))
 			send_bind(g, c);
 	}
 }
+
+static bool is_our_ip(const struct gen *g, uint32_t ip)
+{
+	return ip == g->o.src_ip || (g->o.src_lo && ip >= g->o.src_lo && ip <= g->o.src_hi);
+}
+
+/* An ARP frame from `spa` asking `tpa` (op 1) or answering (op 2). */
+static void send_arp(struct gen *g, uint16_t op, const uint8_t eth_dst[LFE_ETH_ALEN],
+		     const uint8_t tha[LFE_ETH_ALEN], uint32_t spa, uint32_t tpa)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
+	if (!m)
+		return;
+	struct lfe_arp_pkt r = { .op = op, .spa = spa, .tpa = tpa };
+	memcpy(r.sha, g->mac, LFE_ETH_ALEN);
+	memcpy(r.tha, tha, LFE_ETH_ALEN);
+	ssize_t n = lfe_net_build_arp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), eth_dst,
+				      g->mac, &r);
+	if (n < 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = m->pkt_len = (uint32_t)n;
+	tx_queue(g, m);
+}
+
+static const uint8_t bcast[LFE_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t zero_mac[LFE_ETH_ALEN];
 
 static void handle_arp(struct gen *g, const struct lfe_net_pkt *pkt)
 {
@@ -545,40 +703,8 @@ static void handle_arp(struct gen *g, const struct lfe_net_pkt *pkt)
 		memcpy(g->peer_mac, a->sha, LFE_ETH_ALEN);
 		g->have_peer = true;
 	}
-	if (a->op != 1 || a->tpa != g->o.src_ip)
-		return;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
-	if (!m)
-		return;
-	struct lfe_arp_pkt r = { .op = 2, .spa = g->o.src_ip, .tpa = a->spa };
-	memcpy(r.sha, g->mac, LFE_ETH_ALEN);
-	memcpy(r.tha, a->sha, LFE_ETH_ALEN);
-	ssize_t n = lfe_net_build_arp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), a->sha,
-				      g->mac, &r);
-	if (n < 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	m->data_len = m->pkt_len = (uint32_t)n;
-	tx_queue(g, m);
-}
-
-static void send_arp_request(struct gen *g)
-{
-	static const uint8_t bcast[LFE_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
-	if (!m)
-		return;
-	struct lfe_arp_pkt r = { .op = 1, .spa = g->o.src_ip, .tpa = g->next_hop };
-	memcpy(r.sha, g->mac, LFE_ETH_ALEN);
-	ssize_t n = lfe_net_build_arp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), bcast,
-				      g->mac, &r);
-	if (n < 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	m->data_len = m->pkt_len = (uint32_t)n;
-	tx_queue(g, m);
+	if (a->op == 1 && is_our_ip(g, a->tpa))
+		send_arp(g, 2, a->sha, a->sha, a->tpa, a->spa);
 }
 
 static void clock_tick(struct gen *g)
@@ -587,38 +713,124 @@ static void clock_tick(struct gen *g)
 	g->now_us = (uint64_t)(((unsigned __int128)g->now_tsc * g->us_mult) >> 32);
 }
 
-/* One turn of the loop: receive, feed TCP, issue, flush. */
-static void poll_once(struct gen *g)
+/* The lcore index owning a received frame, or -1 when it is no TCP segment
+ * for one of our tuples (then it is handled here: ARP, or dropped). Reads
+ * only the headers' fixed offsets: lfe_net_parse checks everything later. */
+static int frame_owner(const struct genrun *r, const uint8_t *f, size_t len)
 {
-	struct rte_mbuf *rx[BURST];
+	if (len < 14 + 20 + 20 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4 || f[23] != 6)
+		return -1;
+	size_t ihl = (size_t)(f[14] & 0x0fu) * 4u;
+	if (ihl < 20 || len < 14 + ihl + 4)
+		return -1;
+	uint32_t daddr = (uint32_t)f[30] << 24 | (uint32_t)f[31] << 16 | (uint32_t)f[32] << 8 | f[33];
+	const uint8_t *th = f + 14 + ihl;
+	return owner_of(r, daddr, (uint16_t)(th[2] << 8 | th[3]));
+}
 
-	clock_tick(g);
-	uint16_t n = rte_eth_rx_burst(g->port_id, 0, rx, BURST);
-	g->ct.rx_frames += n;
+static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n, bool handed)
+{
+	struct genrun *r = g->run;
+
 	for (uint16_t k = 0; k < n; k++) {
 		struct rte_mbuf *m = rx[k];
 		struct lfe_net_pkt pkt;
 		if (m->nb_segs != 1) {
 			g->ct.rx_drops++;
+			rte_pktmbuf_free(m);
 			continue;
 		}
-		int kind = lfe_net_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, &pkt);
-		if (kind == LFE_NET_TCP && pkt.daddr == g->o.src_ip)
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		if (!handed && r->nl > 1) {
+			int owner = frame_owner(r, f, m->data_len);
+			if (owner >= 0 && (uint32_t)owner != g->lc) {
+				if (rte_ring_mp_enqueue(r->handoff[owner], m) == 0) {
+					g->ct.handed_off++;
+				} else {
+					g->ct.handoff_drops++;
+					rte_pktmbuf_free(m);
+				}
+				continue;
+			}
+		}
+		int kind = lfe_net_parse(f, m->data_len, &pkt);
+		if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
 			lfe_tcp_input(g->tcp, &pkt.seg, g->now_us);
 		else if (kind == LFE_NET_ARP)
 			handle_arp(g, &pkt);
 		else
 			g->ct.rx_drops++;
+		rte_pktmbuf_free(m);
 	}
-	if (n)
-		rte_pktmbuf_free_bulk(rx, n);
+}
+
+/* One turn of the loop: receive (own queue, then what other lcores handed
+ * over), feed TCP, issue, flush: one tx burst. noinline: a symbol for
+ * profilers (callgrind --toggle-collect=poll_once). */
+__attribute__((noinline)) static void poll_once(struct gen *g)
+{
+	struct rte_mbuf *rx[BURST];
+	struct genrun *r = g->run;
+	uint16_t n = 0;
+
+	clock_tick(g);
+	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx_frames + g->ct.tx_drops;
+	uint32_t q_lo = g->rx_all_queues ? 0 : g->q, q_end = g->rx_all_queues ? r->nl : g->q + 1u;
+	for (uint32_t q = q_lo; q < q_end; q++) {
+		uint16_t k = rte_eth_rx_burst(g->port_id, (uint16_t)q, rx, BURST);
+		g->ct.rx_frames += k;
+		input_frames(g, rx, k, false);
+		n = (uint16_t)(n + k);
+	}
+	if (r->nl > 1) {
+		unsigned k = rte_ring_sc_dequeue_burst(r->handoff[g->lc], (void **)rx, BURST, NULL);
+		input_frames(g, rx, (uint16_t)k, true);
+		n = (uint16_t)(n + k);
+	}
 	issue(g);
 	lfe_tcp_flush(g->tcp, g->now_us);
 	lfe_tcp_timers(g->tcp, g->now_us);
 	tx_flush(g);
+	/* Busy: the turn received or sent something (what the daemon's worker
+	 * counts as busy too), so busy cycles per bind compare across sides. */
+	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0)
+		g->ct.busy_cycles += rte_rdtsc() - t0;
 }
 
-static int port_setup(struct gen *g)
+static uint64_t errors_total(const struct counters *c)
+{
+	uint64_t n = 0;
+	for (unsigned k = 0; k < E_MAX; k++)
+		n += c->err[k];
+	return n;
+}
+
+static uint64_t binds_of(const struct counters *c)
+{
+	return c->binds_ok + c->binds_invalid + c->err[E_RC];
+}
+
+/* Make what the main lcore may read visible (relaxed: figures only). */
+static void publish(struct gen *g)
+{
+	__atomic_store_n(&g->pub.binds, binds_of(&g->ct), __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.sessions, g->ct.sessions, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.errors, errors_total(&g->ct), __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.established, g->n_est, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.opened, g->ever_opened, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.connect_errs, g->ct.err[E_CONNECT], __ATOMIC_RELAXED);
+}
+
+static void poll_pub(struct gen *g)
+{
+	poll_once(g);
+	if (g->now_tsc >= g->next_pub) {
+		publish(g);
+		g->next_pub = g->now_tsc + g->hz / 100u;
+	}
+}
+
+static int port_setup(struct genrun *r, struct gen *g)
 {
 	char name[RTE_ETH_NAME_MAX_LEN];
 	size_t l = strcspn(g->o.port, ",");
@@ -644,7 +856,13 @@ static int port_setup(struct gen *g)
 	rc = rte_eth_dev_info_get(g->port_id, &info);
 	if (rc < 0)
 		return rc;
-	g->pool = rte_pktmbuf_pool_create("gen_mbuf", POOL_SIZE, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+	if (info.max_rx_queues < r->nl || info.max_tx_queues < r->nl) {
+		fprintf(stderr, "ldapfe-gen: --lcores %u needs %u queue pairs, port %s (%s) has %u rx / %u tx "
+				"(af_packet: qpairs=%u in the vdev string; memif: the server must offer as many)\n",
+			r->nl, r->nl, name, info.driver_name, info.max_rx_queues, info.max_tx_queues, r->nl);
+		return -EINVAL;
+	}
+	g->pool = rte_pktmbuf_pool_create("gen_mbuf", POOL_SIZE * r->nl, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
 					  (int)rte_socket_id());
 	if (!g->pool) {
 		fprintf(stderr, "ldapfe-gen: mbuf pool: %s\n", rte_strerror(rte_errno));
@@ -652,22 +870,24 @@ static int port_setup(struct gen *g)
 	}
 	memset(&conf, 0, sizeof(conf));
 	uint16_t nrx = NB_DESC, ntx = NB_DESC;
-	if ((rc = rte_eth_dev_configure(g->port_id, 1, 1, &conf)) < 0 ||
-	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(g->port_id, &nrx, &ntx)) < 0 ||
-	    (rc = rte_eth_rx_queue_setup(g->port_id, 0, nrx, (unsigned)rte_eth_dev_socket_id(g->port_id),
-					 NULL, g->pool)) < 0 ||
-	    (rc = rte_eth_tx_queue_setup(g->port_id, 0, ntx, (unsigned)rte_eth_dev_socket_id(g->port_id),
-					 NULL)) < 0 ||
-	    (rc = rte_eth_dev_start(g->port_id)) < 0) {
-		fprintf(stderr, "ldapfe-gen: port %s (%s): setup: %s\n", name, info.driver_name,
-			strerror(-rc));
-		return rc;
-	}
+	unsigned sock = (unsigned)rte_eth_dev_socket_id(g->port_id);
+	if ((rc = rte_eth_dev_configure(g->port_id, (uint16_t)r->nl, (uint16_t)r->nl, &conf)) < 0 ||
+	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(g->port_id, &nrx, &ntx)) < 0)
+		goto fail;
+	for (uint16_t q = 0; q < r->nl; q++)
+		if ((rc = rte_eth_rx_queue_setup(g->port_id, q, nrx, sock, NULL, g->pool)) < 0 ||
+		    (rc = rte_eth_tx_queue_setup(g->port_id, q, ntx, sock, NULL)) < 0)
+			goto fail;
+	if ((rc = rte_eth_dev_start(g->port_id)) < 0)
+		goto fail;
 	rte_eth_macaddr_get(g->port_id, &mac);
 	memcpy(g->mac, mac.addr_bytes, LFE_ETH_ALEN);
-	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT "\n", name, info.driver_name,
-	       RTE_ETHER_ADDR_BYTES(&mac));
+	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT ", %u queue pair%s\n", name,
+	       info.driver_name, RTE_ETHER_ADDR_BYTES(&mac), r->nl, r->nl > 1 ? "s" : "");
 	return 0;
+fail:
+	fprintf(stderr, "ldapfe-gen: port %s (%s): setup: %s\n", name, info.driver_name, strerror(-rc));
+	return rc;
 }
 
 static double us_of(const struct gen *g, uint64_t cyc)
@@ -675,44 +895,121 @@ static double us_of(const struct gen *g, uint64_t cyc)
 	return (double)cyc * 1e6 / (double)g->hz;
 }
 
-static uint64_t errors_total(const struct counters *c)
+static uint64_t pub_sum(const struct genrun *r, size_t off)
 {
 	uint64_t n = 0;
-	for (unsigned k = 0; k < E_MAX; k++)
-		n += c->err[k];
+	for (uint32_t j = 0; j < r->nl; j++)
+		n += __atomic_load_n((const uint64_t *)((const char *)&r->lc[j]->pub + off), __ATOMIC_RELAXED);
 	return n;
 }
+#define PUB_SUM(r, field) pub_sum(r, offsetof(struct pub, field))
 
-static void report_second(struct gen *g, double t, const struct counters *prev, double dt)
+/* The per-second line. With one lcore its own counters; with several the
+ * sums the lcores published (at most 10 ms old) and lcore 0's percentiles. */
+static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_t *prev_sess, double dt)
 {
-	const struct counters *c = &g->ct;
+	struct genrun *r = g->run;
 	const struct lfe_tcp_stats *ts = lfe_tcp_stats(g->tcp);
-	uint64_t binds = c->binds_ok + c->binds_invalid + c->err[E_RC];
-	uint64_t pbinds = prev->binds_ok + prev->binds_invalid + prev->err[E_RC];
+	uint64_t binds, sess, errs, est;
 
+	if (dt < 1e-3)
+		dt = 1e-3;   /* a second caught up right after another */
+	publish(g);
+	binds = PUB_SUM(r, binds);
+	sess = PUB_SUM(r, sessions);
+	errs = PUB_SUM(r, errors);
+	est = PUB_SUM(r, established);
 	printf("ldapfe-gen: t=%.0fs binds/s=%.0f sessions/s=%.0f errors=%" PRIu64 " retrans=%" PRIu64
-	       " p50=%.1fus p99=%.1fus tcbs=%" PRIu64 "\n",
-	       t, (double)(binds - pbinds) / dt, (double)(c->sessions - prev->sessions) / dt,
-	       errors_total(c), ts->retransmits, us_of(g, lfe_hist_quantile(&g->lat_sec, 0.5)),
+	       " p50=%.1fus p99=%.1fus tcbs=%" PRIu64,
+	       t, (double)(binds - *prev_binds) / dt, (double)(sess - *prev_sess) / dt, errs,
+	       ts->retransmits, us_of(g, lfe_hist_quantile(&g->lat_sec, 0.5)),
 	       us_of(g, lfe_hist_quantile(&g->lat_sec, 0.99)), ts->conns_active);
+	if (g->o.wl == LFE_WL_HOLD)
+		printf(" established=%" PRIu64, est);
+	putchar('\n');
+	*prev_binds = binds;
+	*prev_sess = sess;
 	lfe_hist_reset(&g->lat_sec);
 }
 
 static const char *wl_name(enum lfe_gen_workload w)
 {
-	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : "persistent";
+	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : w == LFE_WL_HOLD ? "hold" : "persistent";
 }
 
-static void report_final(struct gen *g, double secs, FILE *f, bool json)
+/* This process's resident memory in KiB (/proc/self/status), 0 if unknown. */
+static uint64_t rss_kib(void)
 {
-	const struct counters *c = &g->ct;
-	const struct lfe_tcp_stats *ts = lfe_tcp_stats(g->tcp);
-	uint64_t binds = c->binds_ok + c->binds_invalid + c->err[E_RC];
-	double p50 = us_of(g, lfe_hist_quantile(&g->lat, 0.5));
-	double p99 = us_of(g, lfe_hist_quantile(&g->lat, 0.99));
-	double p999 = us_of(g, lfe_hist_quantile(&g->lat, 0.999));
-	double mx = us_of(g, g->lat.max);
-	double mean = g->lat.count ? us_of(g, g->lat.sum) / (double)g->lat.count : 0;
+	char line[256];
+	uint64_t kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %" SCNu64, &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/* Totals over the lcores, for the final report. */
+struct totals {
+	struct counters ct;
+	struct lfe_tcp_stats ts;
+	struct lfe_hist lat, lat_conn;
+	uint64_t est, est_peak, rss_kib;
+	double open_s;            /* hold: time to establish them */
+	uint32_t binders;
+};
+
+static void sum_u64(uint64_t *dst, const void *src, size_t n)
+{
+	uint64_t v[64];
+	while (n) {
+		size_t k = n < 64 ? n : 64;
+		memcpy(v, src, k * sizeof(uint64_t));
+		for (size_t i = 0; i < k; i++)
+			dst[i] += v[i];
+		dst += k;
+		src = (const uint64_t *)src + k;
+		n -= k;
+	}
+}
+
+static void totals_of(const struct genrun *r, struct totals *T)
+{
+	uint64_t ct[N_COUNTERS] = { 0 }, ts[sizeof(struct lfe_tcp_stats) / sizeof(uint64_t)] = { 0 };
+
+	_Static_assert(sizeof(struct lfe_tcp_stats) % sizeof(uint64_t) == 0, "tcp stats are uint64_t");
+	lfe_hist_reset(&T->lat);
+	lfe_hist_reset(&T->lat_conn);
+	for (uint32_t j = 0; j < r->nl; j++) {
+		const struct gen *g = r->lc[j];
+		sum_u64(ct, &g->ct, N_COUNTERS);
+		sum_u64(ts, lfe_tcp_stats(g->tcp), sizeof(ts) / sizeof(ts[0]));
+		lfe_hist_merge(&T->lat, &g->lat);
+		lfe_hist_merge(&T->lat_conn, &g->lat_conn);
+		T->est += g->n_est;
+		T->est_peak += g->est_peak;
+	}
+	memcpy(&T->ct, ct, sizeof(T->ct));
+	memcpy(&T->ts, ts, sizeof(T->ts));
+	T->rss_kib = rss_kib();
+}
+
+static void report_final(const struct genrun *r, const struct totals *T, double secs, FILE *f, bool json)
+{
+	const struct gen *g = r->lc[0];
+	const struct counters *c = &T->ct;
+	const struct lfe_tcp_stats *ts = &T->ts;
+	uint64_t binds = binds_of(c);
+	double p50 = us_of(g, lfe_hist_quantile(&T->lat, 0.5));
+	double p99 = us_of(g, lfe_hist_quantile(&T->lat, 0.99));
+	double p999 = us_of(g, lfe_hist_quantile(&T->lat, 0.999));
+	double mx = us_of(g, T->lat.max);
+	double mean = T->lat.count ? us_of(g, T->lat.sum) / (double)T->lat.count : 0;
+	double busy_per_bind = binds ? us_of(g, c->busy_cycles) / (double)binds : 0;
 
 	if (!json) {
 		fprintf(f, "ldapfe-gen: done: %s, %u conns, %.3f s: binds %" PRIu64 " (ok %" PRIu64
@@ -721,11 +1018,16 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 			c->sessions, (double)binds / secs, (double)c->sessions / secs);
 		fprintf(f, "ldapfe-gen: latency us: p50 %.1f p99 %.1f p99.9 %.1f max %.1f mean %.1f\n",
 			p50, p99, p999, mx, mean);
-		if (g->lat_conn.count)
+		if (T->lat_conn.count)
 			fprintf(f, "ldapfe-gen: connect us: p50 %.1f p99 %.1f max %.1f (%" PRIu64 ")\n",
-				us_of(g, lfe_hist_quantile(&g->lat_conn, 0.5)),
-				us_of(g, lfe_hist_quantile(&g->lat_conn, 0.99)), us_of(g, g->lat_conn.max),
-				g->lat_conn.count);
+				us_of(g, lfe_hist_quantile(&T->lat_conn, 0.5)),
+				us_of(g, lfe_hist_quantile(&T->lat_conn, 0.99)), us_of(g, T->lat_conn.max),
+				T->lat_conn.count);
+		if (g->o.wl == LFE_WL_HOLD)
+			fprintf(f, "ldapfe-gen: hold: established %" PRIu64 " of %u (peak %" PRIu64 ") in %.3f s, "
+				   "%u binding; generator RSS %" PRIu64 " KiB (%.0f B per connection)\n",
+				T->est, g->o.conns, T->est_peak, T->open_s, T->binders, T->rss_kib,
+				T->est_peak ? 1024.0 * (double)T->rss_kib / (double)T->est_peak : 0);
 		fprintf(f, "ldapfe-gen: errors %" PRIu64 ":", errors_total(c));
 		for (unsigned k = 0; k < E_MAX; k++)
 			fprintf(f, " %s=%" PRIu64, err_names[k], c->err[k]);
@@ -738,6 +1040,17 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
+		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind\n",
+			us_of(g, c->busy_cycles) / 1e6, 100.0 * us_of(g, c->busy_cycles) / 1e6 / secs / r->nl,
+			r->nl, r->nl > 1 ? "s" : "", busy_per_bind);
+		if (r->nl > 1) {
+			for (uint32_t j = 0; j < r->nl; j++) {
+				const struct gen *x = r->lc[j];
+				fprintf(f, "ldapfe-gen: lcore %u (queue %u): binds %" PRIu64 " busy %.3f s handed off %"
+					   PRIu64 " (drops %" PRIu64 ")\n", j, x->q, binds_of(&x->ct),
+					us_of(g, x->ct.busy_cycles) / 1e6, x->ct.handed_off, x->ct.handoff_drops);
+			}
+		}
 		if (g->tlsc)
 			lfe_tlsc_report(g->tlsc, f, false);
 		return;
@@ -749,11 +1062,25 @@ static void report_final(struct gen *g, double secs, FILE *f, bool json)
 		binds, c->binds_sent, c->binds_ok, c->binds_invalid, c->sessions);
 	fprintf(f, "  \"binds_per_s\": %.1f, \"sessions_per_s\": %.1f,\n", (double)binds / secs,
 		(double)c->sessions / secs);
+	fprintf(f, "  \"gen_busy_cycles\": %" PRIu64 ", \"gen_busy_us_per_bind\": %.4f, \"lcores\": %u,"
+		   " \"dist\": \"%s\", \"zipf_s\": %.3f,\n", c->busy_cycles, busy_per_bind, r->nl,
+		g->o.dist == LFE_DIST_ZIPF ? "zipf" : "uniform", g->o.zipf_s);
+	fprintf(f, "  \"per_lcore\": [");
+	for (uint32_t j = 0; j < r->nl; j++)
+		fprintf(f, "%s{\"binds\": %" PRIu64 ", \"busy_cycles\": %" PRIu64 ", \"handed_off\": %" PRIu64
+			   ", \"handoff_drops\": %" PRIu64 "}", j ? ", " : "", binds_of(&r->lc[j]->ct),
+			r->lc[j]->ct.busy_cycles, r->lc[j]->ct.handed_off, r->lc[j]->ct.handoff_drops);
+	fprintf(f, "],\n");
+	if (g->o.wl == LFE_WL_HOLD)
+		fprintf(f, "  \"hold\": {\"target\": %u, \"established\": %" PRIu64 ", \"established_peak\": %"
+			   PRIu64 ", \"open_s\": %.3f, \"binders\": %u},\n",
+			g->o.conns, T->est, T->est_peak, T->open_s, T->binders);
+	fprintf(f, "  \"gen_rss_kib\": %" PRIu64 ",\n", T->rss_kib);
 	fprintf(f, "  \"latency_us\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"max\": %.2f, "
-		   "\"mean\": %.2f, \"count\": %" PRIu64 "},\n", p50, p99, p999, mx, mean, g->lat.count);
+		   "\"mean\": %.2f, \"count\": %" PRIu64 "},\n", p50, p99, p999, mx, mean, T->lat.count);
 	fprintf(f, "  \"connect_us\": {\"p50\": %.2f, \"p99\": %.2f, \"max\": %.2f, \"count\": %" PRIu64 "},\n",
-		us_of(g, lfe_hist_quantile(&g->lat_conn, 0.5)), us_of(g, lfe_hist_quantile(&g->lat_conn, 0.99)),
-		us_of(g, g->lat_conn.max), g->lat_conn.count);
+		us_of(g, lfe_hist_quantile(&T->lat_conn, 0.5)), us_of(g, lfe_hist_quantile(&T->lat_conn, 0.99)),
+		us_of(g, T->lat_conn.max), T->lat_conn.count);
 	fprintf(f, "  \"errors\": {\"total\": %" PRIu64, errors_total(c));
 	for (unsigned k = 0; k < E_MAX; k++)
 		fprintf(f, ", \"%s\": %" PRIu64, err_names[k], c->err[k]);
@@ -776,34 +1103,115 @@ static bool poll_until(struct gen *g, bool (*cond)(const struct gen *), uint64_t
 	while (!cond(g)) {
 		if (rte_rdtsc() > end)
 			return false;
-		poll_once(g);
+		poll_pub(g);
 	}
 	return true;
 }
 
 static bool no_outstanding(const struct gen *g)
 {
-	for (uint32_t i = 0; i < g->o.conns; i++)
-		if (g->c[i].st == CS_WAIT || g->c[i].st == CS_CONNECTING)
-			return false;
-	return true;
+	return g->n_wait == 0 && g->n_live == g->n_est;
 }
 
 static bool all_closed(const struct gen *g)
 {
-	for (uint32_t i = 0; i < g->o.conns; i++)
-		if (g->c[i].tc)
-			return false;
-	return true;
+	return g->n_live == 0;
 }
 
-static bool any_opened(const struct gen *g)
+/* Answers to binds already sent still count (and are still checked); then
+ * every connection closes, at --syn-rate when paced (a million FINs at once
+ * would only be dropped and retransmitted), while this side keeps polling:
+ * the peer must never see it vanish mid-stream. */
+static bool finish(struct gen *g, bool *drained)
 {
-	return g->ever_opened > 0 || g->ct.err[E_CONNECT] >= g->o.conns;
+	g->stopping = true;
+	*drained = poll_until(g, no_outstanding, DRAIN_MS);
+	uint64_t close_ms = CLOSE_MS + (g->o.syn_rate > 0 ? (uint64_t)(1000.0 * (g->c_hi - g->c_lo) / g->o.syn_rate) : 0);
+	uint64_t end = rte_rdtsc() + g->hz / 1000u * close_ms;
+	double toks = 0;
+	uint64_t last = rte_rdtsc();
+	for (uint32_t i = g->c_lo; i < g->c_hi;) {
+		if (rte_rdtsc() > end)
+			break;
+		if (g->o.syn_rate > 0) {
+			refill(&toks, &last, g->syn_per_tsc, g->syn_cap, rte_rdtsc());
+			if (toks < 1.0) {
+				poll_pub(g);
+				continue;
+			}
+			toks -= 1.0;
+		}
+		struct gconn *c = &g->c[i++];
+		if (c->tc && c->st == CS_READY)
+			end_session(g, c);
+	}
+	return poll_until(g, all_closed, end > rte_rdtsc() ? (end - rte_rdtsc()) * 1000u / g->hz + 1 : 1);
 }
 
-static int run(struct gen *g)
+static int phase_of(const struct genrun *r)
 {
+	return __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE);
+}
+
+static void start_measuring(struct gen *g)
+{
+	/* Measure from here: every counter starts at zero. */
+	memset(&g->ct, 0, sizeof(g->ct));
+	g->ct.conns_opened = g->ever_opened;
+	lfe_hist_reset(&g->lat);
+	lfe_hist_reset(&g->lat_sec);
+	if (g->o.wl != LFE_WL_HOLD)
+		lfe_hist_reset(&g->lat_conn);
+	clock_tick(g);
+	g->tok_last = g->now_tsc;
+	g->tokens = 0;
+	g->measuring = true;
+}
+
+/* A worker lcore: connect, wait for the start, measure, finish. */
+static int worker_main(void *arg)
+{
+	struct gen *g = arg;
+	struct genrun *r = g->run;
+	bool drained;
+
+	clock_tick(g);
+	g->syn_last = g->now_tsc;
+	while (phase_of(r) == PH_CONNECT)
+		poll_pub(g);
+	start_measuring(g);
+	while (phase_of(r) == PH_MEASURE)
+		poll_pub(g);
+	/* Unanswered binds and unclosed connections are counted by the main
+	 * lcore from n_wait and n_live once this returns. */
+	finish(g, &drained);
+	publish(g);
+	return 0;
+}
+
+static uint64_t opened_all(const struct genrun *r)
+{
+	return PUB_SUM(r, opened);
+}
+
+/* Tell the server every source address of ours (an ARP request from each,
+ * as a host's kernel would send): it learns them without asking back. */
+static void announce(struct gen *g)
+{
+	if (!g->o.src_lo)
+		return;
+	uint32_t n = g->o.src_hi - g->o.src_lo + 1u;
+	for (uint32_t i = 0; i < n && i < 4096u; i++) {
+		send_arp(g, 1, bcast, zero_mac, g->o.src_lo + i, g->next_hop);
+		if (g->ntx >= TXBUF / 2)
+			tx_flush(g);
+	}
+	tx_flush(g);
+}
+
+static int run(struct genrun *r)
+{
+	struct gen *g = r->lc[0];
 	char a[16];
 	uint64_t t0;
 
@@ -817,7 +1225,8 @@ static int run(struct gen *g)
 			break;
 		if (rte_rdtsc() - t0 > g->hz / 1000u * LINK_WAIT_MS || g_stop) {
 			fprintf(stderr, "ldapfe-gen: error: link of %s still down after %u ms "
-					"(is the peer running?)\n", g->o.port, LINK_WAIT_MS);
+					"(is the peer running?%s)\n", g->o.port, LINK_WAIT_MS,
+				r->nl > 1 ? " a memif server must offer as many queues as --lcores" : "");
 			return 2;
 		}
 		rte_delay_us_sleep(10000);
@@ -826,6 +1235,7 @@ static int run(struct gen *g)
 	lfe_net_fmt_ipv4(g->next_hop, a);
 	t0 = rte_rdtsc();
 	uint64_t last_req = 0;
+	g->rx_all_queues = true;
 	while (!g->have_peer) {
 		clock_tick(g);
 		if (g->now_tsc - t0 > g->hz / 1000u * g->o.arp_timeout_ms || g_stop) {
@@ -834,81 +1244,224 @@ static int run(struct gen *g)
 			return 2;
 		}
 		if (g->now_tsc - last_req > g->hz / 5u) {
-			send_arp_request(g);
+			send_arp(g, 1, bcast, zero_mac, g->o.src_ip, g->next_hop);
 			last_req = g->now_tsc;
 		}
 		poll_once(g);
 	}
+	g->rx_all_queues = false;
 	printf("ldapfe-gen: %s is at " RTE_ETHER_ADDR_PRT_FMT "\n", a,
 	       RTE_ETHER_ADDR_BYTES((const struct rte_ether_addr *)g->peer_mac));
+	announce(g);
 
+	/* Every lcore connects its own share (paced by --syn-rate when set). */
+	for (uint32_t j = 1; j < r->nl; j++) {
+		memcpy(r->lc[j]->peer_mac, g->peer_mac, LFE_ETH_ALEN);
+		r->lc[j]->have_peer = true;
+	}
+	unsigned lcore_id, j = 1;
+	RTE_LCORE_FOREACH_WORKER(lcore_id) {
+		if (j == r->nl)
+			break;
+		if (rte_eal_remote_launch(worker_main, r->lc[j], lcore_id) != 0) {
+			fprintf(stderr, "ldapfe-gen: cannot launch lcore %u\n", lcore_id);
+			return 2;
+		}
+		j++;
+	}
 	clock_tick(g);
-	for (uint32_t i = 0; i < g->o.conns; i++)
-		do_connect(g, &g->c[i]);
-	if (!poll_until(g, any_opened, g->o.connect_timeout_ms) || g->ever_opened == 0) {
+	g->syn_last = g->now_tsc;
+	t0 = g->now_tsc;
+	int status = 0;
+	if (g->o.wl == LFE_WL_HOLD) {
+		/* Hold: wait until all are open, or no progress for the connect timeout. */
+		uint64_t last_n = 0, last_t = t0, target = g->o.conns, next_sec = t0 + g->hz;
+		for (;;) {
+			poll_pub(g);
+			uint64_t n = PUB_SUM(r, established);
+			if (n >= target || g_stop)
+				break;
+			if (n != last_n) {
+				last_n = n;
+				last_t = g->now_tsc;
+			}
+			if (g->now_tsc - last_t > g->hz / 1000u * g->o.connect_timeout_ms)
+				break;
+			if (g->now_tsc >= next_sec && !g->o.quiet) {
+				printf("ldapfe-gen: opening: t=%.0fs established=%" PRIu64 " of %" PRIu64 "\n",
+				       (double)(g->now_tsc - t0) / (double)g->hz, n, target);
+				next_sec += g->hz;
+			}
+		}
+		if (last_n == 0 && PUB_SUM(r, established) == 0)
+			status = 2;
+	} else {
+		uint64_t end = t0 + g->hz / 1000u * g->o.connect_timeout_ms;
+		while (opened_all(r) == 0 && PUB_SUM(r, connect_errs) < g->o.conns && g->now_tsc < end && !g_stop)
+			poll_pub(g);
+		if (opened_all(r) == 0)
+			status = 2;
+	}
+	double open_s = (double)(rte_rdtsc() - t0) / (double)g->hz;
+	if (status == 2) {
 		lfe_net_fmt_ipv4(g->o.dst_ip, a);
 		fprintf(stderr, "ldapfe-gen: error: no connection to %s:%u within %u ms (%s)\n", a,
 			g->o.dport, g->o.connect_timeout_ms,
-			g->ct.err[E_CONNECT] ? "refused or reset" : "no SYN-ACK");
+			PUB_SUM(r, connect_errs) ? "refused or reset" : "no SYN-ACK");
+		__atomic_store_n(&r->phase, PH_STOP, __ATOMIC_RELEASE);
+		rte_eal_mp_wait_lcore();
 		return 2;
 	}
+	if (g->o.wl == LFE_WL_HOLD)
+		printf("ldapfe-gen: hold: %" PRIu64 " of %u connections established in %.3f s\n",
+		       PUB_SUM(r, established), g->o.conns, open_s);
 
-	/* Measure from here: every counter starts at zero. */
-	memset(&g->ct, 0, sizeof(g->ct));
-	g->ct.conns_opened = g->ever_opened;
-	lfe_hist_reset(&g->lat);
-	lfe_hist_reset(&g->lat_sec);
-	lfe_hist_reset(&g->lat_conn);
-	clock_tick(g);
+	start_measuring(g);
 	uint64_t start = g->now_tsc, next_sec = start + g->hz;
+	__atomic_store_n(&r->phase, PH_MEASURE, __ATOMIC_RELEASE);
 	uint64_t end = start + (uint64_t)(g->o.duration_s * (double)g->hz);
-	struct counters prev = g->ct;
-	uint64_t prev_tsc = start;
-	g->tok_last = start;
-	g->tokens = 0;
-	g->measuring = true;
+	uint64_t prev_binds = 0, prev_sess = 0, prev_tsc = start;
 	while (!g_stop && g->now_tsc < end) {
-		poll_once(g);
+		poll_pub(g);
 		if (g->now_tsc >= next_sec) {
 			if (!g->o.quiet)
-				report_second(g, (double)(g->now_tsc - start) / (double)g->hz, &prev,
-					      (double)(g->now_tsc - prev_tsc) / (double)g->hz);
-			prev = g->ct;
+				/* Labelled by the second it closes (t=1s, 2s, ...) even
+				 * when this lcore was descheduled past several: the
+				 * rates are over the time that really passed. */
+				report_second(g, (double)(next_sec - start) / (double)g->hz, &prev_binds,
+					      &prev_sess, (double)(g->now_tsc - prev_tsc) / (double)g->hz);
 			prev_tsc = g->now_tsc;
 			next_sec += g->hz;
 		}
 	}
 	double secs = (double)(g->now_tsc - start) / (double)g->hz;
-	/* Answers to binds already sent still count (and are still checked). */
-	g->stopping = true;
-	bool drained = poll_until(g, no_outstanding, DRAIN_MS);
+	static struct totals T;   /* histograms: not on the stack */
+	memset(&T, 0, sizeof(T));
+	/* Established connections and memory at the end of the measured
+	 * time, before closing (the workers published at most 10 ms ago). */
+	publish(g);
+	uint64_t est_end = PUB_SUM(r, established), rss = rss_kib();
+	__atomic_store_n(&r->phase, PH_STOP, __ATOMIC_RELEASE);
+	bool drained, closed = finish(g, &drained);
+	publish(g);
+	rte_eal_mp_wait_lcore();
+	uint32_t unanswered = 0, open_left = 0;
+	for (uint32_t k = 0; k < r->nl; k++) {
+		unanswered += r->lc[k]->n_wait;
+		open_left += r->lc[k]->n_live;
+	}
+	/* A bind answered while connections closed still counts as answered. */
+	drained = unanswered == 0;
+	closed = closed && open_left == 0;
+	totals_of(r, &T);
+	T.est = est_end;
+	T.rss_kib = rss;
+	T.open_s = open_s;
 	for (uint32_t i = 0; i < g->o.conns; i++)
-		if (g->c[i].tc && g->c[i].st == CS_READY)
-			end_session(g, &g->c[i]);
-	/* Keep polling while the FINs are exchanged: the peer must never see
-	 * this side vanish mid-stream. */
-	bool closed = poll_until(g, all_closed, CLOSE_MS);
-	report_final(g, secs, stdout, false);
+		T.binders += r->c[i].binder;
+	report_final(r, &T, secs, stdout, false);
 	if (!drained)
-		printf("ldapfe-gen: warning: binds still unanswered %u ms after the end\n", DRAIN_MS);
+		printf("ldapfe-gen: warning: %u binds still unanswered %u ms after the end\n", unanswered, DRAIN_MS);
 	if (!closed)
-		printf("ldapfe-gen: warning: connections still open %u ms after the end\n", CLOSE_MS);
+		printf("ldapfe-gen: warning: %u connections still open after the end\n", open_left);
 	if (g->o.json[0]) {
 		FILE *f = fopen(g->o.json, "w");
 		if (!f) {
 			fprintf(stderr, "ldapfe-gen: --json %s: %s\n", g->o.json, strerror(errno));
 			return 2;
 		}
-		report_final(g, secs, f, true);
+		report_final(r, &T, secs, f, true);
 		fclose(f);
 	}
-	return errors_total(&g->ct) || !drained ? 1 : 0;
+	return errors_total(&T.ct) || !drained ? 1 : 0;
+}
+
+/* Set up lcore j's state: its connections c_lo..c_hi-1, queues, TCP. */
+static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint32_t j)
+{
+	int rc;
+
+	g->o = r->o;
+	g->run = r;
+	g->lc = j;
+	g->q = (uint16_t)j;
+	if (g != g0) {
+		g->port_id = g0->port_id;
+		g->pool = g0->pool;
+		memcpy(g->mac, g0->mac, LFE_ETH_ALEN);
+	}
+	g->hz = rte_get_tsc_hz();
+	g->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / g->hz);
+	g->rng = (g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull) + j * 0x632be59bd9b4e019ull;
+	g->next_hop = g->o.gateway ? g->o.gateway : g->o.dst_ip;
+	g->shares = g->o.wrong_pct + g->o.unknown_pct > 0;
+	g->dist = &r->dist;
+	g->bt = r->bt;
+	g->tlsc = r->tlsc;
+	g->c = r->c;
+	g->c_lo = j * r->per_lcore;
+	g->c_hi = g->c_lo + r->per_lcore < g->o.conns ? g->c_lo + r->per_lcore : g->o.conns;
+	uint32_t n = g->c_hi - g->c_lo;
+	if (g->o.rate > 0) {
+		double rate = g->o.rate / r->nl;
+		g->tok_per_tsc = rate / (double)g->hz;
+		/* 50 ms of tokens: the generator shares cores with the kernel and
+		 * the server in small setups and is sometimes descheduled; the
+		 * offered load catches up instead of silently dropping. */
+		g->tok_cap = fmax(1.0, rate / 20.0);
+	}
+	if (g->o.syn_rate > 0) {
+		double rate = g->o.syn_rate / r->nl;
+		g->syn_per_tsc = rate / (double)g->hz;
+		g->syn_cap = fmax(1.0, rate / 100.0);   /* bursts of at most 10 ms */
+	}
+	g->ready.v = calloc(n, sizeof(uint32_t));
+	g->reconnect.v = calloc(n, sizeof(uint32_t));
+	if (!g->ready.v || !g->reconnect.v)
+		return -ENOMEM;
+	g->ready.cap = g->reconnect.cap = n;
+	for (uint32_t i = 0; i < n; i++)
+		q_push(&g->reconnect, i);   /* issue() opens them, paced */
+
+	struct lfe_tcp_cfg tc;
+	lfe_tcp_cfg_default(&tc);
+	/* Closed sessions wait in TIME_WAIT on this side; the table recycles the
+	 * oldest when full, so size it for the live connections plus a window. */
+	tc.max_conns = n + 16384u;
+	tc.max_half_open = n < tc.max_conns ? n : tc.max_conns;
+	if (g->o.wl == LFE_WL_HOLD) {
+		/* One small request at a time: held connections need little room. */
+		tc.sndbuf = 1024;
+		tc.rcvbuf = r->tlsc ? 16384 : 1024;   /* TLS: the server's first flight */
+	}
+	tc.time_wait_us = 200000;
+	tc.rto_init_us = 200000;
+	tc.delack_us = 1000;
+	tc.idle_timeout_us = 0;
+	tc.secret = rte_rdtsc() ^ g->o.seed ^ ((uint64_t)j << 56);
+	tc.n_listen = 0;
+	g->tcp = lfe_tcp_new(&tc, &gen_tcp_ops, g, &rc);
+	if (!g->tcp) {
+		fprintf(stderr, "ldapfe-gen: TCP stack (lcore %u): %s\n", j, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static void gen_free(struct gen *g)
+{
+	if (!g)
+		return;
+	lfe_tcp_free(g->tcp);
+	free(g->ready.v);
+	free(g->reconnect.v);
+	free(g);
 }
 
 int main(int argc, char **argv)
 {
-	static struct gen gen_state;   /* large (histograms): not on the stack */
-	struct gen *g = &gen_state;
+	static struct genrun run_state;
+	struct genrun *r = &run_state;
 	char err[256];
 	int status = 2;
 
@@ -938,8 +1491,8 @@ int main(int argc, char **argv)
 	argc -= rc;
 	argv += rc;
 	argv[0] = (char *)"ldapfe-gen";
-	lfe_gen_opts_defaults(&g->o);
-	if (lfe_gen_opts_parse(argc, argv, &g->o, err, sizeof(err)) < 0) {
+	lfe_gen_opts_defaults(&r->o);
+	if (lfe_gen_opts_parse(argc, argv, &r->o, err, sizeof(err)) < 0) {
 		bool help = strcmp(err, "help") == 0;
 		if (!help)
 			fprintf(stderr, "ldapfe-gen: %s\n", err);
@@ -949,78 +1502,97 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	g->hz = rte_get_tsc_hz();
-	g->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / g->hz);
-	g->rng = g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull;
-	g->next_hop = g->o.gateway ? g->o.gateway : g->o.dst_ip;
-	if (g->o.rate > 0) {
-		g->tok_per_tsc = g->o.rate / (double)g->hz;
-		/* 50 ms of tokens: the generator shares cores with the kernel and
-		 * the server in small setups and is sometimes descheduled; the
-		 * offered load catches up instead of silently dropping. */
-		g->tok_cap = fmax(1.0, g->o.rate / 20.0);
-	}
-
-	uint32_t nports = (uint32_t)(g->o.sport_hi - g->o.sport_lo) + 1u;
-	uint32_t per = nports / g->o.conns;
-	g->c = calloc(g->o.conns, sizeof(*g->c));
-	g->ready.v = calloc(g->o.conns, sizeof(uint32_t));
-	g->reconnect.v = calloc(g->o.conns, sizeof(uint32_t));
-	if (!g->c || !g->ready.v || !g->reconnect.v) {
-		fprintf(stderr, "ldapfe-gen: out of memory for %u connections\n", g->o.conns);
+	r->nl = r->o.lcores;
+	if (r->nl > rte_lcore_count()) {
+		fprintf(stderr, "ldapfe-gen: --lcores %u but EAL gave %u lcore%s (-l)\n", r->nl,
+			rte_lcore_count(), rte_lcore_count() > 1 ? "s" : "");
 		goto out;
 	}
-	g->ready.cap = g->reconnect.cap = g->o.conns;
-	for (uint32_t i = 0; i < g->o.conns; i++) {
-		g->c[i].idx = i;
-		g->c[i].port_lo = (uint16_t)(g->o.sport_lo + i * per);
-		g->c[i].port_n = (uint16_t)(per > 65535 ? 65535 : per);
-	}
-
-	struct lfe_tcp_cfg tc;
-	lfe_tcp_cfg_default(&tc);
-	/* Closed sessions wait in TIME_WAIT on this side; the table recycles the
-	 * oldest when full, so size it for the live connections plus a window. */
-	tc.max_conns = g->o.conns + 16384u;
-	tc.max_half_open = g->o.conns < tc.max_conns ? g->o.conns : tc.max_conns;
-	tc.time_wait_us = 200000;
-	tc.rto_init_us = 200000;
-	tc.delack_us = 1000;
-	tc.idle_timeout_us = 0;
-	tc.secret = rte_rdtsc() ^ g->o.seed;
-	tc.n_listen = 0;
-	g->tcp = lfe_tcp_new(&tc, &gen_tcp_ops, g, &rc);
-	if (!g->tcp) {
-		fprintf(stderr, "ldapfe-gen: TCP stack: %s\n", strerror(-rc));
+	if (lfe_gen_dist_init(&r->dist, r->o.dist, r->o.users, r->o.zipf_s) < 0) {
+		fprintf(stderr, "ldapfe-gen: --dist: bad parameters\n");
 		goto out;
 	}
-	if (g->o.tls) {
+	r->bt = lfe_gen_bindtab_new(r->o.user_fmt, r->o.pw_fmt, &rc);
+	if (!r->bt) {
+		fprintf(stderr, "ldapfe-gen: bind templates: %s\n", strerror(-rc));
+		goto out;
+	}
+
+	/* The (address, port) tuples, split evenly: connection i owns
+	 * tuples [i * per, (i + 1) * per); lcore j owns connections
+	 * [j * per_lcore, (j + 1) * per_lcore). */
+	r->ip_lo = r->o.src_lo ? r->o.src_lo : r->o.src_ip;
+	r->n_ips = r->o.src_lo ? r->o.src_hi - r->o.src_lo + 1u : 1u;
+	r->n_ports = (uint32_t)(r->o.sport_hi - r->o.sport_lo) + 1u;
+	uint64_t tuples = (uint64_t)r->n_ips * r->n_ports;
+	uint64_t per = tuples / r->o.conns;
+	r->tuple_per = (uint32_t)(per > 65535 ? 65535 : per);
+	r->per_lcore = (r->o.conns + r->nl - 1u) / r->nl;
+	r->c = calloc(r->o.conns, sizeof(*r->c));
+	if (!r->c) {
+		fprintf(stderr, "ldapfe-gen: out of memory for %u connections\n", r->o.conns);
+		goto out;
+	}
+	uint64_t pick = r->o.seed ? r->o.seed : 1;
+	for (uint32_t i = 0; i < r->o.conns; i++) {
+		r->c[i].idx = i;
+		r->c[i].t_lo = i * r->tuple_per;
+		r->c[i].t_n = r->tuple_per;
+		/* hold: which connections bind, fixed by the seed */
+		pick = pick * 6364136223846793005ull + 1442695040888963407ull;
+		r->c[i].binder = (double)(pick >> 11) * 0x1.0p-53 < r->o.bind_frac;
+	}
+	for (uint32_t j = 0; j < r->nl; j++) {
+		r->lc[j] = calloc(1, sizeof(struct gen));
+		if (!r->lc[j]) {
+			fprintf(stderr, "ldapfe-gen: out of memory\n");
+			goto out;
+		}
+	}
+	if (r->o.tls) {
 		char ip[16];
-		lfe_net_fmt_ipv4(g->o.dst_ip, ip);
+		lfe_net_fmt_ipv4(r->o.dst_ip, ip);
 		struct lfe_tlsc_cfg tcfg = {
-			.version = g->o.tls_version, .ca_file = g->o.tls_ca, .verify_ip = ip,
-			.resume = (enum lfe_tlsc_resume)g->o.tls_resume, .slots = g->o.conns,
-			.starttls = g->o.starttls,
+			.version = r->o.tls_version, .ca_file = r->o.tls_ca, .verify_ip = ip,
+			.resume = (enum lfe_tlsc_resume)r->o.tls_resume, .slots = r->o.conns,
+			.starttls = r->o.starttls,
 		};
-		g->tlsc = lfe_tlsc_new(&tcfg, err, sizeof(err));
-		if (!g->tlsc) {
+		r->tlsc = lfe_tlsc_new(&tcfg, err, sizeof(err));
+		if (!r->tlsc) {
 			fprintf(stderr, "ldapfe-gen: %s\n", err);
 			goto out;
 		}
 	}
-	if (port_setup(g) < 0)
+	r->lc[0]->o = r->o;
+	if (port_setup(r, r->lc[0]) < 0)
 		goto out;
-	status = run(g);
-	rte_eth_dev_stop(g->port_id);
-	rte_eth_dev_close(g->port_id);
+	for (uint32_t j = 0; j < r->nl; j++) {
+		if (gen_init(r, r->lc[j], r->lc[0], j) < 0)
+			goto stop;
+		if (r->nl > 1) {
+			char name[32];
+			snprintf(name, sizeof(name), "gen_handoff%u", j);
+			r->handoff[j] = rte_ring_create(name, HANDOFF_RING, (int)rte_socket_id(), RING_F_SC_DEQ);
+			if (!r->handoff[j]) {
+				fprintf(stderr, "ldapfe-gen: handoff ring: %s\n", rte_strerror(rte_errno));
+				goto stop;
+			}
+		}
+	}
+	status = run(r);
+stop:
+	rte_eth_dev_stop(r->lc[0]->port_id);
+	rte_eth_dev_close(r->lc[0]->port_id);
 out:
-	lfe_tcp_free(g->tcp);   /* no callbacks: TLS connections left open are freed here */
-	for (uint32_t i = 0; g->c && i < g->o.conns; i++)
-		lfe_tlsc_conn_free(g->c[i].tls);
-	lfe_tlsc_free(g->tlsc);
-	free(g->c);
-	free(g->ready.v);
-	free(g->reconnect.v);
+	for (uint32_t j = 0; j < r->nl && j < LFE_GEN_MAX_LCORES; j++) {
+		gen_free(r->lc[j]);
+		rte_ring_free(r->handoff[j]);
+	}
+	lfe_gen_bindtab_free(r->bt);
+	for (uint32_t i = 0; r->c && r->tlsc && i < r->o.conns; i++)
+		lfe_tlsc_conn_free(r->c[i].tls);   /* lfe_tcp_free made no callbacks */
+	lfe_tlsc_free(r->tlsc);
+	free(r->c);
 	rte_eal_cleanup();
 	return status;
 }

@@ -9,15 +9,18 @@
 #include <string.h>
 
 #include "dataplane/net.h"
+#include "gen/dist.h"
+#include "gen/pdu.h"
 
 const char *const lfe_gen_usage =
 	"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B\n"
-	"       [--gateway G] [--dport 389] [--workload persistent|session|mix] [--conns N]\n"
+	"       [--gateway G] [--dport 389] [--workload persistent|session|mix|hold] [--conns N]\n"
 	"       [--users N] [--user-base N] [--user-fmt FMT] [--password-fmt FMT]\n"
 	"       [--wrong-pct P] [--unknown-pct P] [--rate R|max] [--duration S]\n"
-	"       [--binds-per-conn N]\n"
+	"       [--binds-per-conn N] [--dist uniform|zipf:S]\n"
 	"       [--sport-range LO-HI] [--seed N] [--arp-timeout-ms MS]\n"
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
+	"       [--src-ips A-B|A/len] [--syn-rate R] [--bind-frac F] [--lcores N]\n"
 	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
 	"        [--tls-resume[=slot|shared]]]\n";
 
@@ -46,32 +49,14 @@ void lfe_gen_opts_defaults(struct lfe_gen_opts *o)
 	o->seed = 1;
 	o->arp_timeout_ms = 2000;
 	o->connect_timeout_ms = 3000;
+	o->lcores = 1;
 }
 
 int lfe_gen_fmt_check(const char *fmt)
 {
-	unsigned convs = 0;
+	struct lfe_gen_fmt f;
 
-	for (const char *p = fmt; *p; p++) {
-		if (*p != '%')
-			continue;
-		p++;
-		if (*p == '%')
-			continue;
-		unsigned width = 0, digits = 0;
-		if (*p == '0')
-			p++;
-		while (*p >= '0' && *p <= '9') {
-			width = width * 10u + (unsigned)(*p - '0');
-			if (++digits > 2)
-				return -EINVAL;
-			p++;
-		}
-		if (*p != 'u' || width > 20)
-			return -EINVAL;
-		convs++;
-	}
-	return convs == 1 ? 0 : -EINVAL;
+	return strlen(fmt) < LFE_GEN_FMT_MAX && lfe_gen_fmt_parse(fmt, &f) == 0 ? 0 : -EINVAL;
 }
 
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
@@ -119,8 +104,36 @@ static int parse_cidr(const char *s, uint32_t *addr, uint8_t *len)
 enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
-	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS,
+	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS, O_DIST, O_SRCS, O_SYNRATE,
+	O_BFRAC, O_LCORES,
 };
+
+/* "A-B" or "A/len" (the host addresses of the prefix). */
+static int parse_ip_range(const char *s, uint32_t *lo, uint32_t *hi)
+{
+	char buf[32];
+	const char *sep = strpbrk(s, "-/");
+
+	if (!sep || (size_t)(sep - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, (size_t)(sep - s));
+	buf[sep - s] = '\0';
+	if (lfe_net_parse_ipv4(buf, lo) < 0)
+		return -EINVAL;
+	if (*sep == '-')
+		return lfe_net_parse_ipv4(sep + 1, hi) < 0 || *hi < *lo ? -EINVAL : 0;
+	uint32_t len;
+	if (parse_u32(sep + 1, 8, 32, &len) < 0)
+		return -EINVAL;
+	uint32_t mask = len == 32 ? 0xffffffffu : ~(0xffffffffu >> len);
+	*lo &= mask;
+	*hi = *lo | ~mask;
+	if (len < 31) {   /* not the network and broadcast addresses */
+		(*lo)++;
+		(*hi)--;
+	}
+	return 0;
+}
 
 int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err, size_t errlen)
 {
@@ -152,11 +165,17 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "tls-version", required_argument, NULL, O_TLSV },
 		{ "tls-ca", required_argument, NULL, O_TLSCA },
 		{ "tls-resume", optional_argument, NULL, O_TLSR },
+		{ "dist", required_argument, NULL, O_DIST },
+		{ "src-ips", required_argument, NULL, O_SRCS },
+		{ "syn-rate", required_argument, NULL, O_SYNRATE },
+		{ "bind-frac", required_argument, NULL, O_BFRAC },
+		{ "lcores", required_argument, NULL, O_LCORES },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
 	bool have_dport = false, have_tls_sub = false;
+	bool have_syn = false, have_bfrac = false;
 	uint32_t v;
 	int c;
 
@@ -197,12 +216,14 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 				o->wl = LFE_WL_SESSION;
 			else if (strcmp(a, "mix") == 0)
 				o->wl = LFE_WL_MIX;
+			else if (strcmp(a, "hold") == 0)
+				o->wl = LFE_WL_HOLD;
 			else
-				return errf(err, errlen, "--workload: \"%s\": persistent, session or mix", a);
+				return errf(err, errlen, "--workload: \"%s\": persistent, session, mix or hold", a);
 			break;
 		case O_CONNS:
-			if (parse_u32(a, 1, 65536, &o->conns) < 0)
-				return errf(err, errlen, "--conns: \"%s\": 1..65536", a);
+			if (parse_u32(a, 1, LFE_GEN_MAX_CONNS, &o->conns) < 0)
+				return errf(err, errlen, "--conns: \"%s\": 1..%u", a, LFE_GEN_MAX_CONNS);
 			break;
 		case O_USERS:
 			if (parse_u32(a, 1, 1u << 30, &o->users) < 0)
@@ -287,6 +308,40 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 			if (parse_u32(a, 0, UINT32_MAX - 1, &o->binds_per_conn) < 0)
 				return errf(err, errlen, "--binds-per-conn: \"%s\": 0 (never) or a count", a);
 			break;
+		case O_DIST:
+			if (strcmp(a, "uniform") == 0) {
+				o->dist = LFE_DIST_UNIFORM;
+			} else if (strncmp(a, "zipf:", 5) == 0 && parse_pos_double(a + 5, &o->zipf_s) == 0 &&
+				   o->zipf_s <= 100) {
+				o->dist = LFE_DIST_ZIPF;
+			} else {
+				return errf(err, errlen, "--dist: \"%s\": uniform or zipf:S (0 < S ≤ 100)", a);
+			}
+			break;
+		case O_SRCS:
+			if (parse_ip_range(a, &o->src_lo, &o->src_hi) < 0 || o->src_lo == 0 ||
+			    o->src_hi - o->src_lo >= 65536u)
+				return errf(err, errlen,
+					    "--src-ips: \"%s\": want A-B or A/len (len >= 8), at most 65536 addresses", a);
+			break;
+		case O_SYNRATE:
+			if (parse_pos_double(a, &o->syn_rate) < 0)
+				return errf(err, errlen, "--syn-rate: \"%s\": connections per second (> 0)", a);
+			have_syn = true;
+			break;
+		case O_BFRAC: {
+			char *end;
+			errno = 0;
+			o->bind_frac = strtod(a, &end);
+			if (errno || *end || *a < '0' || *a > '9' || !(o->bind_frac >= 0 && o->bind_frac <= 1))
+				return errf(err, errlen, "--bind-frac: \"%s\": 0..1", a);
+			have_bfrac = true;
+			break;
+		}
+		case O_LCORES:
+			if (parse_u32(a, 1, LFE_GEN_MAX_LCORES, &o->lcores) < 0)
+				return errf(err, errlen, "--lcores: \"%s\": 1..%u", a, LFE_GEN_MAX_LCORES);
+			break;
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -354,7 +409,28 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		return errf(err, errlen, "--wrong-pct + --unknown-pct exceed 100");
 	if ((uint64_t)o->user_base + 2ull * o->users > UINT32_MAX)
 		return errf(err, errlen, "--user-base + 2 * --users must fit in 32 bits");
-	if ((uint32_t)(o->sport_hi - o->sport_lo) + 1u < o->conns)
-		return errf(err, errlen, "--sport-range gives fewer ports than --conns");
+	if (o->src_lo) {
+		if ((o->src_lo & mask) != (o->src_ip & mask) || (o->src_hi & mask) != (o->src_ip & mask))
+			return errf(err, errlen, "--src-ips must lie inside --src-ip's subnet");
+		if ((o->dst_ip >= o->src_lo && o->dst_ip <= o->src_hi) ||
+		    (o->gateway >= o->src_lo && o->gateway <= o->src_hi))
+			return errf(err, errlen, "--src-ips includes the server or the gateway");
+	}
+	uint64_t nips = o->src_lo ? (uint64_t)o->src_hi - o->src_lo + 1u : 1u;
+	if (nips * ((uint32_t)(o->sport_hi - o->sport_lo) + 1u) < o->conns)
+		return errf(err, errlen, "--sport-range%s gives fewer (address, port) pairs than --conns",
+			    o->src_lo ? " times --src-ips" : "");
+	if (o->wl == LFE_WL_HOLD) {
+		if (!have_syn)
+			o->syn_rate = 20000;
+		if (!have_bfrac)
+			o->bind_frac = 0.1;
+	} else if (have_bfrac) {
+		return errf(err, errlen, "--bind-frac is for --workload hold");
+	}
+	if (o->lcores > o->conns)
+		return errf(err, errlen, "--lcores exceeds --conns");
+	if (o->lcores > 1 && (o->tls || o->starttls))
+		return errf(err, errlen, "--tls/--starttls run on one lcore (--lcores 1)");
 	return 0;
 }

@@ -12,7 +12,13 @@ enum lfe_gen_workload {
 	LFE_WL_PERSISTENT = 0,   /* N connections, binds repeated on each */
 	LFE_WL_SESSION = 1,      /* connect, bind, unbind, close, repeat */
 	LFE_WL_MIX = 2,          /* 1..8 binds per connection, wrong/unknown shares */
+	LFE_WL_HOLD = 3,         /* open N connections and hold them; a fraction binds */
 };
+
+/* Most connections one run may hold (all lcores together). */
+#define LFE_GEN_MAX_CONNS (1u << 22)
+/* Most generator lcores. */
+#define LFE_GEN_MAX_LCORES 16u
 
 #define LFE_GEN_FMT_MAX 256u
 
@@ -51,6 +57,14 @@ struct lfe_gen_opts {
 	uint8_t tls_version;     /* 0: 1.2 or 1.3; 12 or 13: that one only */
 	enum lfe_gen_tls_resume tls_resume;
 	char tls_ca[512];        /* empty: the server's certificate is not verified */
+	int dist;                /* enum lfe_gen_dist_kind (gen/dist.h) */
+	double zipf_s;           /* --dist zipf:S */
+	/* Source addresses of the connections (host order, inclusive); both 0:
+	 * --src-ip alone. Inside --src-ip's subnet, not the server or gateway. */
+	uint32_t src_lo, src_hi;
+	double syn_rate;         /* connections opened per second; 0 = unpaced */
+	double bind_frac;        /* hold: share of connections that bind (0..1) */
+	uint32_t lcores;         /* generator lcores, each with its own queue pair */
 };
 
 /* Defaults for everything optional (wrong/unknown shares depend on the

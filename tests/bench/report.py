@@ -2,10 +2,11 @@
 """tests/bench/report.py — the benchmark's table, JSON and chart.
 
   report.py report RUNS.jsonl OUTDIR [CALLGRIND.json] [--meta "k=v ..."]
-      Medians over runs per (target, transport, workload): binds/s,
-      sessions/s, latency p50/p99, server CPU per bind, and the ratios
-      ldapfe/slapd. Prints a table, writes OUTDIR/results.json and
-      OUTDIR/bench.png (Debian's python3-matplotlib, Agg backend).
+      Medians over runs per (target, transport, workload, users, dist,
+      variant): binds/s, sessions/s, latency p50/p99, server and generator
+      busy µs per bind, which side was the limit (the busier core), and
+      the ratios ldapfe/slapd. Prints a table, writes OUTDIR/results.json
+      and OUTDIR/bench.png (Debian's python3-matplotlib, Agg backend).
   report.py callgrind ANNOTATE.txt GEN.json
       Instructions per bind by layer (tcp, ldap, backend, net, pmd, worker,
       other) from `callgrind_annotate --inclusive=no` output and the number
@@ -14,8 +15,15 @@
 Run lines (one JSON object per line, written by run-bench.sh):
   {"target": "ldapfe"|"slapd", "transport": "memif"|"afpacket",
    "workload": "persistent"|"session", "run": N, "server_cpu_s": S,
+   "users": N, "dist": "uniform"|"zipf:S", "variant": NAME,
    "gen": <ldapfe-gen --json output>}
+users, dist and variant may be absent (older lines): "", "uniform", "default".
+server_cpu_s is ldapfe's busy time (telemetry busy_cycles) or slapd's CPU
+time; the generator's busy time is gen_busy_cycles / tsc_hz of its JSON.
 """
+
+# A side counts as the limit when its core is at least this busy.
+LIMIT_BUSY = 0.85
 import json
 import os
 import re
@@ -27,30 +35,65 @@ def median(xs):
     return statistics.median(xs) if xs else 0.0
 
 
+def key_of(r):
+    return (r["target"], r["transport"], r["workload"], str(r.get("users", "")),
+            r.get("dist", "uniform"), r.get("variant", "default"))
+
+
+def gen_busy_s(r):
+    g = r["gen"]
+    return g.get("gen_busy_cycles", 0) / g["tsc_hz"] if g.get("tsc_hz") else 0.0
+
+
+def limit_of(server_frac, gen_frac):
+    """Which side limited the run: the busier core, if it was (nearly) saturated."""
+    if max(server_frac, gen_frac) < LIMIT_BUSY:
+        return "neither"
+    return "server" if server_frac >= gen_frac else "generator"
+
+
 def summarize(runs):
     groups = {}
     for r in runs:
-        groups.setdefault((r["target"], r["transport"], r["workload"]), []).append(r)
+        groups.setdefault(key_of(r), []).append(r)
     rows = []
-    for (target, transport, workload), rs in sorted(groups.items()):
+    for (target, transport, workload, users, dist, variant), rs in sorted(groups.items()):
         def g(f):
             return [f(r) for r in rs]
         cpu_per_bind = g(lambda r: 1e6 * r["server_cpu_s"] / r["gen"]["binds"] if r["gen"]["binds"] else 0.0)
+        gen_per_bind = g(lambda r: 1e6 * gen_busy_s(r) / r["gen"]["binds"] if r["gen"]["binds"] else 0.0)
+        server_frac = median(g(lambda r: r["server_cpu_s"] / r["gen"]["duration_s"]))
+        gen_frac = median(g(lambda r: gen_busy_s(r) / r["gen"]["duration_s"] / r["gen"].get("lcores", 1)))
         rows.append({
-            "target": target, "transport": transport, "workload": workload, "runs": len(rs),
+            "target": target, "transport": transport, "workload": workload, "users": users,
+            "dist": dist, "variant": variant, "runs": len(rs),
             "binds_per_s": median(g(lambda r: r["gen"]["binds_per_s"])),
             "sessions_per_s": median(g(lambda r: r["gen"]["sessions_per_s"])),
             "p50_us": median(g(lambda r: r["gen"]["latency_us"]["p50"])),
             "p99_us": median(g(lambda r: r["gen"]["latency_us"]["p99"])),
             "server_cpu_us_per_bind": median(cpu_per_bind),
+            "gen_busy_us_per_bind": median(gen_per_bind),
+            "server_busy": server_frac, "gen_busy": gen_frac,
+            "limit": limit_of(server_frac, gen_frac),
             "errors": sum(g(lambda r: r["gen"]["errors"]["total"])),
             "all_binds_per_s": g(lambda r: round(r["gen"]["binds_per_s"])),
         })
     return rows
 
 
+def headline(rows):
+    """The rows the ratios and the first panels use: the largest store, the
+    uniform distribution, the first variant (the old single-row layout)."""
+    if not rows:
+        return rows
+    users = max((r["users"] for r in rows), key=lambda u: int(u) if u.isdigit() else -1)
+    variants = sorted({r["variant"] for r in rows}, key=lambda v: (v != "default", v))
+    return [r for r in rows if r["users"] == users and r["dist"] == "uniform" and r["variant"] == variants[0]] \
+        or rows
+
+
 def find(rows, target, transport, workload):
-    for r in rows:
+    for r in headline(rows):
         if (r["target"], r["transport"], r["workload"]) == (target, transport, workload):
             return r
     return None
@@ -77,15 +120,19 @@ def ratios(rows):
 
 def fmt_table(rows, rat, cg):
     lines = []
-    hdr = ("target", "transport", "workload", "binds/s", "sessions/s", "p50 us", "p99 us",
-           "CPU us/bind", "errors", "runs (binds/s)")
+    hdr = ("target", "transport", "workload", "users", "dist", "variant", "binds/s", "sessions/s",
+           "p50 us", "p99 us", "server busy us/bind", "gen busy us/bind", "limit (server/gen busy)",
+           "errors", "runs (binds/s)")
     lines.append("| " + " | ".join(hdr) + " |")
     lines.append("|" + "---|" * len(hdr))
     for r in rows:
-        lines.append("| %s | %s | %s | %.0f | %.0f | %.1f | %.1f | %.2f | %d | %s |" % (
-            r["target"], r["transport"], r["workload"], r["binds_per_s"], r["sessions_per_s"],
-            r["p50_us"], r["p99_us"], r["server_cpu_us_per_bind"], r["errors"],
-            " ".join(str(x) for x in r["all_binds_per_s"])))
+        lines.append("| %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.1f | %.1f | %.2f | %.2f | %s (%.0f%%/%.0f%%) "
+                     "| %d | %s |" % (
+                         r["target"], r["transport"], r["workload"], r["users"], r["dist"], r["variant"],
+                         r["binds_per_s"], r["sessions_per_s"], r["p50_us"], r["p99_us"],
+                         r["server_cpu_us_per_bind"], r["gen_busy_us_per_bind"], r["limit"],
+                         100 * r["server_busy"], 100 * r["gen_busy"], r["errors"],
+                         " ".join(str(x) for x in r["all_binds_per_s"])))
     if rat:
         lines.append("")
         lines.append("| ratio ldapfe/slapd | binds/s | server CPU per bind |")
@@ -111,10 +158,13 @@ def chart(rows, cg, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [(r["target"], r["transport"]) for r in rows]
+    labels = [(r["target"], r["transport"]) for r in headline(rows)]
     series = sorted(set(labels), key=labels.index)
     names = ["%s\n%s" % s for s in series]
-    fig, axes = plt.subplots(1, 4 if cg else 3, figsize=(18 if cg else 14, 4.5))
+    # The store-size / distribution / variant rows: ldapfe persistent binds/s.
+    grid = [r for r in rows if r["target"] == "ldapfe" and r["workload"] == "persistent"]
+    npanels = 3 + (1 if cg else 0) + (1 if len(grid) > 1 else 0)
+    fig, axes = plt.subplots(1, npanels, figsize=(4.6 * npanels, 4.5))
     for ax, wl, key, title in ((axes[0], "persistent", "binds_per_s", "persistent: binds/s"),
                                (axes[1], "session", "sessions_per_s", "session: sessions/s")):
         vals = [(find(rows, t, tr, wl) or {}).get(key, 0) for t, tr in series]
@@ -139,6 +189,15 @@ def chart(rows, cg, path):
         items = sorted(cg["layers"].items(), key=lambda kv: -kv[1])
         ax.barh([k for k, _ in items], [v for _, v in items], color="tab:blue")
         ax.set_title("ldapfe instructions per bind (callgrind)")
+        ax.invert_yaxis()
+    if len(grid) > 1:
+        ax = axes[-1]
+        gl = ["%s %s\n%s%s" % (r["transport"], r["users"], r["dist"],
+                               "" if r["variant"] == "default" else " " + r["variant"]) for r in grid]
+        bars = ax.barh(gl, [r["binds_per_s"] for r in grid],
+                       color=["tab:red" if r["limit"] == "generator" else "tab:blue" for r in grid])
+        ax.bar_label(bars, labels=["%.0f  %s" % (r["binds_per_s"], r["limit"]) for r in grid], fontsize=7)
+        ax.set_title("ldapfe persistent binds/s (red: generator-limited)")
         ax.invert_yaxis()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

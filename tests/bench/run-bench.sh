@@ -3,17 +3,32 @@
 # one run, driven by ldapfe-gen. Not part of CI; see README "Benchmark".
 #
 #   1. ldapfe (1 worker lcore, CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif:
-#      persistent and session workloads;
+#      persistent binds for every store size × user distribution × daemon
+#      config variant, session workload with uniform users;
 #   2. the same generator over net_af_packet on a veth pair between two
 #      namespaces, against ldapfe and against slapd (back-mdb, the same users
 #      from the same LDIF through slapadd, pinned with taskset to CPU 0);
 #   3. callgrind: instructions per bind of ldapfe by layer
 #      (tcp/ldap/backend/net/pmd), --no-huge, a fixed window of binds.
+# Steps 2 and 3 use the largest store and uniform users.
 # Each figure is the median of LFE_BENCH_RUNS runs. Results: a table on
-# stdout, OUT/results.json and OUT/bench.png (tests/bench/report.py).
+# stdout (per row binds/s, p50/p99, server and generator busy µs per bind,
+# and which side was the limit: the core that was busier, if ≥ 85 %),
+# OUT/results.json and OUT/bench.png (tests/bench/report.py).
 #
 # Environment (defaults):
-#   LFE_BENCH_USERS=1000000   store size ({SSHA} passwords)
+#   LFE_BENCH_USERS="100000 1000000"  store sizes ({SSHA} passwords)
+#   LFE_BENCH_DISTS="uniform zipf:1.0"  ldapfe-gen --dist values (memif rows)
+#   LFE_BENCH_VARIANTS=default  daemon config variants (memif rows); variant V
+#                             adds the items of LFE_BENCH_CONF_V
+#   LFE_BENCH_DAEMON_CONF=    items added to every daemon config; an item is
+#                             section.key=value (no spaces), items separated
+#                             by spaces or newlines, e.g.
+#                             LFE_BENCH_VARIANTS="nocache cache"
+#                             LFE_BENCH_CONF_nocache=store.bind_cache=off
+#                             LFE_BENCH_CONF_cache=store.bind_cache=on
+#   LFE_BENCH_GEN_LCORES=1    generator lcores (CPU 1 and up; memif: the
+#                             daemon then needs as many queues)
 #   LFE_BENCH_RUNS=3          runs per figure (median)
 #   LFE_BENCH_DURATION=10     seconds per run
 #   LFE_BENCH_CONNS=16        generator connections (persistent/session)
@@ -22,6 +37,10 @@
 #   LFE_BENCH_HUGEPAGES=512   2 MiB pages to reserve (0: --no-huge everywhere)
 #   LFE_BENCH_CALLGRIND=1     run the callgrind recipe
 #   LFE_BENCH_SLAPD=1         measure slapd
+#   LFE_BENCH_HOLD=0          4. hold this many connections over memif (64
+#                             source addresses, 5 % binding at 10,000/s for
+#                             DURATION s): established, daemon and generator
+#                             RSS, bind p50/p99 (OUT/hold.json); 0 = skip
 #   LFE_BENCH_BUILD=build-bench  build dir (meson -O3 -g, made if absent)
 #   LFE_BENCH_OUT=BUILD/bench-results
 # Needs root (namespaces, hugepages). Everything started is stopped by PID;
@@ -29,7 +48,12 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-USERS=${LFE_BENCH_USERS:-1000000}
+USERS_LIST=${LFE_BENCH_USERS:-100000 1000000}
+DISTS=${LFE_BENCH_DISTS:-uniform zipf:1.0}
+VARIANTS=${LFE_BENCH_VARIANTS:-default}
+GEN_LCORES=${LFE_BENCH_GEN_LCORES:-1}
+# The largest store: the af_packet, slapd and callgrind steps use it.
+USERS=$(tr ' ' '\n' <<<"$USERS_LIST" | sort -n | tail -1)
 RUNS=${LFE_BENCH_RUNS:-3}
 DUR=${LFE_BENCH_DURATION:-10}
 CONNS=${LFE_BENCH_CONNS:-16}
@@ -89,24 +113,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# ---- data: one LDIF, an ldapfe store and a slapd database from it ----
-LDIF=$WORK/users-$USERS.ldif
-STORE=$WORK/store-$USERS
-SLAPDB=$WORK/slapd-$USERS
-if [[ ! -f $WORK/data-$USERS.done ]]; then
-	rm -rf "$STORE" "$SLAPDB"
-	log "generating $USERS users ({SSHA})"
-	"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$LDIF"
-	log "ldapfectl import"
-	mkdir -p "$STORE"
-	"$CTL" --store "$STORE" init --suffix "$SUFFIX" >/dev/null
-	t0=$(date +%s)
-	"$CTL" --store "$STORE" import "$LDIF" >/dev/null
-	log "ldapfectl import: $(($(date +%s) - t0)) s"
-	mkdir -p "$SLAPDB"
-	touch "$WORK/data-$USERS.done.pending"
-fi
-cat > "$WORK/slapd.conf" <<EOF
+# ---- data: per store size one LDIF and an ldapfe store; slapd's database
+# for the largest ----
+slapd_conf() {   # slapd_conf USERS: write WORK/slapd.conf for that store size
+	cat > "$WORK/slapd.conf" <<EOF
 include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/inetorgperson.schema
@@ -119,17 +129,36 @@ database mdb
 maxsize 17179869184
 suffix "$SUFFIX"
 rootdn "cn=admin,$SUFFIX"
-directory $SLAPDB
+directory $WORK/slapd-$1
 access to attrs=userPassword by anonymous auth by * none
 access to * by * read
 EOF
-if [[ -f $WORK/data-$USERS.done.pending ]]; then
+}
+for n in $USERS_LIST; do
+	if [[ ! -f $WORK/data-$n.done ]]; then
+		rm -rf "$WORK/store-$n"
+		log "generating $n users ({SSHA})"
+		"$PY" "$ROOT/tests/gen/mkldif.py" "$n" "$SUFFIX" > "$WORK/users-$n.ldif"
+		log "ldapfectl import"
+		mkdir -p "$WORK/store-$n"
+		"$CTL" --store "$WORK/store-$n" init --suffix "$SUFFIX" >/dev/null
+		t0=$(date +%s)
+		"$CTL" --store "$WORK/store-$n" import "$WORK/users-$n.ldif" >/dev/null
+		log "ldapfectl import: $(($(date +%s) - t0)) s"
+		touch "$WORK/data-$n.done"
+	fi
+done
+STORE=$WORK/store-$USERS
+SLAPDB=$WORK/slapd-$USERS
+slapd_conf "$USERS"
+if [[ $DO_SLAPD == 1 && ! -f $WORK/slapd-$USERS.done ]]; then
+	rm -rf "$SLAPDB"
+	mkdir -p "$SLAPDB"
 	log "slapadd"
 	t0=$(date +%s)
-	slapadd -q -f "$WORK/slapd.conf" -l "$LDIF"
+	slapadd -q -f "$WORK/slapd.conf" -l "$WORK/users-$USERS.ldif"
 	log "slapadd: $(($(date +%s) - t0)) s"
-	rm -f "$WORK/data-$USERS.done.pending"
-	touch "$WORK/data-$USERS.done"
+	touch "$WORK/slapd-$USERS.done"
 fi
 
 # ---- hugepages ----
@@ -151,6 +180,40 @@ else
 fi
 
 # ---- helpers ----
+# conf_with FILE VARIANT [ITEMS] < CONFIG: write CONFIG to FILE with the
+# section.key=value items of LFE_BENCH_DAEMON_CONF, LFE_BENCH_CONF_VARIANT
+# and ITEMS put under their sections (made when absent; an item replaces
+# the key).
+conf_with() {
+	local var=LFE_BENCH_CONF_$2
+	"$PY" -c '
+import re, sys
+path, items = sys.argv[1], sys.argv[2].split()
+sections, order, cur = {}, [], None
+for line in sys.stdin.read().splitlines():
+    m = re.match(r"^\[(.+)\]\s*$", line)
+    if m:
+        cur = m.group(1)
+        if cur not in sections:
+            sections[cur] = []
+            order.append(cur)
+    elif cur is not None and line.strip():
+        sections[cur].append(line)
+for it in items:
+    m = re.match(r"^([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)=(.*)$", it)
+    if not m:
+        sys.exit("run-bench.sh: bad config item %r (want section.key=value)" % it)
+    sec, key, val = m.groups()
+    if sec not in sections:
+        sections[sec] = []
+        order.append(sec)
+    sections[sec] = [l for l in sections[sec] if l.split("=")[0].strip() != key] + ["%s = %s" % (key, val)]
+with open(path, "w") as f:
+    for sec in order:
+        f.write("[%s]\n%s\n" % (sec, "\n".join(sections[sec])))
+' "$1" "${LFE_BENCH_DAEMON_CONF:-} ${!var:-} ${3:-}"
+}
+
 # telemetry PREFIX NS: busy_cycles and binds of ldapfe, "busy binds".
 telemetry() {
 	ip netns exec "$2" timeout 10 "$PY" - "/var/run/dpdk/$1/dpdk_telemetry.v2" <<'EOF'
@@ -193,29 +256,37 @@ gen() {
 	local extra=()
 	[[ $wl == persistent ]] && extra=(--binds-per-conn "$BPC")
 	local rc=0
-	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci "${EAL_MEM[@]}" \
+	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l "1-$GEN_LCORES" --no-pci "${EAL_MEM[@]}" \
 		--file-prefix lfe-bench-gen --log-level=lib.eal:error "$@" \
-		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--users "$CUR_USERS" --dist "$CUR_DIST" --lcores "$GEN_LCORES" \
+		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--workload "$wl" --conns "$CONNS" --rate max --duration "$DUR" --quiet \
 		--json "$OUT/$name.json" "${extra[@]}" > "$OUT/$name.log" 2>&1 || rc=$?
 	((rc == 0)) || log "warning: $name: ldapfe-gen exit $rc: $(grep -h 'errors\|error:' "$OUT/$name.log" | head -2)"
 	[[ -f $OUT/$name.json ]] || die "$name: no JSON: $(tail -3 "$OUT/$name.log")"
 }
 
+# The store size, user distribution and config variant of the current rows.
+CUR_USERS=$USERS
+CUR_DIST=uniform
+CUR_VARIANT=${VARIANTS%% *}
+
 # record TARGET TRANSPORT WL RUN NAME CPU_S: one line of runs.jsonl.
 record() {
-	"$PY" - "$OUT/$5.json" "$1" "$2" "$3" "$4" "$6" >> "$RUNS_FILE" <<'EOF'
+	"$PY" - "$OUT/$5.json" "$1" "$2" "$3" "$4" "$6" "$CUR_USERS" "$CUR_DIST" "$CUR_VARIANT" \
+		>> "$RUNS_FILE" <<'EOF'
 import json, sys
 g = json.load(open(sys.argv[1]))
 print(json.dumps({"target": sys.argv[2], "transport": sys.argv[3], "workload": sys.argv[4],
-                  "run": int(sys.argv[5]), "server_cpu_s": float(sys.argv[6]), "gen": g}))
+                  "run": int(sys.argv[5]), "server_cpu_s": float(sys.argv[6]),
+                  "users": int(sys.argv[7]), "dist": sys.argv[8], "variant": sys.argv[9], "gen": g}))
 EOF
 }
 
 # ldapfe_run NS CONF TRANSPORT WL RUN GEN_NS GEN_PORT_ARGS...
 ldapfe_run() {
 	local ns=$1 conf=$2 tr=$3 wl=$4 run=$5 gns=$6; shift 6
-	local name=ldapfe-$tr-$wl-$run
+	local name=ldapfe-$tr-$wl-$CUR_USERS-${CUR_DIST/:/}-$CUR_VARIANT-$run
 	start_ldapfe "$ns" "$conf" lfe-bench-srv "${EAL_MEM[@]}"
 	sleep 1
 	# memif: the link comes up once the generator connects; telemetry is
@@ -230,16 +301,19 @@ ldapfe_run() {
 	hz=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tsc_hz"])' "$OUT/$name.json")
 	cpu=$("$PY" -c 'import sys; a=sys.argv[1].split(); b=sys.argv[2].split(); print((int(b[0])-int(a[0]))/float(sys.argv[3]))' "$b0" "$b1" "$hz")
 	record ldapfe "$tr" "$wl" "$run" "$name" "$cpu"
-	log "$name: $("$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%.0f binds/s, %.0f sessions/s, p50 %.1f us, p99 %.1f us, errors %d" % (j["binds_per_s"], j["sessions_per_s"], j["latency_us"]["p50"], j["latency_us"]["p99"], j["errors"]["total"]))' "$OUT/$name.json"), server busy ${cpu} s"
+	log "$name: $("$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("%.0f binds/s, %.0f sessions/s, p50 %.1f us, p99 %.1f us, errors %d, generator busy %.3f s" % (j["binds_per_s"], j["sessions_per_s"], j["latency_us"]["p50"], j["latency_us"]["p99"], j["errors"]["total"], j.get("gen_busy_cycles", 0) / j["tsc_hz"]))' "$OUT/$name.json"), server busy ${cpu} s"
 }
 
 # ---- 1. memif ----
 ip netns del "$MEM" 2>/dev/null || true
 ip netns add "$MEM"
 MEMSOCK=$WORK/memif.sock
-cat > "$WORK/ldapfe-memif.conf" <<EOF
+# memif_conf STORE VARIANT [ITEMS [FILE]]: the daemon's memif config
+# (WORK/ldapfe-memif.conf unless FILE).
+memif_conf() {
+	conf_with "${4:-$WORK/ldapfe-memif.conf}" "$2" "${3:-}" <<EOF
 [store]
-path = $STORE
+path = $1
 [ldap]
 port = 389
 max_conns_per_core = 65536
@@ -249,13 +323,28 @@ address = $SADDR/24
 [workers]
 lcores = 0
 EOF
+}
 MEMIF_GEN=(-- --port "net_memif0,role=client,id=0,socket=$MEMSOCK,socket-abstract=no"
 	--src-ip "$CADDR/24" --dst-ip "$SADDR")
-for wl in persistent session; do
-	for ((r = 1; r <= RUNS; r++)); do
-		ldapfe_run "$MEM" "$WORK/ldapfe-memif.conf" memif "$wl" "$r" "$MEM" "${MEMIF_GEN[@]}"
+for CUR_USERS in $USERS_LIST; do
+	for CUR_VARIANT in $VARIANTS; do
+		memif_conf "$WORK/store-$CUR_USERS" "$CUR_VARIANT"
+		for CUR_DIST in $DISTS; do
+			wls=persistent
+			[[ $CUR_DIST == uniform ]] && wls="persistent session"
+			for wl in $wls; do
+				for ((r = 1; r <= RUNS; r++)); do
+					ldapfe_run "$MEM" "$WORK/ldapfe-memif.conf" memif "$wl" "$r" "$MEM" "${MEMIF_GEN[@]}"
+				done
+			done
+		done
 	done
 done
+# The remaining steps: the largest store, uniform users, the first variant.
+CUR_USERS=$USERS
+CUR_DIST=uniform
+CUR_VARIANT=${VARIANTS%% *}
+memif_conf "$STORE" "$CUR_VARIANT"
 
 # ---- 2. af_packet over veth: ldapfe, then slapd ----
 ip netns del "$SRV" 2>/dev/null || true
@@ -273,7 +362,7 @@ for ns in "$SRV" "$CLI"; do
 	ip netns exec "$ns" ip link set lo up
 	ip netns exec "$ns" ethtool -K veth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true
 done
-cat > "$WORK/ldapfe-afp.conf" <<EOF
+conf_with "$WORK/ldapfe-afp.conf" "$CUR_VARIANT" <<EOF
 [store]
 path = $STORE
 [ldap]
@@ -364,5 +453,43 @@ if [[ $DO_CG == 1 ]]; then
 	fi
 fi
 
+# ---- 4. hold: many connections on one worker ----
+HOLD=${LFE_BENCH_HOLD:-0}
+if ((HOLD > 0)); then
+	log "hold: $HOLD connections over memif"
+	memif_conf "$STORE" "$CUR_VARIANT" "ldap.max_conns_per_core=$((HOLD + 1024))
+		ldap.max_conns_per_source=$((HOLD / 64 + 64)) ldap.first_request_ms=0" "$WORK/ldapfe-hold.conf"
+	start_ldapfe "$MEM" "$WORK/ldapfe-hold.conf" lfe-bench-srv "${EAL_MEM[@]}"
+	ip netns exec "$MEM" timeout $((DUR + 600)) "$GEN" -l 1 --no-pci "${EAL_MEM[@]}" \
+		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
+		--src-ips 10.99.51.64-10.99.51.127 --users "$USERS" \
+		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--workload hold --conns "$HOLD" --syn-rate 20000 --bind-frac 0.05 --rate 10000 \
+		--duration "$DUR" --connect-timeout-ms 10000 --json "$OUT/hold.json" > "$OUT/hold.log" 2>&1 &
+	gpid=$!
+	for ((i = 0; i < 6000; i++)); do
+		grep -q "hold: .* connections established" "$OUT/hold.log" && break
+		kill -0 "$gpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 1
+	drss=$(awk '/VmRSS/ {print $2}' "/proc/$LFE_PID/status")
+	wait "$gpid" || log "hold: ldapfe-gen exit $?"
+	stop_pid "$LFE_PID"
+	LFE_PID=
+	[[ -f $OUT/hold.json ]] && "$PY" - "$OUT/hold.json" "$drss" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+h, d = j["hold"], int(sys.argv[2] or 0)
+j["daemon_rss_kib"] = d
+json.dump(j, open(sys.argv[1], "w"), indent=2)
+print("hold: %d of %d established (opened in %.1f s); daemon RSS %d KiB (%.0f B per connection), "
+      "generator RSS %d KiB; %d binds on %d connections, p50 %.1f us p99 %.1f us, errors %d" % (
+          h["established"], h["target"], h["open_s"], d, 1024.0 * d / max(h["established"], 1),
+          j["gen_rss_kib"], j["binds"], h["binders"], j["latency_us"]["p50"], j["latency_us"]["p99"],
+          j["errors"]["total"]))
+EOF
+fi
+
 "$PY" "$ROOT/tests/bench/report.py" report "$RUNS_FILE" "$OUT" ${CG_JSON:+"$CG_JSON"} \
-	--meta "users=$USERS runs=$RUNS duration=$DUR conns=$CONNS binds_per_conn=$BPC hugepages=$HUGE"
+	--meta "users=${USERS_LIST// /,} dists=${DISTS// /,} variants=${VARIANTS// /,} runs=$RUNS duration=$DUR conns=$CONNS binds_per_conn=$BPC hugepages=$HUGE gen_lcores=$GEN_LCORES load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"

@@ -114,12 +114,13 @@ stop_server() {
 
 # gen NAME ARGS...: run ldapfe-gen in the client namespace, bounded in time;
 # JSON in $WORK/NAME.json, output in $WORK/NAME.log, exit status in GEN_RC.
+# GEN_LCORES (EAL -l) and GEN_QPAIRS change the generator's cores and queues.
 gen() {
 	local name=$1; shift
 	GEN_RC=0
-	ip netns exec "$CLI" timeout 60 "$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix "$CLI" \
+	ip netns exec "$CLI" timeout 60 "$GEN" -l "${GEN_LCORES:-1}" --no-pci --no-huge -m 256 --file-prefix "$CLI" \
 		--log-level=lib.eal:error \
-		--vdev "net_af_packet1,iface=veth0,qpairs=1" -- --port net_af_packet1 \
+		--vdev "net_af_packet1,iface=veth0,qpairs=${GEN_QPAIRS:-1}" -- --port net_af_packet1 \
 		--src-ip "$CADDR/24" --dst-ip "$SADDR" --dport 389 --users "$USERS" \
 		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--json "$WORK/$name.json" "$@" > "$WORK/$name.log" 2>&1 || GEN_RC=$?
@@ -174,6 +175,23 @@ check_clean mix
 got=$(jget mix 'abs(j["binds_invalid"] / j["binds"] - 0.5) < 0.05 and j["binds"] > 1200 and j["sessions"] > 100')
 [[ $got == True ]] || fail "mix: invalid share or counts wrong: $(jget mix 'j')"
 log "ok: mix: $(jget mix 'j["binds_ok"]') ok, $(jget mix 'j["binds_invalid"]') invalid, $(jget mix 'j["sessions"]') sessions"
+
+# Two generator lcores, each with its own queue pair (af_packet fanout
+# hashes answers to either queue: those for the other lcore's connections
+# are handed over), a Zipf user distribution: all correct, both lcores bind,
+# their counts add up to the total.
+GEN_LCORES=0,1 GEN_QPAIRS=2 gen lcores --workload persistent --conns 8 --rate 600 --duration 3 --lcores 2 \
+	--dist zipf:1.1
+check_clean lcores
+got=$(jget lcores 'len(j["per_lcore"]) == 2 and all(x["binds"] > 200 for x in j["per_lcore"]) and sum(x["binds"] for x in j["per_lcore"]) == j["binds"] and j["binds"] > 1400')
+[[ $got == True ]] || fail "lcores: per-lcore counts wrong: $(jget lcores 'j["per_lcore"], j["binds"]')"
+log "ok: two lcores: $(jget lcores '[x["binds"] for x in j["per_lcore"]]') binds, $(jget lcores 'sum(x["handed_off"] for x in j["per_lcore"])') segments handed over"
+
+# Two lcores on one queue pair: refused with a clear message, exit 2.
+GEN_LCORES=0,1 gen lcores1q --workload persistent --conns 2 --rate 10 --duration 1 --lcores 2
+((GEN_RC == 2)) || fail "lcores1q: exit $GEN_RC, want 2"
+grep -q "needs 2 queue pairs" "$WORK/lcores1q.log" || fail "lcores1q: no clear error: $(cat "$WORK/lcores1q.log")"
+log "ok: --lcores 2 on one queue: $(grep -o 'needs 2 queue pairs.*' "$WORK/lcores1q.log" | head -c 80)"
 
 # A wrong expectation must be caught: tell the generator the passwords are
 # something else, so every "ok" bind gets 49 where 0 was expected.

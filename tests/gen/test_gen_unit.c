@@ -1,15 +1,19 @@
 /* tests/gen/test_gen_unit.c — ldap/client.c (request encoders checked byte
  * for byte and through the server's own decoder; response decoder against
  * the server's encoders and hand-made vectors, malformed ones included),
- * gen/hist.c (bucket bounds, quantiles) and gen/opts.c (every option's
- * acceptance and refusal). Table-driven; exits non-zero on any failure. */
+ * gen/hist.c (bucket bounds, quantiles), gen/opts.c (every option's
+ * acceptance and refusal), gen/pdu.c (pre-encoded binds byte for byte
+ * against the encoder) and gen/dist.c (the Zipf sampler's shape). Table-driven; exits non-zero on any failure. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen/dist.h"
 #include "gen/hist.h"
 #include "gen/opts.h"
+#include "gen/pdu.h"
 #include "ldap/client.h"
 #include "ldap/msg.h"
 
@@ -306,6 +310,153 @@ static void test_hist(void)
 	CHECK(h2.count == 10001 && h2.max == 5000000 && lfe_hist_quantile(&h2, 1.0) == 5000000, "merge");
 }
 
+
+/* ---- pre-encoded binds ---- */
+
+static void test_pdu(void)
+{
+	static const char *const fmts[][2] = {
+		{ "uid=user%07u,ou=people,dc=example,dc=com", "pw%07u" },
+		{ "uid=u%u,dc=x", "p%%%08u" },
+		{ "cn=%5u", "%u" },
+		{ "%u", "%%%u%%" },
+		/* long: the outer length takes two octets for most numbers */
+		{ "uid=a-rather-long-user-name-prefix-to-cross-the-one-octet-length-boundary-%06u,"
+		  "ou=people,dc=example,dc=com", "a-long-password-%u-with-more-text-after-it" },
+	};
+	static const uint32_t us[] = { 0, 7, 9, 10, 99, 12345, 999999, 1000000, 9999999, 10000000,
+				       123456789, 4294967295u };
+	static const int32_t ids[] = { 1, 127, 128, 255, 32767, 32768, 8388607, 8388608, 2147483647 };
+	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
+		int err = 0;
+		struct lfe_gen_bindtab *t = lfe_gen_bindtab_new(fmts[f][0], fmts[f][1], &err);
+		CHECK(t != NULL, "bindtab %zu: %d", f, err);
+		if (!t)
+			continue;
+		struct lfe_gen_fmt pf;
+		CHECK(lfe_gen_fmt_parse(fmts[f][0], &pf) == 0, "fmt parse %zu", f);
+		for (size_t a = 0; a < sizeof(us) / sizeof(us[0]); a++) {
+			char want_s[600], got_s[600];
+			int wl = snprintf(want_s, sizeof(want_s), fmts[f][0], us[a]);
+			ssize_t gl = lfe_gen_fmt_render(&pf, us[a], got_s, sizeof(got_s));
+			CHECK(gl == wl && memcmp(want_s, got_s, (size_t)wl) == 0, "render %zu %u", f, us[a]);
+			for (size_t b = 0; b < sizeof(us) / sizeof(us[0]); b += 3) {
+				for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+					for (int wrong = 0; wrong < 2; wrong++) {
+						char dn[600], pw[600];
+						uint8_t want[LFE_GEN_PDU_MAX + 64], got[LFE_GEN_PDU_MAX];
+						int dl = snprintf(dn, sizeof(dn), fmts[f][0], us[a]);
+						int pl = snprintf(pw, sizeof(pw) - 1, fmts[f][1], us[b]);
+						if (wrong)
+							pw[pl++] = '!';
+						ssize_t wn = lfe_ldap_enc_bind_req(want, sizeof(want), ids[k], dn,
+										   (size_t)dl, pw, (size_t)pl);
+						ssize_t gn = lfe_gen_bind_pdu(t, got, sizeof(got), ids[k], us[a],
+									      us[b], wrong);
+						CHECK(wn > 0 && gn == wn && memcmp(want, got, (size_t)wn) == 0,
+						      "pdu fmt %zu u %u/%u id %d wrong %d: %zd vs %zd", f, us[a],
+						      us[b], ids[k], wrong, gn, wn);
+					}
+				}
+			}
+		}
+		uint8_t small[8];
+		CHECK(lfe_gen_bind_pdu(t, small, sizeof(small), 1, 1, 1, false) == -ENOSPC, "pdu: no room");
+		CHECK(lfe_gen_bind_pdu(t, small, sizeof(small), 0, 1, 1, false) == -EINVAL, "pdu: msgid 0");
+		lfe_gen_bindtab_free(t);
+	}
+	lfe_gen_bindtab_free(NULL);
+	struct lfe_gen_fmt pf;
+	CHECK(lfe_gen_fmt_parse("x%s", &pf) == -EINVAL && lfe_gen_fmt_parse("none", &pf) == -EINVAL &&
+	      lfe_gen_fmt_parse("%u%u", &pf) == -EINVAL, "fmt parse refusals");
+}
+
+/* ---- user distribution ---- */
+
+static uint64_t test_rng(void *p)
+{
+	uint64_t *s = p;
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1Dull;
+}
+
+/* Chi-square of counts[0..k) (ranks 1..k) and the tail (ranks > k) against
+ * Zipf(n, s) expectations for `draws` draws. */
+static double zipf_chi2(const uint64_t *counts, uint64_t tail, unsigned k, uint32_t n, double s,
+			uint64_t draws)
+{
+	double hn = 0, head = 0, chi = 0;
+	for (uint32_t i = 1; i <= n; i++)
+		hn += pow((double)i, -s);
+	for (unsigned i = 1; i <= k; i++) {
+		double e = (double)draws * pow((double)i, -s) / hn;
+		head += e;
+		chi += ((double)counts[i - 1] - e) * ((double)counts[i - 1] - e) / e;
+	}
+	double et = (double)draws - head;
+	return chi + ((double)tail - et) * ((double)tail - et) / et;
+}
+
+static void test_dist(void)
+{
+	/* 30 head ranks + tail = 30 degrees of freedom: chi-square's 99.9 %
+	 * point is 59.7. Uniform draws must land far above it. */
+	enum { K = 30, DRAWS = 300000 };
+	static const struct { uint32_t n; double s; } cases[] = {
+		{ 1000, 1.0 }, { 100000, 0.8 }, { 1000000, 1.2 }, { 50, 2.5 }, { 100000, 0.3 },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct lfe_gen_dist d, un;
+		uint64_t rng = 12345 + c, counts[K] = { 0 }, ucounts[K] = { 0 }, tail = 0, utail = 0;
+		CHECK(lfe_gen_dist_init(&d, LFE_DIST_ZIPF, cases[c].n, cases[c].s) == 0, "zipf init %zu", c);
+		CHECK(lfe_gen_dist_init(&un, LFE_DIST_UNIFORM, cases[c].n, 0) == 0, "uniform init %zu", c);
+		for (unsigned i = 0; i < DRAWS; i++) {
+			uint32_t r = lfe_gen_dist_rank(&d, test_rng, &rng);
+			uint32_t q = lfe_gen_dist_rank(&un, test_rng, &rng);
+			CHECK(r >= 1 && r <= cases[c].n && q >= 1 && q <= cases[c].n, "rank out of range");
+			if (r <= K)
+				counts[r - 1]++;
+			else
+				tail++;
+			if (q <= K)
+				ucounts[q - 1]++;
+			else
+				utail++;
+		}
+		double chi = zipf_chi2(counts, tail, K, cases[c].n, cases[c].s, DRAWS);
+		double uchi = zipf_chi2(ucounts, utail, K, cases[c].n, cases[c].s, DRAWS);
+		CHECK(chi < 59.7, "zipf n %u s %.1f: chi-square %.1f", cases[c].n, cases[c].s, chi);
+		CHECK(uchi > 3 * 59.7, "uniform passes for zipf n %u s %.1f: chi-square %.1f", cases[c].n,
+		      cases[c].s, uchi);
+		CHECK(counts[0] > counts[1] && counts[1] > counts[9], "zipf n %u: not decreasing", cases[c].n);
+	}
+	/* Rank → user is a bijection over the population, uniform is identity. */
+	static const uint32_t ns[] = { 1, 2, 997, 1000, 1024, 100000 };
+	static uint8_t seen[100000];
+	for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++) {
+		struct lfe_gen_dist d, un;
+		CHECK(lfe_gen_dist_init(&d, LFE_DIST_ZIPF, ns[c], 1.0) == 0 &&
+		      lfe_gen_dist_init(&un, LFE_DIST_UNIFORM, ns[c], 0) == 0, "init n %u", ns[c]);
+		memset(seen, 0, ns[c]);
+		uint32_t dup = 0, ident = 0;
+		for (uint32_t r = 1; r <= ns[c]; r++) {
+			uint32_t u = lfe_gen_dist_user(&d, r);
+			dup += u >= ns[c] || seen[u];
+			if (u < ns[c])
+				seen[u] = 1;
+			ident += lfe_gen_dist_user(&un, r) == r - 1;
+		}
+		CHECK(dup == 0 && ident == ns[c], "bijection n %u: %u duplicates", ns[c], dup);
+		uint32_t gap = (lfe_gen_dist_user(&d, 2) + ns[c] - lfe_gen_dist_user(&d, 1)) % ns[c];
+		CHECK(ns[c] < 1000 || (gap > 1 && gap < ns[c] - 1), "n %u: ranks 1 and 2 are neighbours", ns[c]);
+	}
+	struct lfe_gen_dist d;
+	CHECK(lfe_gen_dist_init(&d, LFE_DIST_ZIPF, 10, 0) == -EINVAL &&
+	      lfe_gen_dist_init(&d, LFE_DIST_ZIPF, 0, 1) == -EINVAL, "dist refusals");
+}
+
 /* ---- options ---- */
 
 struct opt_case {
@@ -338,6 +489,31 @@ static void test_opts(void)
 		{ BASE "--sport-range 2000-2003 --conns 4", 0 },
 		{ BASE "--binds-per-conn 10000", 0 },
 		{ BASE "--binds-per-conn x", -EINVAL },
+		{ BASE "--dist uniform", 0 },
+		{ BASE "--dist zipf:1.1", 0 },
+		{ BASE "--dist zipf:0", -EINVAL },
+		{ BASE "--dist zipf:", -EINVAL },
+		{ BASE "--dist zipf:x", -EINVAL },
+		{ BASE "--dist pareto", -EINVAL },
+		{ BASE "--workload hold --conns 20000 --bind-frac 0.05 --syn-rate 5000", 0 },
+		/* more connections than one address has ports: a source range */
+		{ BASE "--workload hold --conns 100000 --src-ips 10.0.0.100-10.0.0.131", 0 },
+		{ BASE "--workload hold --conns 100000", -EINVAL },
+		{ BASE "--workload hold --conns 1000000 --src-ips 10.0.0.0/24", -EINVAL },   /* .1 is the server */
+		{ "--port p --src-ip 10.0.0.2/16 --dst-ip 10.0.0.1 --workload hold --conns 1000000 --src-ips 10.0.1.0/24", 0 },
+		{ BASE "--src-ips 10.0.0.1-10.0.0.9", -EINVAL },      /* holds the server */
+		{ BASE "--src-ips 10.0.1.5-10.0.1.9", -EINVAL },      /* off the subnet */
+		{ BASE "--src-ips 10.0.0.9-10.0.0.5", -EINVAL },
+		{ BASE "--src-ips 10.0.0.5", -EINVAL },
+		{ BASE "--bind-frac 0.5", -EINVAL },                  /* hold only */
+		{ BASE "--workload hold --bind-frac 1.5", -EINVAL },
+		{ BASE "--workload hold --bind-frac -1", -EINVAL },
+		{ BASE "--syn-rate 0", -EINVAL },
+		{ BASE "--lcores 2 --conns 4", 0 },
+		{ BASE "--lcores 0", -EINVAL },
+		{ BASE "--lcores 17", -EINVAL },
+		{ BASE "--lcores 4 --conns 2", -EINVAL },
+		{ BASE "--conns 4194305", -EINVAL },
 		{ "--port p --src-ip 10.0.0.2/24 --dst-ip 10.1.0.1 --gateway 10.0.0.254", 0 },
 		{ "--src-ip 10.0.0.2/24 --dst-ip 10.0.0.1", -EINVAL },
 		{ "--port p --dst-ip 10.0.0.1", -EINVAL },
@@ -368,6 +544,8 @@ static void test_opts(void)
 		{ BASE "stray", -EINVAL },
 		{ BASE "--users 2000000000 --user-base 1000000000", -EINVAL },
 		{ BASE "--tls", 0 },
+		{ BASE "--tls --lcores 2 --conns 4", -EINVAL },
+		{ BASE "--starttls --lcores 2 --conns 4", -EINVAL },
 		{ BASE "--tls --tls-version 1.3 --tls-ca /tmp/ca.pem --tls-resume --workload session", 0 },
 		{ BASE "--tls --tls-version any --tls-resume=shared", 0 },
 		{ BASE "--tls --tls-resume=slot --tls-version 1.2", 0 },
@@ -399,6 +577,13 @@ static void test_opts(void)
 	      o.wl == LFE_WL_SESSION && o.rate == 2500.5 && o.dport == 3389 && o.src_ip == 0x0a000002 &&
 	      o.prefix_len == 24 && o.dst_ip == 0x0a000001, "fields");
 	CHECK(parse_line(BASE "--rate max", &o, err, sizeof(err)) == 0 && o.rate == 0, "rate max");
+	CHECK(parse_line(BASE "--dist zipf:0.99", &o, err, sizeof(err)) == 0 && o.dist == LFE_DIST_ZIPF &&
+	      o.zipf_s == 0.99, "dist zipf");
+	CHECK(parse_line(BASE "--workload hold --src-ips 10.0.0.64/26", &o, err, sizeof(err)) == 0 &&
+	      o.wl == LFE_WL_HOLD && o.src_lo == 0x0a000041 && o.src_hi == 0x0a00007e && o.syn_rate == 20000 &&
+	      o.bind_frac == 0.1 && o.lcores == 1, "hold defaults, prefix range without network/broadcast");
+	CHECK(parse_line(BASE "--workload persistent", &o, err, sizeof(err)) == 0 && o.syn_rate == 0,
+	      "no SYN pacing unless asked outside hold");
 	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");
 	CHECK(parse_line(BASE, &o, err, sizeof(err)) == 0 && !o.tls && o.dport == 389 &&
 	      o.tls_resume == LFE_GEN_RESUME_OFF && !o.tls_ca[0], "cleartext by default");
@@ -425,6 +610,8 @@ int main(void)
 	test_resp_vectors();
 	test_hist();
 	test_opts();
+	test_pdu();
+	test_dist();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

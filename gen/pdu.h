@@ -1,0 +1,59 @@
+/* gen/pdu.h — pre-encoded simple-bind requests for ldapfe-gen.
+ *
+ * The generator binds as user number u of a population whose DN and
+ * password come from printf-like formats with exactly one unsigned
+ * conversion (opts.h: lfe_gen_fmt_check). Formatting and BER-encoding each
+ * request costs more than the rest of the client side; instead, at start,
+ * one template per (DN digit count, password digit count, wrong password)
+ * is encoded with ldap/client.c's own encoder, and a request is then a
+ * header (SEQUENCE, message id), a memcpy of the template's BindRequest and
+ * the user's digits written in place. The bytes are those that
+ * lfe_ldap_enc_bind_req would produce for the formatted strings (the unit
+ * test compares them).
+ *
+ * Pure C, no DPDK, no allocation after lfe_gen_bindtab_new. A table is
+ * read-only once built: any number of lcores may use one table.
+ */
+#ifndef LFE_GEN_PDU_H
+#define LFE_GEN_PDU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Largest request a template may hold (formats are < 256 bytes each). */
+#define LFE_GEN_PDU_MAX 640u
+
+/* A checked format split around its conversion: pre, the number right-
+ * aligned in at least `width` characters padded with `pad`, post. */
+struct lfe_gen_fmt {
+	char pre[256], post[256];   /* "%%" already unescaped */
+	size_t pre_len, post_len;
+	unsigned width;
+	char pad;                   /* '0' or ' ' */
+};
+
+/* Split fmt (which must pass lfe_gen_fmt_check). 0 or -EINVAL. */
+int lfe_gen_fmt_parse(const char *fmt, struct lfe_gen_fmt *f);
+
+/* Write f applied to v into out (no NUL); returns the length, or -ENOSPC
+ * when it would not fit in cap. Equal to snprintf(fmt, v)'s output. */
+ssize_t lfe_gen_fmt_render(const struct lfe_gen_fmt *f, uint32_t v, char *out, size_t cap);
+
+struct lfe_gen_bindtab;
+
+/* Build the templates for user_fmt/pw_fmt (each checked by
+ * lfe_gen_fmt_check). NULL with *err = -EINVAL or -ENOMEM. */
+struct lfe_gen_bindtab *lfe_gen_bindtab_new(const char *user_fmt, const char *pw_fmt, int *err);
+void lfe_gen_bindtab_free(struct lfe_gen_bindtab *t);   /* NULL is a no-op */
+
+/* The bind request with message id msgid (1..2^31-1) for DN number dn_u and
+ * password number pw_u, the password followed by "!" when wrong. Returns
+ * its length, or -ENOSPC when it does not fit in cap or in
+ * LFE_GEN_PDU_MAX, -EINVAL for a bad msgid. O(1): no formatting, no BER
+ * encoding beyond the message header. */
+ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t cap, int32_t msgid,
+			 uint32_t dn_u, uint32_t pw_u, bool wrong);
+
+#endif
