@@ -80,7 +80,7 @@ struct lfe_wstats {
  * glue.c, timed with the TSC) or offload (submit to verdict delivered back
  * on the core, verifier.c, at the loop clock's µs resolution). */
 #define LFE_LAT_BUCKETS 19u
-enum { LFE_LAT_INLINE, LFE_LAT_OFFLOAD, LFE_LAT_PATHS };
+enum { LFE_LAT_INLINE, LFE_LAT_OFFLOAD, LFE_LAT_CACHE, LFE_LAT_PATHS };
 static inline uint32_t lfe_lat_bound_ns(unsigned i)
 {
 	static const uint32_t b[LFE_LAT_BUCKETS] = {
@@ -171,7 +171,7 @@ struct lfe_worker {
 
 	struct lfe_wstats st;
 	struct lfe_wstats pub;          /* read by other threads */
-	struct lfe_lat_hist bind_lat[LFE_LAT_PATHS];       /* LFE_LAT_INLINE, _OFFLOAD */
+	struct lfe_lat_hist bind_lat[LFE_LAT_PATHS];       /* LFE_LAT_INLINE, _OFFLOAD, _CACHE */
 	struct lfe_lat_hist bind_lat_pub[LFE_LAT_PATHS];   /* published with pub */
 	/* Events (log.h): rate-limited here, formatted into the ring, written
 	 * out by the control thread: no syscall on this core. */

@@ -7,7 +7,9 @@
 #     = N and ldapfe_binds_ok_total = the successful ones;
 #   - every verified bind lands in the latency histogram
 #     ldapfe_bind_duration_seconds: the {SSHA} ones under path="inline", the
-#     {CRYPT} ones (verifier threads) under path="offload"; buckets from 1 µs;
+#     {CRYPT} ones (verifier threads) under path="offload", repeats of a
+#     right password answered by the credential cache under path="cache";
+#     buckets from 1 µs;
 #   - other paths get 404, other methods 405; the daemon keeps serving.
 source "$(dirname "$0")/lib.sh"
 command -v prometheus >/dev/null && command -v promtool >/dev/null || { echo "SKIP: no prometheus"; exit 77; }
@@ -83,14 +85,18 @@ lfe_eq "Prometheus API: ldapfe_binds_ok_total" "$(query 'sum(ldapfe_binds_ok_tot
 lfe_eq "Prometheus API: failed binds" "$(query 'sum(ldapfe_binds_total{result="failed"})')" $bad
 lfe_eq "Prometheus API: offloaded binds in the latency histogram" \
 	"$(query 'sum(ldapfe_bind_duration_seconds_count{path="offload"})')" 2
+cached=$(query 'sum(ldapfe_bind_cache_hits_total)')
+[ "$cached" -gt 0 ] || lfe_fail "no credential cache hit among $ok right binds"
+lfe_eq "Prometheus API: cache hits in the latency histogram" \
+	"$(query 'sum(ldapfe_bind_duration_seconds_count{path="cache"})')" "$cached"
 lfe_eq "Prometheus API: inline binds in the latency histogram" \
-	"$(query 'sum(ldapfe_bind_duration_seconds_count{path="inline"})')" $((ok + bad - 2))
+	"$(query 'sum(ldapfe_bind_duration_seconds_count{path="inline"})')" $((ok + bad - 2 - cached))
 lfe_eq "Prometheus API: histogram +Inf bucket = count" \
 	"$(query 'sum(ldapfe_bind_duration_seconds_bucket{le="+Inf"})')" $((ok + bad))
 # Buckets are cumulative: the 1 s bucket holds every inline bind (one
 # preempted for a whole second would be the only way out).
 lfe_eq "Prometheus API: inline binds within 1 s" \
-	"$(query 'sum(ldapfe_bind_duration_seconds_bucket{path="inline",le="1"})')" $((ok + bad - 2))
+	"$(query 'sum(ldapfe_bind_duration_seconds_bucket{path="inline",le="1"})')" $((ok + bad - 2 - cached))
 lfe_eq "Prometheus API: offloaded counter agrees" "$(query 'sum(ldapfe_binds_offloaded_total)')" 2
 lfe_eq "Prometheus API: target up" "$(query 'up{job="ldapfe"}')" 1
 kill -TERM "$prom_pid"; wait "$prom_pid" 2>/dev/null || true
