@@ -192,7 +192,11 @@ static void rbuf_done(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	}
 }
 
-/* The send ring, taken from the pool if none is held; NULL when empty. */
+/* The send ring, taken from the pool if none is held; NULL when empty.
+ * Room the app was told of stays its own until it writes: the stream
+ * checks room before it lets a bind go to the verifier and writes the
+ * verdict later, so a ring taken for a room query is kept (sreserved)
+ * until the app commits bytes, or until buf_stall_us passes unused. */
 static uint8_t *sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 {
 	if (c->sbuf == NIL) {
@@ -202,8 +206,9 @@ static uint8_t *sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 			return NULL;
 		}
 		c->sbuf = i;
+		c->sreserved = true;
 		c->buf_at = t->now;
-		pend(t, c);   /* the flush gives it back if nothing is queued */
+		tmr_update(t, c);   /* the stall bound covers an unused ring too */
 	}
 	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
 }
@@ -216,7 +221,7 @@ static inline uint8_t *sbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *
 /* Give the send ring back once everything queued is acknowledged. */
 static void sbuf_done(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 {
-	if (c->sbuf != NIL && seq_le(c->snd_end, c->snd_una)) {
+	if (c->sbuf != NIL && !c->sreserved && seq_le(c->snd_end, c->snd_una)) {
 		lfe_tcp_pool_put(&t->spool, c->sbuf);
 		c->sbuf = NIL;
 	}
@@ -228,6 +233,8 @@ static void bufs_release(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	c->held = 0;
 	c->n_ooo = 0;
 	rbuf_done(t, c);
+	c->sreserved = false;
+	sbuf_done(t, c);
 	if (c->sbuf != NIL) {
 		lfe_tcp_pool_put(&t->spool, c->sbuf);
 		c->sbuf = NIL;
@@ -1390,6 +1397,13 @@ static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		conn_reset(t, c, -ETIMEDOUT);
 		return;
 	}
+	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now && c->sreserved &&
+	    c->rbuf == NIL && c->snd_una == c->snd_end) {
+		/* Room reserved long ago and never used: the ring goes back
+		 * (the app is asked again for room when it writes). */
+		c->sreserved = false;
+		sbuf_done(t, c);
+	}
 	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now) {
 		t->st.buf_stall_closed++;
 		conn_reset(t, c, -ETIMEDOUT);
@@ -1626,12 +1640,8 @@ size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 size_t lfe_tcp_send_free(struct lfe_tcp_conn *c)
 {
 	struct lfe_tcp *t = c->t;
-	if (!app_can_send(c))
+	if (!app_can_send(c) || !sbuf_get(t, c))
 		return 0;
-	if (c->sbuf == NIL && !lfe_tcp_pool_avail(&t->spool)) {
-		wait_on(t, t->sw, c, F_SSTARVE, &t->st.sndbuf_pool_empty);
-		return 0;
-	}
 	return (t->smask + 1) - (c->snd_end - c->snd_una);
 }
 
@@ -1644,6 +1654,7 @@ void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
 	if (!n)
 		return;
 	c->snd_end += (uint32_t)n;
+	c->sreserved = false;
 	pend(c->t, c);
 }
 

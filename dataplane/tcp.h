@@ -177,14 +177,16 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 
 /* Contiguous free space at the tail of the send buffer: returns its size and
  * sets *p. Write up to that many bytes, then commit how many were written.
- * Takes a send ring from the pool if the connection holds none (given back
- * at the next lfe_tcp_flush if nothing was committed); 0 when the pool is
- * empty, and on_writable follows when a ring is free. */
+ * Takes a send ring from the pool if the connection holds none; 0 when the
+ * pool is empty, and on_writable follows when a ring is free. Room once
+ * reported (here or by lfe_tcp_send_free) stays the app's until it writes:
+ * the ring is kept until committed bytes are acknowledged, or, never
+ * used, until buf_stall_us passes. */
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p);
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n);
 /* All free bytes in the send buffer, contiguous or not: what lfe_tcp_send
- * would queue in full (a whole ring if none is held and the pool has one;
- * 0 if the pool is empty, and then on_writable follows when one is free). */
+ * would queue in full. Takes a ring as lfe_tcp_send_space does (0 if the
+ * pool is empty, and then on_writable follows when one is free). */
 size_t lfe_tcp_send_free(struct lfe_tcp_conn *c);
 /* Copying convenience: returns bytes queued (may be < len). */
 size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len);

@@ -80,6 +80,7 @@ struct lfe_tcp_conn {
 	struct { uint32_t seq, end; } ooo[OOO_MAX];
 	uint8_t snd_ws, rcv_ws;   /* window shifts: the peer's, ours (0 without F_WS) */
 	uint8_t n_sacked;
+	bool sreserved;           /* sbuf taken for room the app was told of, nothing written yet */
 	uint32_t ts_recent;       /* RFC 7323 TS.Recent */
 	uint32_t ts_off;          /* our timestamp clock's offset for this tuple */
 	struct { uint32_t seq, end; } sacked[OOO_MAX];   /* peer's SACK scoreboard */

@@ -30,8 +30,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_cycles.h>
@@ -802,13 +804,25 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	/* lfe_tcp_free makes no callbacks: finish the sessions ourselves so
 	 * reassembly buffers go back and secrets are wiped. */
 	if (w->slot_mem) {
+		/* Only slots on pages ever touched can hold a session: reading
+		 * the untouched rest of a table for a million connections would
+		 * fault it all in. mincore says which pages are backed. */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = w->slot_size * w->n_slots;
+		unsigned char *vec = malloc((len + pg - 1) / pg);
+		if (vec && mincore(w->slot_mem, len, vec) != 0) {
+			free(vec);
+			vec = NULL;
+		}
 		for (uint32_t i = 0; i < w->n_slots; i++) {
 			struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
+			if (vec && !(vec[((size_t)i * w->slot_size) / pg] & 1))
+				continue;
 			if (sl->s) {   /* on_close clears it, so set means still open */
 				lfe_stream_fini(&sl->st);
 				lfe_session_fini(sl->s);
 			}
 		}
+		free(vec);
 	}
 	lfe_tcp_free(w->tcp);
 	lfe_store_reader_free(w->rd);

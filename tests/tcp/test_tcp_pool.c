@@ -246,11 +246,21 @@ static void test_return_on_ack(void)
 	CHECK(mem(&e).rcvbufs_used == 0, "request consumed from the frame: no receive buffer");
 	ack_all(&e, 0);
 	CHECK(mem(&e).sndbufs_used == 0, "ring back once acked");
-	/* The app asked for room but wrote nothing: the ring goes back at the flush. */
-	uint8_t *p;
-	CHECK(lfe_tcp_send_space(e.p[0].c, &p) > 0 && p, "room");
+	/* The app asked for room but wrote nothing (a bind at the verifier):
+	 * the room stays its own until it writes, or buf_stall_us (60 s). */
+	CHECK(lfe_tcp_send_free(e.p[0].c) == 16384, "room");
+	advance(&e, 1000000);
+	CHECK(mem(&e).sndbufs_used == 1, "reserved ring kept");
+	CHECK(lfe_tcp_send(e.p[0].c, "verdict", 7) == 7, "written later");
 	lfe_tcp_flush(e.t, e.now);
-	CHECK(mem(&e).sndbufs_used == 0, "unused ring back at the flush");
+	e.p[0].got = 107;
+	ack_all(&e, 0);
+	CHECK(mem(&e).sndbufs_used == 0, "back once the late write is acked");
+	CHECK(lfe_tcp_send_free(e.p[0].c) == 16384, "room again");
+	for (int i = 0; i < 62; i++)
+		advance(&e, 1000000);
+	CHECK(mem(&e).sndbufs_used == 0, "an unused reservation goes back after buf_stall_us");
+	CHECK(e.p[0].closed == 0 && lfe_tcp_stats(e.t)->buf_stall_closed == 0, "without a reset");
 	teardown(&e);
 }
 
