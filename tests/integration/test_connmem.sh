@@ -35,7 +35,9 @@ tel() {
 	lfe_telemetry /ldapfe/stats | "$PY" -c 'import json,sys; t=json.load(sys.stdin)["/ldapfe/stats"]["total"]; print(" ".join(str(t.get(k, -1)) for k in sys.argv[1:]))' "$@"
 }
 
-out=$(lfe_py '
+# The clients keep their connections (bound, quiet) for a while after
+# printing, so the daemon's buffers in use can be read meanwhile.
+ip netns exec "$LFE_CLI" timeout 120 "$PY" -c '
 import socket, sys, time
 SRV = sys.argv[1]
 def ber_len(n):
@@ -80,15 +82,25 @@ for s in socks:
         ok += a == 0 and b == 0
     except Exception as e:
         print("error", e, file=sys.stderr)
-print(ok)
-' "$LFE_SADDR") || lfe_fail "client failed: $out"
-lfe_eq "24 clients, both binds answered" "$out" 24
+print(ok, flush=True)
+time.sleep(4)
+' "$LFE_SADDR" > "$LFE_WORK/clients.out" &
+cpid=$!
+for ((i = 0; i < 300; i++)); do
+	[[ -s $LFE_WORK/clients.out ]] && break
+	sleep 0.1
+done
+lfe_eq "24 clients, both binds answered" "$(cat "$LFE_WORK/clients.out")" 24
 
 sleep 0.5   # counters are published every few ms; the gauges settle
-read -r empty used paws sack stall <<<"$(tel tcp_rcvbuf_pool_empty tcp_rcvbufs_used tcp_drop_paws tcp_sack_rexmits tcp_buf_stall_closed)"
-lfe_log "tcp_rcvbuf_pool_empty $empty, tcp_rcvbufs_used $used, tcp_drop_paws $paws, tcp_sack_rexmits $sack, tcp_buf_stall_closed $stall"
+read -r empty rused sused active paws sack stall <<<"$(tel tcp_rcvbuf_pool_empty tcp_rcvbufs_used \
+	tcp_sndbufs_used conns_active tcp_drop_paws tcp_sack_rexmits tcp_buf_stall_closed)"
+lfe_log "tcp_rcvbuf_pool_empty $empty, tcp_rcvbufs_used $rused, tcp_sndbufs_used $sused, conns_active $active, tcp_drop_paws $paws, tcp_sack_rexmits $sack, tcp_buf_stall_closed $stall"
 ((empty > 0)) || lfe_fail "the pool of 4 never ran dry (tcp_rcvbuf_pool_empty $empty)"
-lfe_eq "receive buffers back" "$used" 0
+lfe_eq "24 bound connections held" "$active" 24
+lfe_eq "held bound connections hold no receive buffer" "$rused" 0
+lfe_eq "held bound connections hold no send ring" "$sused" 0
+wait "$cpid" || true
 ((paws >= 0 && sack >= 0 && stall >= 0)) || lfe_fail "counters missing from telemetry"
 lfe_log "ok: counters in telemetry"
 
