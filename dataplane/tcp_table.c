@@ -46,6 +46,16 @@ static struct layout layout_of(uint32_t n, uint32_t hsize)
 	};
 }
 
+/* Unlink index i (a slot, or the heads at max_conns) in the flat lists. */
+static void lists_init(struct lfe_tcp *t, uint32_t i)
+{
+	l_init(t->pl, i);
+	l_init(t->wl, i);
+	l_init(t->el, i);
+	l_init(t->sw, i);
+	l_init(t->rw, i);
+}
+
 int lfe_tcp_table_init(struct lfe_tcp *t)
 {
 	uint32_t n = t->cfg.max_conns;
@@ -70,11 +80,7 @@ int lfe_tcp_table_init(struct lfe_tcp *t)
 	t->table_bytes = L.conns + L.htab + L.free_stack + 5 * L.links + L.tl + L.src;
 	for (uint32_t i = n; i < n + WHEEL_SIZE + WHEEL2_SIZE + 1; i++)
 		l_init(t->tl, i);
-	l_init(t->pl, n);
-	l_init(t->wl, n);
-	l_init(t->el, n);
-	l_init(t->sw, n);
-	l_init(t->rw, n);
+	lists_init(t, n);
 	return 0;
 }
 
@@ -110,11 +116,7 @@ struct lfe_tcp_conn *lfe_tcp_slot_take(struct lfe_tcp *t)
 		t->conns[i].idx = i;
 		t->conns[i].gen = 1;
 		l_init(t->tl, i);
-		l_init(t->pl, i);
-		l_init(t->wl, i);
-		l_init(t->el, i);
-		l_init(t->sw, i);
-		l_init(t->rw, i);
+		lists_init(t, i);
 	} else {
 		return NULL;
 	}
