@@ -33,6 +33,11 @@
  *   layout, tcp_cookie.c); a peer without timestamps gets MSS only.
  * - Received bytes the app has not consumed yet are acknowledged and held;
  *   the advertised window shrinks by them (the right edge never moves left).
+ * - Except when the receive pool is dry: then the bytes the app did not
+ *   take are not acknowledged (the peer resends them) and the connection
+ *   advertises a zero window, which does move the right edge left (RFC
+ *   9293 allows it; Linux does the same under memory pressure), until a
+ *   buffer is back and a window update goes out.
  * - The server closes actively, so TIME_WAIT piles up on our side: it lasts
  *   time_wait_us (default 2 s, not 2 MSL), a new SYN above the old rcv_nxt
  *   reuses the tuple at once, and when the table is full the oldest
