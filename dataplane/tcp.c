@@ -179,6 +179,10 @@ static uint8_t *rbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		}
 		c->rbuf = i;
 		c->buf_at = t->now;
+		if (c->flags & F_RSTARVE) {   /* got one before its wake */
+			c->flags &= (uint16_t)~F_RSTARVE;
+			l_del(t->rw, c->idx);
+		}
 	}
 	return lfe_tcp_pool_ptr(&t->rpool, c->rbuf);
 }
@@ -781,6 +785,7 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 					c->flags |= F_ACK_NOW;
 				}
 			}
+			rbuf_done(t, c);   /* one reserved at a wake, if all was taken */
 		} else if (!rbuf_get(t, c)) {
 			/* Pool empty: dropped unacknowledged, the window closes. */
 			fin = false;
@@ -1402,12 +1407,14 @@ static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		conn_reset(t, c, -ETIMEDOUT);
 		return;
 	}
-	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now && c->sreserved &&
-	    c->rbuf == NIL && c->snd_una == c->snd_end) {
-		/* Room reserved long ago and never used: the ring goes back
-		 * (the app is asked again for room when it writes). */
-		c->sreserved = false;
-		sbuf_done(t, c);
+	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now) {
+		/* What was reserved and never used goes back: a ring for room
+		 * never written, a receive buffer from a wake never filled. */
+		if (c->sreserved && c->snd_una == c->snd_end) {
+			c->sreserved = false;
+			sbuf_done(t, c);
+		}
+		rbuf_done(t, c);
 	}
 	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now) {
 		t->st.buf_stall_closed++;
@@ -1451,17 +1458,25 @@ void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now)
 static bool app_can_send(const struct lfe_tcp_conn *c);
 
 /* Buffers came back: connections that waited for one, oldest first, as
- * many as there are free buffers. A receive waiter gets a window update;
- * a send waiter's app gets on_writable (and may take the buffer). */
+ * many as there are free buffers. A receive waiter gets a buffer of its
+ * own and a window update: the bytes it dropped come again only at the
+ * peer's retransmission timeout, and must not find the pool dry again
+ * (each miss doubles the peer's timer). A send waiter's app gets
+ * on_writable (and may take a ring). */
 static void wake_waiters(struct lfe_tcp *t)
 {
 	uint32_t head = t->cfg.max_conns;
-	for (uint32_t n = lfe_tcp_pool_avail(&t->rpool); n && l_linked(t->rw, head); n--) {
+	while (l_linked(t->rw, head)) {
+		uint32_t b = lfe_tcp_pool_get(&t->rpool);
+		if (b == NIL)
+			break;
 		struct lfe_tcp_conn *c = &t->conns[t->rw[head].next];
 		l_del(t->rw, c->idx);
 		c->flags &= (uint16_t)~F_RSTARVE;
 		c->flags |= F_ACK_NOW;
-		pend(t, c);
+		c->rbuf = b;
+		c->buf_at = t->now;
+		pend(t, c);   /* the flush below re-arms its timer (stall bound) */
 	}
 	while (lfe_tcp_pool_avail(&t->spool) && l_linked(t->sw, head)) {
 		struct lfe_tcp_conn *c = &t->conns[t->sw[head].next];

@@ -301,7 +301,7 @@ static void test_rx_exhaustion(void)
 {
 	struct env e;
 	setup(&e, 4, 16, 1, 0);
-	CHECK(open_peer(&e, 0) && open_peer(&e, 1), "open two");
+	CHECK(open_peer(&e, 0) && open_peer(&e, 1) && open_peer(&e, 2), "open three");
 	e.take = false;
 	send_bytes(&e, 0, 40, 0);
 	e.p[0].sent += 40;
@@ -319,6 +319,11 @@ static void test_rx_exhaustion(void)
 	lfe_tcp_conn_kick(e.t, e.p[0].c, e.now);
 	lfe_tcp_flush(e.t, e.now);
 	CHECK(e.p[1].win > 0 && (e.p[1].flags & LFE_TCP_ACK), "window update to peer 1: %u", e.p[1].win);
+	CHECK(mem(&e).rcvbufs_used == 1, "the buffer kept for peer 1's resend");
+	e.take = false;
+	send_bytes(&e, 2, 40, 0);   /* a third peer cannot take it meanwhile */
+	advance(&e, 50000);
+	CHECK(e.p[2].ack == PISN + 1 && e.p[2].win == 0, "peer 2 finds the pool dry");
 	e.take = false;
 	send_bytes(&e, 1, 40, 0);
 	e.p[1].sent += 40;
