@@ -85,6 +85,8 @@ static const struct key_def keys[] = {
 	{ "throttle", "dn_global_failures", K_U32, CF(throttle.dn_global_failures), 0, 0, 65535 },
 	{ "throttle", "window_ms", K_U32, CF(throttle.window_ms), 0, 1, 86400000u },
 	{ "throttle", "penalty_ms", K_U32, CF(throttle.penalty_ms), 0, 1, 86400000u },
+	{ "tcp", "buffer_pool", K_U32, CF(tcp_buffer_pool), 0, 0, 1u << 24 },
+	{ "tcp", "buffer_stall_ms", K_U64, CF(tcp_buffer_stall_ms), 0, 0, 86400000u },
 	{ "admin", "metrics_listen", K_STR, CF(metrics_listen),
 	  sizeof(((struct lfe_config *)0)->metrics_listen), 0, 0 },
 };
@@ -136,6 +138,7 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->throttle.dn_failures = 5;
 	c->throttle.window_ms = 60000;
 	c->throttle.penalty_ms = 60000;
+	c->tcp_buffer_stall_ms = 60000;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
 		c->port[i].mtu = 1500;
 }

@@ -86,6 +86,14 @@
  *             distributed attacker lock the DN out: off unless wanted),
  *             window_ms [60000], penalty_ms [60000]; a threshold of 0 turns
  *             that kind off, and at least one must be on when enabled.
+ *   [tcp]     buffer_pool [0: max_conns_per_core up to 4096, then one per 8
+ *             connections, at least 4096]: send rings (16 KiB) and receive
+ *             buffers (8 KiB) per core, each; a connection holds them only
+ *             while bytes are in flight or unconsumed. A dry pool gives zero
+ *             windows and waits, never lost data (tcp_*_pool_empty counts).
+ *             buffer_stall_ms [60000; 0 = off, ≤ 1 day]: a connection that
+ *             holds a buffer and sees no ACK progress nor consumption for
+ *             this long is reset (tcp_buf_stall_closed).
  *   [admin]   metrics_listen [127.0.0.1:9389; empty = off]: the address of the
  *             kernel's network where the daemon serves Prometheus /metrics
  *             (dataplane/metrics.h)
@@ -183,6 +191,9 @@ struct lfe_config {
 	struct lfe_cfg_throttle throttle;
 	/* [admin] */
 	char metrics_listen[32];        /* "a.b.c.d:port"; empty = no /metrics */
+	/* [tcp] */
+	uint32_t tcp_buffer_pool;       /* 0 = from max_conns_per_core (tcp.h) */
+	uint64_t tcp_buffer_stall_ms;   /* 0 = off */
 };
 
 /* Defaults for every optional key. */

@@ -628,6 +628,8 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(idle_timeout_ms, "[ldap] idle_timeout_ms");
 	SAME(max_conns_per_core, "[ldap] max_conns_per_core");
 	SAME(max_conns_per_source, "[ldap] max_conns_per_source");
+	SAME(tcp_buffer_pool, "[tcp] buffer_pool");
+	SAME(tcp_buffer_stall_ms, "[tcp] buffer_stall_ms");
 	SAME(suffix, "[ldap] suffix");
 	SAME(n_ldaps_ports, "[ldap] ldaps_ports");
 	SAME(ldaps_ports, "[ldap] ldaps_ports");

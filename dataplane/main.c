@@ -397,6 +397,16 @@ int main(int argc, char **argv)
 	if (d->impair.on)
 		printf(", impairment drop=%u dup=%u reorder=%u ppm seed=%" PRIu64, d->impair.drop_ppm,
 		       d->impair.dup_ppm, d->impair.reorder_ppm, d->impair.seed);
+	if (d->n_workers) {
+		/* What a held, idle connection costs: its TCP control block and
+		 * table links and its session slot; buffers are pooled. */
+		struct lfe_tcp_mem tm;
+		lfe_tcp_mem(d->w[0]->tcp, &tm);
+		printf("\nldapfe: memory per idle connection %zu B (TCP control block %zu B + table %zu B, "
+		       "session slot %zu B); per core: %u connections, buffer pool %u x (%u + %u) B",
+		       tm.per_conn + d->w[0]->slot_size, tm.conn_size, tm.per_conn - tm.conn_size,
+		       d->w[0]->slot_size, d->cfg.max_conns_per_core, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size);
+	}
 	printf("\nldapfe: ready\n");
 
 	struct lfe_worker *on_main = NULL;

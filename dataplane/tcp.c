@@ -1,17 +1,18 @@
 /* dataplane/tcp.c — the per-core user-space TCP; see tcp.h for the contract.
  *
- * Layout: one array of connection structs, an open-addressing hash table of
- * (tag, index) words keyed by a seeded hash of the 4-tuple, one block of
- * send rings (sndbuf bytes each, a power of two) and one block of receive
- * buffers (rcvbuf bytes each). All of it is allocated by lfe_tcp_new().
+ * Layout (tcp_int.h): one array of connection control blocks and an
+ * open-addressing hash of the 4-tuple (tcp_table.c), a two-level timer
+ * wheel (tcp_timer.c), and two per-core pools of send rings and receive
+ * buffers (tcp_buf.c) that a connection borrows from only while bytes are
+ * in flight or held: an idle connection costs its control block and its
+ * table links (lfe_tcp_mem). Everything is mapped lazily and set up on
+ * first use, so lfe_tcp_new is O(1) in max_conns. This file is the state
+ * machine.
  *
- * Timers: each connection keeps absolute deadlines (retransmit/persist,
- * delayed ACK, state timer for TIME_WAIT/FIN_WAIT_2, idle) and sits at most
- * once in a hashed wheel of 4096 ticks of 1.024 ms, at its earliest deadline.
- * A deadline that moves later does not move the wheel entry: the entry fires
- * early, finds nothing due and re-files itself. So the per-segment cost of
- * timers is a compare, and lfe_tcp_timers() touches only due entries (plus
- * those parked a wheel revolution ahead).
+ * Timers: each connection keeps absolute deadlines and sits at most once
+ * in the wheel, at its earliest one; a deadline that moves later does not
+ * move the entry (it fires early and re-files: lfe_tcp_due). So the
+ * per-segment cost of timers is a compare.
  *
  * Choices a peer can see:
  * - Timestamps, window scaling and SACK (RFC 7323, RFC 2018) are used when
@@ -32,6 +33,11 @@
  *   layout, tcp_cookie.c); a peer without timestamps gets MSS only.
  * - Received bytes the app has not consumed yet are acknowledged and held;
  *   the advertised window shrinks by them (the right edge never moves left).
+ * - Except when the receive pool is dry: then the bytes the app did not
+ *   take are not acknowledged (the peer resends them) and the connection
+ *   advertises a zero window, which does move the right edge left (RFC
+ *   9293 allows it; Linux does the same under memory pressure), until a
+ *   buffer is back and a window update goes out.
  * - The server closes actively, so TIME_WAIT piles up on our side: it lasts
  *   time_wait_us (default 2 s, not 2 MSL), a new SYN above the old rcv_nxt
  *   reuses the tuple at once, and when the table is full the oldest
@@ -57,142 +63,19 @@
  *   app marked evictable longest ago is reset; only then is a SYN dropped.
  * - App deadlines ride the same wheel entry as the other timers.
  */
-#include "dataplane/tcp.h"
+#include "dataplane/tcp_int.h"
 #include "dataplane/tcp_cookie.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-	ST_FREE, ST_SYN_SENT, ST_SYN_RCVD, ST_ESTABLISHED, ST_FIN_WAIT_1, ST_FIN_WAIT_2,
-	ST_CLOSE_WAIT, ST_CLOSING, ST_LAST_ACK, ST_TIME_WAIT,
-};
-
-enum {
-	F_APP = 1u << 0,        /* on_close is owed to the app */
-	F_ACTIVE = 1u << 1,     /* opened by lfe_tcp_connect */
-	F_FIN_Q = 1u << 2,      /* our FIN is queued after snd_end */
-	F_ACK_NOW = 1u << 3,
-	F_ACK_DELAYED = 1u << 4,
-	F_FIN_NOTIFY = 1u << 5, /* peer FIN seen, app not told yet (bytes held) */
-	F_OOO_FIN = 1u << 6,    /* peer FIN seen beyond a gap, at ooo_fin */
-	F_ABORT = 1u << 7,      /* RST + on_close at the next flush */
-	F_RTT = 1u << 8,        /* an RTT sample is running */
-	F_DELIVER = 1u << 9,    /* inside on_data: no recursive delivery */
-	F_SRC = 1u << 10,       /* counted in the per-source table */
-	F_TS = 1u << 11,        /* timestamps negotiated (SYN_SENT: offered) */
-	F_SACK = 1u << 12,      /* SACK-permitted negotiated (SYN_SENT: offered) */
-	F_WS = 1u << 13,        /* window scaling negotiated (SYN_SENT: offered) */
-};
-
-#define OOO_MAX 4
-#define WHEEL_BITS 12
-#define WHEEL_SIZE (1u << WHEEL_BITS)
-#define TICK_SHIFT 10
-#define NIL UINT32_MAX
 #define CHAL_MAX 10
 #define FW2_DEFAULT_US 60000000u
 #define COOKIE_SHIFT 26         /* cookie clock: 2^26 us ≈ 67 s per count */
 #define MAX_WIN 65535u
 #define TS_OPT_LEN 12u          /* NOP NOP TS: what timestamps take of each segment */
 #define PAWS_IDLE_US (24ull * 86400 * 1000000)   /* RFC 7323 §5.5 */
-
-struct lnk {
-	uint32_t prev, next;
-};
-
-struct lfe_tcp_conn {
-	/* Everything one in-sequence segment touches comes first. */
-	uint32_t laddr, raddr;
-	uint16_t lport, rport;
-	uint8_t state, n_ooo;
-	uint8_t retries, dupacks;
-	uint16_t flags;
-	uint16_t smss;            /* min(our mss, peer mss) */
-	uint32_t rcv_nxt;
-	uint32_t held;            /* in-order bytes received, not consumed */
-	uint32_t snd_una, snd_nxt, snd_max;
-	uint32_t snd_end;         /* seq after the last queued byte */
-	uint32_t snd_wnd, snd_wl1, snd_wl2, max_snd_wnd;
-	uint32_t cwnd, ssthresh;
-	uint32_t iss, irs;
-	uint32_t last_ack_sent;
-	uint32_t rto, srtt, rttvar, rtt_seq;
-	uint64_t rtt_ts;
-	uint64_t rto_at, delack_at, state_at, last_act;
-	uint64_t app_at;          /* app deadline, 0 = none */
-	uint64_t wheel_tick;
-	uint64_t chal_at;
-	uint32_t chal_n;
-	uint32_t ooo_fin;
-	struct { uint32_t seq, end; } ooo[OOO_MAX];
-	uint8_t snd_ws, rcv_ws;   /* window shifts: the peer's, ours (0 without F_WS) */
-	uint8_t n_sacked;
-	uint32_t ts_recent;       /* RFC 7323 TS.Recent */
-	uint32_t ts_off;          /* our timestamp clock's offset for this tuple */
-	struct { uint32_t seq, end; } sacked[OOO_MAX];   /* peer's SACK scoreboard */
-	uint32_t idx, gen;
-	struct lfe_tcp *t;
-	void *app;
-};
-
-struct lfe_tcp {
-	struct lfe_tcp_cfg cfg;
-	struct lfe_tcp_ops ops;
-	void *ctx;
-	struct lfe_tcp_conn *conns;
-	uint64_t *htab;            /* (tag << 32 | idx), ~0 = empty */
-	uint32_t hmask;
-	uint32_t *free_stack;
-	uint32_t n_free;
-	uint8_t *sbufs, *rbufs;
-	uint32_t smask;
-	struct lnk *tl;            /* wheel: conns, then WHEEL_SIZE bucket heads, then a scratch head */
-	struct lnk *pl;            /* pending flush: conns, then the head */
-	struct lnk *wl;            /* TIME_WAIT FIFO: conns, then the head */
-	struct lnk *el;            /* evictable, oldest first: conns, then the head */
-	struct srcent { uint32_t addr, n; } *src;   /* per-source counts, n 0 = empty */
-	uint32_t srcmask;
-	uint64_t tick_done;
-	uint32_t n_armed;          /* connections in the wheel */
-	uint64_t tick_cur;
-	uint64_t hk0, hk1;         /* connection hash key */
-	uint64_t sk[2];            /* ISN / cookie / timestamp-offset key */
-	uint64_t now;              /* time of the current entry point (TSval) */
-	uint8_t our_ws;            /* the window shift we offer */
-	uint64_t cookie_until;     /* cookie ACKs are honoured until then */
-	bool shutting;
-	struct lfe_tcp_stats st;
-};
-
-/* ---- small helpers ---- */
-
-static inline bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
-static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
-static inline bool seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
-static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
-static inline bool seq_in(uint32_t x, uint32_t lo, uint32_t hi) { return seq_le(lo, x) && seq_lt(x, hi); }
-static inline uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-static inline uint32_t max32(uint32_t a, uint32_t b) { return a > b ? a : b; }
-
-static inline void l_init(struct lnk *L, uint32_t i) { L[i].prev = L[i].next = i; }
-static inline bool l_linked(const struct lnk *L, uint32_t i) { return L[i].next != i; }
-static inline void l_del(struct lnk *L, uint32_t i)
-{
-	uint32_t p = L[i].prev, n = L[i].next;
-	L[p].next = n;
-	L[n].prev = p;
-	L[i].prev = L[i].next = i;
-}
-static inline void l_add_tail(struct lnk *L, uint32_t head, uint32_t i)
-{
-	uint32_t p = L[head].prev;
-	L[i].prev = p;
-	L[i].next = head;
-	L[p].next = i;
-	L[head].prev = i;
-}
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -202,144 +85,33 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* The table hash runs once per segment, so it is one keyed 64x64→128
- * multiply-fold rather than SipHash; the key keeps collisions unplannable. */
-static inline uint64_t tuple_hash(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
-				  uint32_t raddr, uint16_t rport)
-{
-	uint64_t a = ((uint64_t)raddr << 32 | laddr) ^ t->hk0;
-	uint64_t b = ((uint64_t)rport << 16 | lport) ^ t->hk1;
-	__uint128_t m = (__uint128_t)a * b;
-	return (uint64_t)m ^ (uint64_t)(m >> 64);
-}
-
-/* ---- connection table ---- */
-
-static struct lfe_tcp_conn *lookup(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
-				   uint32_t raddr, uint16_t rport)
-{
-	uint32_t tag = (uint32_t)(tuple_hash(t, laddr, lport, raddr, rport) >> 32);
-	for (uint32_t i = tag & t->hmask;; i = (i + 1) & t->hmask) {
-		uint64_t e = t->htab[i];
-		if (e == UINT64_MAX)
-			return NULL;
-		if ((uint32_t)(e >> 32) == tag) {
-			struct lfe_tcp_conn *c = &t->conns[(uint32_t)e];
-			if (c->laddr == laddr && c->raddr == raddr && c->lport == lport && c->rport == rport)
-				return c;
-		}
-	}
-}
-
-static void hash_insert(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	uint32_t tag = (uint32_t)(tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
-	uint32_t i = tag & t->hmask;
-	while (t->htab[i] != UINT64_MAX)
-		i = (i + 1) & t->hmask;
-	t->htab[i] = (uint64_t)tag << 32 | c->idx;
-}
-
-/* Backward-shift deletion keeps probe chains tombstone-free, so a table
- * that churns through millions of connections never degrades. */
-static void hash_remove(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	uint32_t tag = (uint32_t)(tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
-	uint32_t i = tag & t->hmask;
-	while (t->htab[i] != ((uint64_t)tag << 32 | c->idx)) {
-		if (t->htab[i] == UINT64_MAX)
-			return;
-		i = (i + 1) & t->hmask;
-	}
-	for (uint32_t j = (i + 1) & t->hmask;; j = (j + 1) & t->hmask) {
-		uint64_t e = t->htab[j];
-		if (e == UINT64_MAX)
-			break;
-		uint32_t home = (uint32_t)(e >> 32) & t->hmask;
-		if (((j - home) & t->hmask) >= ((j - i) & t->hmask)) {
-			t->htab[i] = e;
-			i = j;
-		}
-	}
-	t->htab[i] = UINT64_MAX;
-}
-
-/* ---- per-source counts ---- */
-
-static inline uint32_t src_home(const struct lfe_tcp *t, uint32_t addr)
-{
-	return (uint32_t)(((addr ^ t->hk1) * t->hk0) >> 32) & t->srcmask;
-}
-
-static uint32_t src_slot(const struct lfe_tcp *t, uint32_t addr)
-{
-	uint32_t i = src_home(t, addr);
-	while (t->src[i].n && t->src[i].addr != addr)
-		i = (i + 1) & t->srcmask;
-	return i;
-}
-
-static uint32_t src_count(const struct lfe_tcp *t, uint32_t addr)
-{
-	return t->src[src_slot(t, addr)].n;
-}
-
-static void src_inc(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	uint32_t i = src_slot(t, c->raddr);
-	t->src[i].addr = c->raddr;
-	t->src[i].n++;
-	c->flags |= F_SRC;
-}
-
-/* Uncount; an entry that reaches 0 leaves by backward shift (as htab). */
-static void src_dec(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	if (!(c->flags & F_SRC))
-		return;
-	c->flags &= (uint16_t)~F_SRC;
-	uint32_t i = src_slot(t, c->raddr);
-	if (!t->src[i].n || --t->src[i].n)
-		return;
-	for (uint32_t j = (i + 1) & t->srcmask; t->src[j].n; j = (j + 1) & t->srcmask) {
-		uint32_t home = src_home(t, t->src[j].addr);
-		if (((j - home) & t->srcmask) >= ((j - i) & t->srcmask)) {
-			t->src[i] = t->src[j];
-			i = j;
-		}
-	}
-	t->src[i].n = 0;
-}
-
 static bool src_over(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 {
-	if (!t->cfg.max_conns_per_source || src_count(t, s->raddr) < t->cfg.max_conns_per_source)
+	if (!t->cfg.max_conns_per_source || lfe_tcp_src_count(t, s->raddr) < t->cfg.max_conns_per_source)
 		return false;
 	t->st.drop_src_cap++;
 	return true;
 }
 
-/* ---- timers ---- */
+/* ---- timers (the wheel is tcp_timer.c) ---- */
 
-static void tmr_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
+static inline void tmr_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
 {
-	uint64_t tick = (deadline + (1u << TICK_SHIFT) - 1) >> TICK_SHIFT;
-	if (tick <= t->tick_cur)
-		tick = t->tick_cur + 1;
-	if (l_linked(t->tl, c->idx)) {
-		if (c->wheel_tick <= tick)
-			return;
-		l_del(t->tl, c->idx);
-	} else {
-		t->n_armed++;
-	}
-	c->wheel_tick = tick;
-	l_add_tail(t->tl, t->cfg.max_conns + (uint32_t)(tick & (WHEEL_SIZE - 1)), c->idx);
+	lfe_tcp_wheel_arm(t, c, deadline);
 }
 
 static bool idle_applies(const struct lfe_tcp_conn *c)
 {
 	return c->state >= ST_ESTABLISHED && c->state <= ST_LAST_ACK;
+}
+
+/* A connection that holds a pool buffer must make progress (the peer
+ * acknowledges, the app consumes) every buf_stall_us, or it is reset:
+ * no client pins the pool by never reading (zero window) or never
+ * filling a hole. */
+static inline bool stall_applies(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return t->cfg.buf_stall_us && (c->sbuf != NIL || c->rbuf != NIL);
 }
 
 static uint64_t next_deadline(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
@@ -355,6 +127,8 @@ static uint64_t next_deadline(const struct lfe_tcp *t, const struct lfe_tcp_conn
 		d = c->app_at;
 	if (t->cfg.idle_timeout_us && idle_applies(c) && c->last_act + t->cfg.idle_timeout_us < d)
 		d = c->last_act + t->cfg.idle_timeout_us;
+	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us < d)
+		d = c->buf_at + t->cfg.buf_stall_us;
 	return d;
 }
 
@@ -365,10 +139,126 @@ static void tmr_update(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		tmr_arm(t, c, d);
 }
 
+static void pend(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (!l_linked(t->pl, c->idx))
+		l_add_tail(t->pl, t->cfg.max_conns, c->idx);
+}
+
+/* ---- pool buffers (tcp_buf.c) ----
+ *
+ * A connection holds a send buffer from the app's first write until
+ * everything queued is acknowledged, and a receive buffer while it holds
+ * bytes the app has not consumed or out-of-order data. When a pool is
+ * empty: a segment that needs a receive buffer is dropped unacknowledged
+ * and the connection advertises a zero window until one comes back (the
+ * peer's persist timer probes; lfe_tcp_flush sends a window update); an
+ * app asking for send room gets none and on_writable when a buffer comes
+ * back. Either way it waits in a FIFO (rw, sw), counted in
+ * rcvbuf_pool_empty / sndbuf_pool_empty. */
+
+static void wait_on(struct lfe_tcp *t, struct lnk *L, struct lfe_tcp_conn *c, uint16_t flag,
+		    uint64_t *count)
+{
+	if (!(c->flags & flag))
+		(*count)++;
+	c->flags |= flag;
+	if (!l_linked(L, c->idx))
+		l_add_tail(L, t->cfg.max_conns, c->idx);
+}
+
+/* The receive buffer, taken from the pool if none is held; NULL when the
+ * pool is empty (the connection then waits with a zero window). */
+static uint8_t *rbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->rbuf == NIL) {
+		uint32_t i = lfe_tcp_pool_get(&t->rpool);
+		if (i == NIL) {
+			wait_on(t, t->rw, c, F_RSTARVE, &t->st.rcvbuf_pool_empty);
+			return NULL;
+		}
+		c->rbuf = i;
+		c->buf_at = t->now;
+		if (c->flags & F_RSTARVE) {   /* got one before its wake */
+			c->flags &= (uint16_t)~F_RSTARVE;
+			l_del(t->rw, c->idx);
+		}
+	}
+	return lfe_tcp_pool_ptr(&t->rpool, c->rbuf);
+}
+
+static inline uint8_t *rbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return lfe_tcp_pool_ptr(&t->rpool, c->rbuf);
+}
+
+/* Give the receive buffer back once it holds nothing. */
+static void rbuf_done(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->rbuf != NIL && !c->held && !c->n_ooo) {
+		lfe_tcp_pool_put(&t->rpool, c->rbuf);
+		c->rbuf = NIL;
+	}
+}
+
+/* The send ring, taken from the pool if none is held; NULL when empty.
+ * Room the app was told of stays its own until it writes: the stream
+ * checks room before it lets a bind go to the verifier and writes the
+ * verdict later, so a ring taken for a room query is kept (sreserved)
+ * until the app commits bytes, or until buf_stall_us passes unused. */
+static uint8_t *sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->sbuf == NIL) {
+		uint32_t i = lfe_tcp_pool_get(&t->spool);
+		if (i == NIL) {
+			wait_on(t, t->sw, c, F_SSTARVE, &t->st.sndbuf_pool_empty);
+			return NULL;
+		}
+		c->sbuf = i;
+		c->sreserved = true;
+		c->buf_at = t->now;
+		tmr_update(t, c);   /* the stall bound covers an unused ring too */
+	}
+	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
+}
+
+static inline uint8_t *sbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
+}
+
+/* Give the send ring back once everything queued is acknowledged. */
+static void sbuf_done(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->sbuf != NIL && !c->sreserved && seq_le(c->snd_end, c->snd_una)) {
+		lfe_tcp_pool_put(&t->spool, c->sbuf);
+		c->sbuf = NIL;
+	}
+}
+
+/* Connection gone or in TIME_WAIT: whatever it held goes back. */
+static void bufs_release(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	c->held = 0;
+	c->n_ooo = 0;
+	rbuf_done(t, c);
+	c->sreserved = false;
+	sbuf_done(t, c);
+	if (c->sbuf != NIL) {
+		lfe_tcp_pool_put(&t->spool, c->sbuf);
+		c->sbuf = NIL;
+	}
+	c->flags &= (uint16_t)~(F_RSTARVE | F_SSTARVE);
+	l_del(t->rw, c->idx);
+	l_del(t->sw, c->idx);
+}
+
 /* ---- emission ---- */
 
 static inline uint32_t rwnd(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
 {
+	if ((c->flags & F_RSTARVE) && c->rbuf == NIL && !lfe_tcp_pool_avail(&t->rpool))
+		return 0;
 	return min32(t->cfg.rcvbuf - c->held, MAX_WIN << c->rcv_ws);
 }
 
@@ -475,16 +365,6 @@ static void challenge_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t no
 	c->chal_n++;
 	t->st.challenge_acks++;
 	send_ack(t, c);
-}
-
-static inline uint8_t *sbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
-{
-	return t->sbufs + (size_t)c->idx * (t->smask + 1);
-}
-
-static inline uint8_t *rbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
-{
-	return t->rbufs + (size_t)c->idx * t->cfg.rcvbuf;
 }
 
 /* Ring offset of a data sequence number: data starts at iss + 1. */
@@ -643,12 +523,6 @@ static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		tmr_arm(t, c, c->rto_at);
 }
 
-static void pend(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	if (!l_linked(t->pl, c->idx))
-		l_add_tail(t->pl, t->cfg.max_conns, c->idx);
-}
-
 /* ---- connection lifetime ---- */
 
 static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c);
@@ -656,7 +530,7 @@ static void conn_reset(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason);
 
 static struct lfe_tcp_conn *conn_alloc(struct lfe_tcp *t)
 {
-	if (!t->n_free) {
+	if (!t->n_free && t->fresh == t->cfg.max_conns) {
 		uint32_t head = t->cfg.max_conns;
 		uint32_t oldest = t->wl[head].next;
 		if (oldest != head) {
@@ -668,12 +542,7 @@ static struct lfe_tcp_conn *conn_alloc(struct lfe_tcp *t)
 			return NULL;
 		}
 	}
-	struct lfe_tcp_conn *c = &t->conns[t->free_stack[--t->n_free]];
-	uint32_t idx = c->idx, gen = c->gen;
-	memset(c, 0, sizeof(*c));
-	c->idx = idx;
-	c->gen = gen;
-	c->t = t;
+	struct lfe_tcp_conn *c = lfe_tcp_slot_take(t);
 	c->rto = t->cfg.rto_init_us;
 	t->st.conns_active++;
 	return c;
@@ -683,20 +552,18 @@ static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 {
 	if (c->state == ST_SYN_RCVD && !(c->flags & F_ACTIVE))
 		t->st.half_open--;
-	hash_remove(t, c);
-	if (l_linked(t->tl, c->idx)) {
-		l_del(t->tl, c->idx);
-		t->n_armed--;
-	}
+	lfe_tcp_hash_remove(t, c);
+	lfe_tcp_wheel_del(t, c);
+	bufs_release(t, c);
 	l_del(t->pl, c->idx);
 	l_del(t->wl, c->idx);
 	l_del(t->el, c->idx);
-	src_dec(t, c);
+	lfe_tcp_src_dec(t, c);
 	c->state = ST_FREE;
 	c->flags = 0;
 	c->app = NULL;
 	c->gen++;
-	t->free_stack[t->n_free++] = c->idx;
+	lfe_tcp_slot_put(t, c);
 	t->st.conns_active--;
 }
 
@@ -735,7 +602,8 @@ static void enter_time_wait(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t 
 		l_add_tail(t->wl, t->cfg.max_conns, c->idx);
 	l_del(t->el, c->idx);
 	c->app_at = 0;
-	src_dec(t, c);   /* a recyclable slot holds nothing of the source's share */
+	bufs_release(t, c);      /* all was acknowledged; the app is told below */
+	lfe_tcp_src_dec(t, c);   /* a recyclable slot holds nothing of the source's share */
 	tmr_arm(t, c, c->state_at);
 	detach(t, c, 0);
 }
@@ -795,6 +663,8 @@ static void deliver_held(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		extent = max32(extent, c->ooo[i].end - base);
 	memmove(b, b + k, extent - k);
 	c->held -= (uint32_t)k;
+	c->buf_at = t->now;
+	rbuf_done(t, c);
 }
 
 static void fin_received(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
@@ -903,9 +773,23 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 			if (c->state == ST_FREE)
 				return;
 			if (k < len) {
-				memcpy(rbuf(t, c), p + k, len - k);
-				c->held = len - (uint32_t)k;
+				uint8_t *b = rbuf_get(t, c);
+				if (b) {
+					memcpy(b, p + k, len - k);
+					c->held = len - (uint32_t)k;
+				} else {
+					/* Pool empty: take back what the app left; the
+					 * peer resends it when the window reopens. */
+					c->rcv_nxt -= len - (uint32_t)k;
+					fin = false;
+					c->flags |= F_ACK_NOW;
+				}
 			}
+			rbuf_done(t, c);   /* one reserved at a wake, if all was taken */
+		} else if (!rbuf_get(t, c)) {
+			/* Pool empty: dropped unacknowledged, the window closes. */
+			fin = false;
+			c->flags |= F_ACK_NOW;
 		} else {
 			uint32_t base = c->rcv_nxt - c->held;
 			memcpy(rbuf(t, c) + (seq - base), p, len);
@@ -923,6 +807,7 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 			deliver_held(t, c);
 			if (c->state == ST_FREE)
 				return;
+			rbuf_done(t, c);
 		}
 		if (c->rcv_nxt - c->last_ack_sent >= 2u * c->smss)
 			c->flags |= F_ACK_NOW;
@@ -1023,8 +908,10 @@ static bool recv_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe
 		c->retries = 0;
 		c->dupacks = 0;
 		c->last_act = now;
+		c->buf_at = now;
 		sack_prune(c);
 		c->rto_at = c->snd_una == c->snd_max ? 0 : now + c->rto;
+		sbuf_done(t, c);
 		writable = true;
 	}
 	if ((c->flags & F_SACK) && s->n_sack) {
@@ -1111,7 +998,7 @@ static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct
 	c->rport = s->rport;
 	c->ts_off = lfe_tcp_ts_offset(t->sk, s);
 	syn_opts(t, c, s);
-	hash_insert(t, c);
+	lfe_tcp_hash_insert(t, c);
 }
 
 static uint32_t isn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
@@ -1162,7 +1049,7 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 		return;
 	}
 	init_passive(t, c, s);
-	src_inc(t, c);
+	lfe_tcp_src_inc(t, c);
 	c->state = ST_SYN_RCVD;
 	t->st.half_open++;
 	c->irs = s->seq;
@@ -1218,7 +1105,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 		syn.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
 	}
 	init_passive(t, c, &syn);
-	src_inc(t, c);
+	lfe_tcp_src_inc(t, c);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
 	c->last_ack_sent = s->seq;
@@ -1288,7 +1175,7 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 		return;
 	}
 	uint8_t fl = s->flags;
-	struct lfe_tcp_conn *c = lookup(t, s->laddr, s->lport, s->raddr, s->rport);
+	struct lfe_tcp_conn *c = lfe_tcp_lookup(t, s->laddr, s->lport, s->raddr, s->rport);
 	if (c && c->state == ST_TIME_WAIT && (fl & LFE_TCP_SYN) && !(fl & (LFE_TCP_ACK | LFE_TCP_RST)) &&
 	    (seq_gt(s->seq, c->rcv_nxt) ||
 	     ((c->flags & F_TS) && (s->opts & LFE_TCP_OPT_TS) && seq_gt(s->tsval, c->ts_recent)))) {
@@ -1520,6 +1407,20 @@ static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		conn_reset(t, c, -ETIMEDOUT);
 		return;
 	}
+	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now) {
+		/* What was reserved and never used goes back: a ring for room
+		 * never written, a receive buffer from a wake never filled. */
+		if (c->sreserved && c->snd_una == c->snd_end) {
+			c->sreserved = false;
+			sbuf_done(t, c);
+		}
+		rbuf_done(t, c);
+	}
+	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us <= now) {
+		t->st.buf_stall_closed++;
+		conn_reset(t, c, -ETIMEDOUT);
+		return;
+	}
 	if (c->app_at && c->app_at <= now) {
 		c->app_at = 0;
 		if ((c->flags & F_APP) && (!t->ops.on_deadline || t->ops.on_deadline(t->ctx, c) < 0)) {
@@ -1539,52 +1440,58 @@ static void fire(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		send_ack(t, c);
 }
 
+void lfe_tcp_due(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
+{
+	fire(t, c, now);
+	if (c->state != ST_FREE)
+		tmr_update(t, c);
+}
+
 void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now)
 {
 	t->now = now;
-	uint64_t nt = now >> TICK_SHIFT;
-	if (nt <= t->tick_done)
-		return;
-	if (!t->n_armed) {
-		t->tick_done = t->tick_cur = nt;
-		return;
-	}
-	uint64_t from = nt - t->tick_done > WHEEL_SIZE ? nt - WHEEL_SIZE + 1 : t->tick_done + 1;
-	uint32_t scratch = t->cfg.max_conns + WHEEL_SIZE;
-	for (uint64_t tick = from; tick <= nt; tick++) {
-		t->tick_cur = tick;
-		uint32_t head = t->cfg.max_conns + (uint32_t)(tick & (WHEEL_SIZE - 1));
-		if (!l_linked(t->tl, head))
-			continue;
-		/* Detach the bucket first: fired entries may re-file into it. */
-		t->tl[scratch] = t->tl[head];
-		t->tl[t->tl[head].next].prev = scratch;
-		t->tl[t->tl[head].prev].next = scratch;
-		l_init(t->tl, head);
-		while (l_linked(t->tl, scratch)) {
-			uint32_t i = t->tl[scratch].next;
-			struct lfe_tcp_conn *c = &t->conns[i];
-			l_del(t->tl, i);
-			if (c->wheel_tick > nt) {
-				l_add_tail(t->tl, head, i);
-				continue;
-			}
-			t->n_armed--;
-			fire(t, c, now);
-			if (c->state != ST_FREE)
-				tmr_update(t, c);
-		}
-	}
-	t->tick_done = nt;
-	t->tick_cur = nt;
+	lfe_tcp_wheel_run(t, now);
 }
 
 /* ---- flush ---- */
+
+static bool app_can_send(const struct lfe_tcp_conn *c);
+
+/* Buffers came back: connections that waited for one, oldest first, as
+ * many as there are free buffers. A receive waiter gets a buffer of its
+ * own and a window update: the bytes it dropped come again only at the
+ * peer's retransmission timeout, and must not find the pool dry again
+ * (each miss doubles the peer's timer). A send waiter's app gets
+ * on_writable (and may take a ring). */
+static void wake_waiters(struct lfe_tcp *t)
+{
+	uint32_t head = t->cfg.max_conns;
+	while (l_linked(t->rw, head)) {
+		uint32_t b = lfe_tcp_pool_get(&t->rpool);
+		if (b == NIL)
+			break;
+		struct lfe_tcp_conn *c = &t->conns[t->rw[head].next];
+		l_del(t->rw, c->idx);
+		c->flags &= (uint16_t)~F_RSTARVE;
+		c->flags |= F_ACK_NOW;
+		c->rbuf = b;
+		c->buf_at = t->now;
+		pend(t, c);   /* the flush below re-arms its timer (stall bound) */
+	}
+	while (lfe_tcp_pool_avail(&t->spool) && l_linked(t->sw, head)) {
+		struct lfe_tcp_conn *c = &t->conns[t->sw[head].next];
+		l_del(t->sw, c->idx);
+		c->flags &= (uint16_t)~F_SSTARVE;
+		if ((c->flags & F_APP) && t->ops.on_writable && app_can_send(c))
+			t->ops.on_writable(t->ctx, c);
+	}
+}
 
 void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now)
 {
 	t->now = now;
 	uint32_t head = t->cfg.max_conns;
+	wake_waiters(t);
 	while (l_linked(t->pl, head)) {
 		uint32_t i = t->pl[head].next;
 		l_del(t->pl, i);
@@ -1597,6 +1504,7 @@ void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now)
 			continue;
 		}
 		output(t, c, now);
+		sbuf_done(t, c);
 		tmr_update(t, c);
 	}
 }
@@ -1618,7 +1526,15 @@ void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg)
 		.delack_us = 40000,
 		.idle_timeout_us = 300000000,
 		.time_wait_us = 2000000,
+		.buf_stall_us = 60000000,
 	};
+}
+
+uint32_t lfe_tcp_buf_pool_default(uint32_t max_conns)
+{
+	if (max_conns <= 4096)
+		return max_conns;
+	return max32(4096, max_conns / 8);
 }
 
 struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_ops *ops,
@@ -1633,7 +1549,8 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	    cfg->rcvbuf < 64 || cfg->rcvbuf > (1u << 24) || cfg->mss < 64 || cfg->mss > 9000 ||
 	    !cfg->rto_min_us || cfg->rto_min_us > cfg->rto_init_us || cfg->rto_init_us > cfg->rto_max_us ||
 	    cfg->rto_max_us > (1u << 30) || cfg->delack_us > (1ull << 40) ||
-	    cfg->idle_timeout_us > (1ull << 40) || cfg->time_wait_us > (1ull << 40) || cfg->n_listen > 8)
+	    cfg->idle_timeout_us > (1ull << 40) || cfg->time_wait_us > (1ull << 40) ||
+	    cfg->buf_stall_us > (1ull << 40) || cfg->n_listen > 8)
 		goto fail;
 	e = -ENOMEM;
 	t = calloc(1, sizeof(*t));
@@ -1642,41 +1559,13 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	t->cfg = *cfg;
 	t->ops = *ops;
 	t->ctx = ctx;
-	uint32_t n = cfg->max_conns;
-	uint32_t hsize = 2;
-	while (hsize < 2 * n)
-		hsize <<= 1;
-	t->hmask = hsize - 1;
 	t->smask = cfg->sndbuf - 1;
-	t->conns = calloc(n, sizeof(*t->conns));
-	t->htab = malloc(sizeof(*t->htab) * hsize);
-	t->free_stack = malloc(sizeof(*t->free_stack) * n);
-	t->tl = malloc(sizeof(*t->tl) * (n + WHEEL_SIZE + 1));
-	t->pl = malloc(sizeof(*t->pl) * (n + 1));
-	t->wl = malloc(sizeof(*t->wl) * (n + 1));
-	t->el = malloc(sizeof(*t->el) * (n + 1));
-	t->srcmask = hsize - 1;
-	t->src = calloc(hsize, sizeof(*t->src));
-	/* calloc: the kernel hands out zero pages lazily, so untouched slots'
-	 * buffers cost no memory until a connection uses them. */
-	t->sbufs = calloc(n, cfg->sndbuf);
-	t->rbufs = calloc(n, cfg->rcvbuf);
-	if (!t->conns || !t->htab || !t->free_stack || !t->tl || !t->pl || !t->wl || !t->el || !t->src || !t->sbufs || !t->rbufs)
+	uint32_t nbuf = cfg->buf_pool ? min32(cfg->buf_pool, cfg->max_conns) :
+			lfe_tcp_buf_pool_default(cfg->max_conns);
+	t->cfg.buf_pool = nbuf;
+	if (lfe_tcp_table_init(t) < 0 || lfe_tcp_pool_init(&t->spool, nbuf, cfg->sndbuf) < 0 ||
+	    lfe_tcp_pool_init(&t->rpool, nbuf, cfg->rcvbuf) < 0)
 		goto fail;
-	memset(t->htab, 0xff, sizeof(*t->htab) * hsize);
-	for (uint32_t i = 0; i < n; i++) {
-		t->conns[i].idx = i;
-		t->conns[i].gen = 1;
-		t->free_stack[i] = n - 1 - i;
-	}
-	t->n_free = n;
-	for (uint32_t i = 0; i < n + WHEEL_SIZE + 1; i++)
-		l_init(t->tl, i);
-	for (uint32_t i = 0; i <= n; i++) {
-		l_init(t->pl, i);
-		l_init(t->wl, i);
-		l_init(t->el, i);
-	}
 	uint64_t s = cfg->secret;
 	t->hk0 = splitmix(&s) | 1;
 	t->hk1 = splitmix(&s) | 1;
@@ -1696,16 +1585,9 @@ void lfe_tcp_free(struct lfe_tcp *t)
 {
 	if (!t)
 		return;
-	free(t->conns);
-	free(t->htab);
-	free(t->free_stack);
-	free(t->tl);
-	free(t->pl);
-	free(t->wl);
-	free(t->el);
-	free(t->src);
-	free(t->sbufs);
-	free(t->rbufs);
+	lfe_tcp_table_fini(t);
+	lfe_tcp_pool_fini(&t->spool);
+	lfe_tcp_pool_fini(&t->rpool);
 	free(t);
 }
 
@@ -1718,7 +1600,7 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 		e = -ESHUTDOWN;
 		goto fail;
 	}
-	if (lookup(t, laddr, lport, raddr, rport)) {
+	if (lfe_tcp_lookup(t, laddr, lport, raddr, rport)) {
 		e = -EADDRINUSE;
 		goto fail;
 	}
@@ -1735,7 +1617,7 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 	c->rport = rport;
 	c->smss = (uint16_t)min32(t->cfg.mss, 536);
 	c->ts_off = lfe_tcp_ts_offset(t->sk, &s);
-	hash_insert(t, c);
+	lfe_tcp_hash_insert(t, c);
 	c->state = ST_SYN_SENT;
 	c->flags = F_ACTIVE | F_APP | F_TS | F_SACK | F_WS;   /* offered; the SYN,ACK decides */
 	c->iss = isn(t, &s, now);
@@ -1762,22 +1644,23 @@ static bool app_can_send(const struct lfe_tcp_conn *c)
 
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 {
-	const struct lfe_tcp *t = c->t;
-	if (!app_can_send(c)) {
+	struct lfe_tcp *t = c->t;
+	uint8_t *b = app_can_send(c) ? sbuf_get(t, c) : NULL;
+	if (!b) {
 		*p = NULL;
 		return 0;
 	}
 	uint32_t size = t->smask + 1;
 	uint32_t used = c->snd_end - c->snd_una;
 	uint32_t pos = spos(t, c, c->snd_end);
-	*p = sbuf(t, c) + pos;
+	*p = b + pos;
 	return min32(size - used, size - pos);
 }
 
-size_t lfe_tcp_send_free(const struct lfe_tcp_conn *c)
+size_t lfe_tcp_send_free(struct lfe_tcp_conn *c)
 {
-	const struct lfe_tcp *t = c->t;
-	if (!app_can_send(c))
+	struct lfe_tcp *t = c->t;
+	if (!app_can_send(c) || !sbuf_get(t, c))
 		return 0;
 	return (t->smask + 1) - (c->snd_end - c->snd_una);
 }
@@ -1791,6 +1674,7 @@ void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
 	if (!n)
 		return;
 	c->snd_end += (uint32_t)n;
+	c->sreserved = false;
 	pend(c->t, c);
 }
 
@@ -1888,7 +1772,7 @@ struct lfe_tcp_handle lfe_tcp_conn_handle(const struct lfe_tcp_conn *c)
 
 struct lfe_tcp_conn *lfe_tcp_conn_get(struct lfe_tcp *t, struct lfe_tcp_handle h)
 {
-	if (h.idx >= t->cfg.max_conns)
+	if (h.idx >= t->fresh)
 		return NULL;
 	struct lfe_tcp_conn *c = &t->conns[h.idx];
 	if (c->gen != h.gen || c->state == ST_FREE || !(c->flags & F_APP))
@@ -1909,7 +1793,7 @@ void lfe_tcp_shutdown(struct lfe_tcp *t, uint64_t now)
 {
 	t->now = now;
 	t->shutting = true;
-	for (uint32_t i = 0; i < t->cfg.max_conns; i++) {
+	for (uint32_t i = 0; i < t->fresh; i++) {
 		struct lfe_tcp_conn *c = &t->conns[i];
 		switch (c->state) {
 		case ST_SYN_RCVD:
@@ -1936,4 +1820,20 @@ void lfe_tcp_shutdown(struct lfe_tcp *t, uint64_t now)
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t)
 {
 	return &t->st;
+}
+
+void lfe_tcp_mem(const struct lfe_tcp *t, struct lfe_tcp_mem *m)
+{
+	*m = (struct lfe_tcp_mem){
+		.conn_size = sizeof(struct lfe_tcp_conn),
+		.per_conn = lfe_tcp_table_per_conn(t),
+		.table_bytes = t->table_bytes,
+		.bufs = t->cfg.buf_pool,
+		.sndbuf_size = t->cfg.sndbuf,
+		.rcvbuf_size = t->cfg.rcvbuf,
+		.sndbufs_used = lfe_tcp_pool_used(&t->spool),
+		.rcvbufs_used = lfe_tcp_pool_used(&t->rpool),
+		.sndbufs_peak = t->spool.peak,
+		.rcvbufs_peak = t->rpool.peak,
+	};
 }

@@ -7,8 +7,13 @@
  * scripted clock, and the load generator reuses it for the client side.
  *
  * One struct lfe_tcp per lcore; nothing is shared, nothing locks. All memory
- * (connection table, send/receive buffers, timers) is allocated by
- * lfe_tcp_new(); the input/timer/send paths never allocate.
+ * (connection table, send/receive buffer pools, timers) is reserved by
+ * lfe_tcp_new() (anonymous mappings backed on first touch, so a table for a
+ * million connections costs what is used); the input/timer/send paths
+ * never allocate. A connection borrows a send ring from a per-core pool
+ * while it has bytes queued or unacknowledged and a receive buffer while
+ * it holds bytes the app has not consumed (or out-of-order data): an idle
+ * connection holds only its control block (lfe_tcp_mem tells the figure).
  *
  * Time is passed in as microseconds from any monotonic origin (the dataplane
  * converts rdtsc); the module never reads a clock.
@@ -110,8 +115,21 @@ struct lfe_tcp_ops {
 struct lfe_tcp_cfg {
 	uint32_t max_conns;         /* connection table size (established + closing) */
 	uint32_t max_half_open;     /* SYN_RCVD budget; beyond it SYN cookies */
-	uint32_t sndbuf;            /* per-connection send buffer bytes (power of 2) */
-	uint32_t rcvbuf;            /* per-connection out-of-order hold bytes / window */
+	uint32_t sndbuf;            /* send ring bytes (power of 2), one per busy connection */
+	uint32_t rcvbuf;            /* receive buffer bytes (held + out of order) / window */
+	/* Send rings and receive buffers in the per-core pools (each); 0 =
+	 * lfe_tcp_buf_pool_default(max_conns); more than max_conns is cut to
+	 * it. A pool that runs dry costs throughput, never data: a segment
+	 * that needs a receive buffer is dropped unacknowledged and the
+	 * connection advertises a zero window until one is free; an app asking
+	 * for send room gets 0 and on_writable once a buffer is back (counted
+	 * in sndbuf_pool_empty / rcvbuf_pool_empty). */
+	uint32_t buf_pool;
+	/* A connection holding a pool buffer that sees neither an ACK of new
+	 * data nor the app consuming bytes for this long is reset (counted in
+	 * buf_stall_closed): a peer cannot pin buffers with a zero window or a
+	 * hole it never fills. 0 = never. */
+	uint64_t buf_stall_us;
 	uint16_t mss;               /* our MSS (e.g. 1460) */
 	/* Every µs interval is 64-bit (a day of µs does not fit 32 bits);
 	 * lfe_tcp_new refuses rto_max_us > 2^30 and the others > 2^40. */
@@ -132,6 +150,9 @@ struct lfe_tcp_cfg {
 
 /* Fill cfg with the defaults. */
 void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg);
+/* The pool size buf_pool = 0 stands for: max_conns up to 4096, then one
+ * buffer of each kind per 8 connections (at least 4096). */
+uint32_t lfe_tcp_buf_pool_default(uint32_t max_conns);
 
 struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_ops *ops,
 			    void *ctx, int *err);
@@ -155,12 +176,18 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 /* ---- per connection ---- */
 
 /* Contiguous free space at the tail of the send buffer: returns its size and
- * sets *p. Write up to that many bytes, then commit how many were written. */
+ * sets *p. Write up to that many bytes, then commit how many were written.
+ * Takes a send ring from the pool if the connection holds none; 0 when the
+ * pool is empty, and on_writable follows when a ring is free. Room once
+ * reported (here or by lfe_tcp_send_free) stays the app's until it writes:
+ * the ring is kept until committed bytes are acknowledged, or, never
+ * used, until buf_stall_us passes. */
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p);
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n);
 /* All free bytes in the send buffer, contiguous or not: what lfe_tcp_send
- * would queue in full. */
-size_t lfe_tcp_send_free(const struct lfe_tcp_conn *c);
+ * would queue in full. Takes a ring as lfe_tcp_send_space does (0 if the
+ * pool is empty, and then on_writable follows when one is free). */
+size_t lfe_tcp_send_free(struct lfe_tcp_conn *c);
 /* Copying convenience: returns bytes queued (may be < len). */
 size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len);
 
@@ -207,7 +234,25 @@ struct lfe_tcp_stats {
 	uint64_t deadline_closed;   /* app deadlines that expired into a reset */
 	uint64_t drop_paws;         /* segments with a timestamp older than TS.Recent */
 	uint64_t sack_rexmits;      /* holes retransmitted from SACK information */
+	uint64_t sndbuf_pool_empty; /* an app found no send ring in the pool (waits) */
+	uint64_t rcvbuf_pool_empty; /* bytes found no receive buffer (zero window) */
+	uint64_t buf_stall_closed;  /* reset for holding a buffer without progress */
 };
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
+
+/* Memory: the table is max_conns × per_conn bytes (control block, hash,
+ * timer and list links, source counts), reserved at start and backed as
+ * slots are first used; the pools bufs rings of sndbuf_size and bufs
+ * buffers of rcvbuf_size, backed as they are first used (peak). */
+struct lfe_tcp_mem {
+	size_t conn_size;           /* sizeof the control block */
+	size_t per_conn;            /* table bytes per connection slot (idle cost) */
+	size_t table_bytes;
+	uint32_t bufs;              /* pool size (of each kind) */
+	uint32_t sndbuf_size, rcvbuf_size;
+	uint32_t sndbufs_used, rcvbufs_used;   /* held now */
+	uint32_t sndbufs_peak, rcvbufs_peak;   /* most held at once */
+};
+void lfe_tcp_mem(const struct lfe_tcp *t, struct lfe_tcp_mem *m);
 
 #endif

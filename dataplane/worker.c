@@ -30,8 +30,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_cycles.h>
@@ -59,6 +61,9 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"arp_replies", "arp_requests", "icmp_replies",
 	"steered_out", "steered_in",
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
+	"tcp_drop_paws", "tcp_sack_rexmits",
+	"tcp_sndbuf_pool_empty", "tcp_rcvbuf_pool_empty", "tcp_buf_stall_closed",
+	"tcp_sndbufs_used", "tcp_rcvbufs_used",
 	"conns_src_capped", "conns_evicted", "conns_idle_closed",
 	"conns_first_request_expired", "conns_bind_expired", "conns_pdu_expired",
 	"arp_ignored", "conns_table_full", "pdu_no_buffer",
@@ -438,6 +443,15 @@ static void publish(struct lfe_worker *w)
 	w->st.tls_busy = w->sc.st.busy;
 	w->st.tls_cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx);
 	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
+	w->st.tcp_drop_paws = ts->drop_paws;
+	w->st.tcp_sack_rexmits = ts->sack_rexmits;
+	w->st.tcp_sndbuf_pool_empty = ts->sndbuf_pool_empty;
+	w->st.tcp_rcvbuf_pool_empty = ts->rcvbuf_pool_empty;
+	w->st.tcp_buf_stall_closed = ts->buf_stall_closed;
+	struct lfe_tcp_mem tm;
+	lfe_tcp_mem(w->tcp, &tm);
+	w->st.tcp_sndbufs_used = tm.sndbufs_used;
+	w->st.tcp_rcvbufs_used = tm.rcvbufs_used;
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	src = (const uint64_t *)w->bind_lat;
@@ -682,7 +696,14 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	}
 	w->n_slots = c->max_conns_per_core;
 	w->slot_size = RTE_ALIGN_CEIL(LFE_SLOT_HDR + lfe_session_size(), RTE_CACHE_LINE_SIZE);
-	w->slot_mem = rte_zmalloc_socket("lfe_slots", w->slot_size * w->n_slots, RTE_CACHE_LINE_SIZE, socket);
+	/* Anonymous memory backed on first touch (as pdu_small): a table for a
+	 * million connections costs the slots in use, not 2 GiB of hugepages.
+	 * The free stack hands out low slots first, so the touched ones stay
+	 * dense. */
+	w->slot_mem = mmap(NULL, w->slot_size * w->n_slots, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w->slot_mem == MAP_FAILED)
+		w->slot_mem = NULL;
 	w->slot_free = rte_malloc_socket("lfe_slot_free", sizeof(uint32_t) * w->n_slots, 0, socket);
 	if (w->slot_mem == NULL || w->slot_free == NULL) {
 		snprintf(err, errlen, "worker %u: session pool (%u x %zu bytes): out of memory", idx,
@@ -755,6 +776,8 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	tc.mss = (uint16_t)(mtu - LFE_IPV4_HLEN - LFE_TCP_HLEN);
 	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;   /* 64-bit: no wrap */
 	tc.max_conns_per_source = c->max_conns_per_source;
+	tc.buf_pool = c->tcp_buffer_pool;
+	tc.buf_stall_us = c->tcp_buffer_stall_ms * 1000u;
 	tc.secret = rte_rand();
 	tc.n_listen = c->n_ldap_ports;
 	for (uint32_t i = 0; i < c->n_ldap_ports; i++) {
@@ -808,19 +831,34 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	/* lfe_tcp_free makes no callbacks: finish the sessions ourselves so
 	 * reassembly buffers go back and secrets are wiped. */
 	if (w->slot_mem) {
+		/* Only slots on pages ever touched can hold a session: reading
+		 * the untouched rest of a table for a million connections would
+		 * fault it all in. mincore says which pages are backed. */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = w->slot_size * w->n_slots;
+		unsigned char *vec = malloc((len + pg - 1) / pg);
+		if (vec && mincore(w->slot_mem, len, vec) != 0) {
+			free(vec);
+			vec = NULL;
+		}
 		for (uint32_t i = 0; i < w->n_slots; i++) {
 			struct lfe_slot *sl = (struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
+			if (vec && !(vec[((size_t)i * w->slot_size) / pg] & 1))
+				continue;
 			if (sl->s) {   /* on_close clears it, so set means still open */
 				lfe_stream_fini(&sl->st);
 				lfe_session_fini(sl->s);
 			}
 		}
+		free(vec);
 	}
 	lfe_tcp_free(w->tcp);
 	lfe_store_reader_free(w->rd);
 	if (w->pdu_small)
 		munmap(w->pdu_small, w->pdu_small_len);
 	w->pdu_small = NULL;
+	if (w->slot_mem)
+		munmap(w->slot_mem, w->slot_size * w->n_slots);
+	w->slot_mem = NULL;
 	if (!dpdk_mem)
 		return;
 	if (w->steer_ring) {
@@ -830,7 +868,6 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 		rte_ring_free(w->steer_ring);
 	}
 	rte_ring_free(w->done_ring);
-	rte_free(w->slot_mem);
 	rte_free(w->slot_free);
 	rte_free(w->thr);   /* laid out in rte_malloc memory by lfe_throttle_init */
 	rte_free(w->cc);    /* the same, by lfe_credcache_init */

@@ -57,6 +57,12 @@ struct lfe_wstats {
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
 	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
+	uint64_t tcp_drop_paws, tcp_sack_rexmits;   /* RFC 7323 PAWS drops, SACK-driven resends */
+	/* per-core TCP buffer pools: waits on a dry pool (send room, receive
+	 * buffer → zero window), resets for holding a buffer without progress,
+	 * buffers held now (gauges) */
+	uint64_t tcp_sndbuf_pool_empty, tcp_rcvbuf_pool_empty, tcp_buf_stall_closed;
+	uint64_t tcp_sndbufs_used, tcp_rcvbufs_used;
 	/* fair connection resources (tcp stats + glue deadlines) */
 	uint64_t conns_src_capped, conns_evicted, conns_idle_closed;
 	uint64_t conns_first_request_expired, conns_bind_expired, conns_pdu_expired;

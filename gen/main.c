@@ -1438,6 +1438,7 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 	tc.rto_init_us = 200000;
 	tc.delack_us = 1000;
 	tc.idle_timeout_us = 0;
+	tc.buf_pool = tc.max_conns;   /* any connection may have a request in flight (lazily backed) */
 	tc.secret = rte_rdtsc() ^ g->o.seed ^ ((uint64_t)j << 56);
 	tc.n_listen = 0;
 	g->tcp = lfe_tcp_new(&tc, &gen_tcp_ops, g, &rc);

@@ -6,6 +6,15 @@
  *
  * usage: bench_tcp [connections per run]   (default 200000)
  * Seven runs per mode; prints the median and the spread of ns per connection.
+ *
+ * usage: bench_tcp hold N [exchanges]   (default 100000, 200000)
+ * Holds N connections (daemon buffer sizes: 16 KiB send, 8 KiB receive):
+ * resident bytes per idle connection after the handshakes and per
+ * bound-but-quiet connection after one bind-like exchange on each (64-byte
+ * request, 32-byte reply, the peer's ACK), then persistent exchanges on
+ * random held connections: TSC cycles and ns per exchange and per input
+ * segment, median of 3 runs. Build with -DBENCH_OLD_API against a tree
+ * without lfe_tcp_mem for a before figure.
  */
 #include "dataplane/tcp.h"
 
@@ -13,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
 
 #define RUNS 7
 #define TABLE 4096u
@@ -144,8 +155,175 @@ static double run(int mode, long n)
 	return ns;
 }
 
+/* ---- hold N ---- */
+
+#define HPORTS 60000u
+#define HBASE 0x0b000000u
+
+struct hold {
+	uint32_t *iss, *got, *sent;
+	uint32_t last;         /* peer index of the last segment out */
+};
+
+static uint32_t hidx(uint32_t raddr, uint16_t rport)
+{
+	return (raddr - HBASE) * HPORTS + (uint32_t)(rport - 1024);
+}
+
+static int h_tx(void *ctx, const struct lfe_tcp_seg *s)
+{
+	struct hold *h = ctx;
+	uint32_t i = hidx(s->raddr, s->rport);
+	if (s->flags & LFE_TCP_SYN)
+		h->iss[i] = s->seq;
+	h->got[i] += s->len;
+	return 0;
+}
+
+static int h_open(void *ctx, struct lfe_tcp_conn *c)
+{
+	(void)ctx; (void)c;
+	return 0;
+}
+
+static size_t h_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *d, size_t len)
+{
+	static const uint8_t reply[32];
+	(void)ctx; (void)d;
+	lfe_tcp_send(c, reply, sizeof(reply));
+	return len;
+}
+
+static long rss_bytes(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * sysconf(_SC_PAGESIZE);
+}
+
+static struct lfe_tcp_seg hseg(const struct hold *h, uint32_t i, uint8_t flags)
+{
+	return (struct lfe_tcp_seg){
+		.laddr = 1, .raddr = HBASE + i / HPORTS, .lport = 389, .rport = (uint16_t)(1024 + i % HPORTS),
+		.seq = (flags & LFE_TCP_SYN) ? 100 : 101 + h->sent[i],
+		.ack = (flags & LFE_TCP_ACK) ? h->iss[i] + 1 + h->got[i] : 0,
+		.win = 65535, .flags = flags, .mss = 1460, .wscale = -1,
+	};
+}
+
+/* Request in, reply out at the flush, the peer's ACK in. */
+static void exchange(struct lfe_tcp *t, struct hold *h, uint32_t i, uint64_t now)
+{
+	static const uint8_t req[64];
+	struct lfe_tcp_seg s = hseg(h, i, LFE_TCP_ACK | LFE_TCP_PSH);
+	s.payload = req;
+	s.len = sizeof(req);
+	h->sent[i] += sizeof(req);
+	lfe_tcp_input(t, &s, now);
+	lfe_tcp_flush(t, now);
+	s = hseg(h, i, LFE_TCP_ACK);
+	lfe_tcp_input(t, &s, now);
+}
+
+static int hold_main(long n, long m)
+{
+	struct hold h = {
+		.iss = calloc((size_t)n, 4), .got = calloc((size_t)n, 4), .sent = calloc((size_t)n, 4),
+	};
+	if (!h.iss || !h.got || !h.sent)
+		return 1;
+	memset(h.iss, 1, (size_t)n * 4);   /* touch our own arrays before measuring */
+	memset(h.got, 0, (size_t)n * 4);
+	memset(h.sent, 0, (size_t)n * 4);
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = (uint32_t)n;
+	cfg.max_half_open = (uint32_t)n;
+	cfg.n_listen = 1;
+	cfg.listen[0].port = 389;
+	cfg.secret = 1;
+	static const struct lfe_tcp_ops ops = { .tx = h_tx, .on_open = h_open, .on_data = h_data,
+						.on_close = on_close };
+	long rss0 = rss_bytes();
+	double t0 = now_ns();
+	struct lfe_tcp *t = lfe_tcp_new(&cfg, &ops, &h, NULL);
+	if (!t) {
+		fprintf(stderr, "bench_tcp: lfe_tcp_new failed for %ld connections\n", n);
+		return 1;
+	}
+	double t_new = now_ns() - t0;
+	long rss_new = rss_bytes();
+	uint64_t now = 1000000;
+	for (uint32_t i = 0; i < (uint32_t)n; i++) {
+		struct lfe_tcp_seg s = hseg(&h, i, LFE_TCP_SYN);
+		lfe_tcp_input(t, &s, now);
+		s = hseg(&h, i, LFE_TCP_ACK);
+		lfe_tcp_input(t, &s, now);
+	}
+	lfe_tcp_flush(t, now);
+	long rss_idle = rss_bytes();
+	for (uint32_t i = 0; i < (uint32_t)n; i++)
+		exchange(t, &h, i, now);
+	long rss_bound = rss_bytes();
+	uint64_t held = lfe_tcp_stats(t)->conns_active;
+	printf("hold %ld: lfe_tcp_new %.1f ms, +%.1f MiB resident\n", n, t_new / 1e6,
+	       (double)(rss_new - rss0) / (1 << 20));
+	printf("hold %ld: %llu held, resident %.0f B/connection idle, %.0f B/connection after one exchange each"
+	       " (process RSS %.1f MiB)\n", n, (unsigned long long)held,
+	       (double)(rss_idle - rss_new) / (double)n, (double)(rss_bound - rss_new) / (double)n,
+	       (double)rss_bound / (1 << 20));
+#ifndef BENCH_OLD_API
+	struct lfe_tcp_mem tm;
+	lfe_tcp_mem(t, &tm);
+	printf("hold %ld: control block %zu B, table %zu B/connection; pool %u x (%u + %u) B, peak %u + %u in use\n",
+	       n, tm.conn_size, tm.per_conn, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size, tm.sndbufs_peak,
+	       tm.rcvbufs_peak);
+#endif
+	double cyc[3], ns[3];
+	uint64_t x = 88172645463325252ull;
+	for (int r = 0; r < 3; r++) {
+		uint64_t segs0 = lfe_tcp_stats(t)->segs_in;
+		double a = now_ns();
+		uint64_t c0 = __rdtsc();
+		for (long k = 0; k < m; k++) {
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			exchange(t, &h, (uint32_t)(x % (uint64_t)n), now);
+			now += 2;
+			if ((k & 255) == 0)
+				lfe_tcp_timers(t, now);
+		}
+		cyc[r] = (double)(__rdtsc() - c0) / (double)m;
+		ns[r] = (now_ns() - a) / (double)m;
+		(void)segs0;
+	}
+	qsort(cyc, 3, sizeof(cyc[0]), cmp_double);
+	qsort(ns, 3, sizeof(ns[0]), cmp_double);
+	printf("hold %ld: persistent exchange on a random held connection: %.0f cycles, %.0f ns "
+	       "(%.0f cycles per input segment), median of 3 x %ld\n", n, cyc[1], ns[1], cyc[1] / 2, m);
+	if (lfe_tcp_stats(t)->conns_active != held)
+		fprintf(stderr, "bench_tcp: connections lost: %llu of %llu\n",
+			(unsigned long long)lfe_tcp_stats(t)->conns_active, (unsigned long long)held);
+	lfe_tcp_free(t);
+	free(h.iss);
+	free(h.got);
+	free(h.sent);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "hold") == 0) {
+		long n = argc > 2 ? strtol(argv[2], NULL, 10) : 100000;
+		long m = argc > 3 ? strtol(argv[3], NULL, 10) : 200000;
+		if (n <= 0 || n > (1l << 24) || m <= 0)
+			return 2;
+		return hold_main(n, m);
+	}
 	static const char *const names[] = { "no per-source cap", "cap 64/source, 1024 sources",
 					     "table full, every SYN evicts" };
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 200000;

@@ -17,7 +17,8 @@
  * sent, [15] bit 7 a window shift of [14] >> 4 (15 must clamp to 14).
  * The listener's rcvbuf needs a shift (70000 bytes) so scaled windows run.
  * Invariants: no crash or sanitizer report, conns_active ≤ max_conns,
- * half_open ≤ max_half_open, every on_open matched by at most one on_close
+ * half_open ≤ max_half_open (with a buffer pool of 2: dry pools, and every
+ * buffer back at the end), every on_open matched by at most one on_close
  * and the app's count of live connections equals opened - closed; once
  * everything has ended, the per-source counts are back to zero (a source
  * may open its full share again).
@@ -113,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_retries = 3;
 	cfg.idle_timeout_us = 5000000;
 	cfg.max_conns_per_source = 3;
+	cfg.buf_pool = 2;   /* fewer buffers than connections: dry pools happen */
 	cfg.secret = 7;
 	cfg.n_listen = 1;
 	cfg.listen[0].port = 389;
@@ -205,6 +207,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct lfe_tcp_stats *st = lfe_tcp_stats(f.t);
 	if (st->conns_active || st->half_open || f.live)
 		abort();
+	struct lfe_tcp_mem m;
+	lfe_tcp_mem(f.t, &m);
+	if (m.sndbufs_used || m.rcvbufs_used || m.sndbufs_peak > 2 || m.rcvbufs_peak > 2)
+		abort();   /* every buffer back once every connection ended */
 	uint64_t capped = st->drop_src_cap;
 	for (uint16_t p = 0; p < 3; p++) {
 		struct lfe_tcp_seg syn = {
