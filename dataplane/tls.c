@@ -169,7 +169,15 @@ static void tk_index_init(void)
 }
 
 /* OpenSSL's ticket callback: enc 1 seals (fills name and iv), enc 0 opens
- * (1: ok, 2: ok and renew, 0: unknown key, -1: error). */
+ * (1: ok, 2: ok and renew, 0: unknown key, -1: error).
+ *
+ * Renew: a ticket sealed with the previous key, and every TLS 1.3 ticket.
+ * OpenSSL's server sends a NewSessionTicket after a resumed TLS 1.3
+ * handshake only when this returns 2 (SSL_TICKET_SUCCESS_RENEW sets
+ * ticket_expected), and TLS 1.3 clients with a session cache (libldap,
+ * s_client, ldapfe-gen) use a ticket once: without a fresh one, every
+ * other connection would be a full handshake. A TLS 1.2 ticket under the
+ * current key is reused as it is (RFC 5077). */
 static int tk_cb(SSL *ssl, unsigned char name[TK_NAME], unsigned char *iv, EVP_CIPHER_CTX *cctx,
 		 EVP_MAC_CTX *hctx, int enc)
 {
@@ -206,7 +214,8 @@ static int tk_cb(SSL *ssl, unsigned char name[TK_NAME], unsigned char *iv, EVP_C
 	if (EVP_MAC_CTX_set_params(hctx, p) == 1 &&
 	    (enc ? EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, aes, iv)
 		 : EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, aes, iv)) == 1)
-		rc = enc || g == atomic_load_explicit(&k->cur, memory_order_acquire) ? 1 : 2;
+		rc = enc || (g == atomic_load_explicit(&k->cur, memory_order_acquire) &&
+			     SSL_version(ssl) < TLS1_3_VERSION) ? 1 : 2;
 	OPENSSL_cleanse(aes, sizeof aes);
 	OPENSSL_cleanse(hmac, sizeof hmac);
 	return rc;

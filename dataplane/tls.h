@@ -18,8 +18,10 @@
  * RAND_bytes, live in memory only, and rotate every ticket lifetime on the
  * first handshake after it ran out: a ticket stays usable for one to two
  * lifetimes, and a key is gone two lifetimes after it was made. A ticket
- * opened with the previous key is renewed. ticket_lifetime 0: no tickets
- * and so no resumption (there is no session cache).
+ * opened with the previous key is renewed, and so is every TLS 1.3 one:
+ * a resumed TLS 1.3 handshake hands the client a fresh ticket, as TLS 1.3
+ * clients use a ticket once. ticket_lifetime 0: no tickets and so no
+ * resumption (there is no session cache).
  *
  * Reload: lfe_tls_new(o, prev, ...) takes the ticket keys of prev (same
  * ticket lifetime), so tickets issued before a reload still resume. Each

@@ -2,7 +2,8 @@
  * against an OpenSSL client over memory BIOs, with certificates made
  * in-process (testpki.h): resumption by ticket on TLS 1.2 and 1.3, key
  * rotation (the previous key still opens, two rotations later not), no
- * tickets with lifetime 0, tickets surviving a new context made with prev
+ * tickets with lifetime 0, chained TLS 1.3 resumptions (a fresh ticket
+ * each time), tickets surviving a new context made with prev
  * (reload), client certificates (none, optional, require; another CA),
  * protocol_min and TLS 1.1, and every bad value refused with its key.
  */
@@ -210,6 +211,42 @@ static void test_resumption(void)
 	lfe_tls_free(t);
 }
 
+/* TLS 1.3 tickets are single use for a client with a session cache
+ * (OpenSSL marks a session not resumable once it resumed, as libldap and
+ * s_client see it): each resumed handshake must hand the client a fresh
+ * ticket, so resumptions chain. TLS 1.2 reuses its ticket. */
+static void test_resume_chain(void)
+{
+	char err[256];
+	struct lfe_tls_opts o = base();
+	struct lfe_tls *t = lfe_tls_new_opts(&o, NULL, err, sizeof err);
+	CHECK(t != NULL, "%s", err);
+	for (int v = TLS1_2_VERSION; t && v <= TLS1_3_VERSION; v++) {
+		SSL_CTX *cc = client_ctx(v, v, NULL, NULL);
+		SSL_CTX_set_session_cache_mode(cc, SSL_SESS_CACHE_CLIENT |
+						   SSL_SESS_CACHE_NO_INTERNAL_STORE);
+		SSL_SESSION *sess = NULL, *next = NULL;
+		int reused = -1;
+		CHECK(handshake(lfe_tls_ctx(t), cc, NULL, &sess, &reused) && sess && !reused,
+		      "v %x: full", v);
+		for (int i = 0; sess && i < 3; i++) {
+			reused = -1;
+			next = NULL;
+			CHECK(handshake(lfe_tls_ctx(t), cc, sess, &next, &reused) && reused == 1,
+			      "v %x: resumption %d in the chain", v, i + 1);
+			CHECK(next && SSL_SESSION_is_resumable(next),
+			      "v %x: resumption %d leaves a resumable session", v, i + 1);
+			if (v == TLS1_3_VERSION)
+				CHECK(next != sess, "v %x: resumption %d gave a new ticket", v, i + 1);
+			SSL_SESSION_free(sess);
+			sess = next;
+		}
+		SSL_SESSION_free(sess);
+		SSL_CTX_free(cc);
+	}
+	lfe_tls_free(t);
+}
+
 static void test_client_certs(void)
 {
 	static const struct {
@@ -365,6 +402,7 @@ int main(void)
 {
 	make_pki();
 	test_resumption();
+	test_resume_chain();
 	test_client_certs();
 	test_resume_needs_same_verification();
 	test_protocols();
