@@ -107,11 +107,13 @@ check starttls 'j["sessions"] >= 60 and j["tls"]["handshake_failures"] == 0
 	and j["tls"]["handshakes_resumed"] >= j["sessions"] - 8'
 
 # A CA that did not sign the server's certificate: every handshake fails,
-# with the reason; no bind is made; exit 1.
+# with the reason; no bind is made; exit 1. The errors count the failures
+# whose connections closed inside the measured window; the handshake count
+# covers the whole run (connections fail while they are being opened too).
 gen wrongca --tls --tls-ca "$P/other.crt" --workload persistent --conns 2 --rate 50 --duration 1
 ((GEN_RC == 1)) || lfe_fail "wrongca: exit $GEN_RC, want 1"
 [[ $(jget wrongca '(j["tls"]["handshake_failures"] >= 2 and j["tls"]["handshakes_full"] == 0
-	and j["binds"] == 0 and j["errors"]["tls"] == j["tls"]["handshake_failures"]
+	and j["binds"] == 0 and 1 <= j["errors"]["tls"] <= j["tls"]["handshake_failures"]
 	and "certificate" in j["tls"]["first_failure"])') == True ]] ||
 	lfe_fail "wrongca: $(jget wrongca 'j["tls"], j["errors"]')"
 lfe_log "ok: wrong CA: $(jget wrongca 'j["tls"]["handshake_failures"]') handshakes refused: $(jget wrongca 'j["tls"]["first_failure"]')"
