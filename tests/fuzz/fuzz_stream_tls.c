@@ -49,6 +49,7 @@ struct fz {
 	size_t rx_len, rx_cap, rx_taken;
 	uint32_t sent;              /* client bytes sent */
 	uint8_t scratch[16384];
+	struct lfe_stream_core core;   /* no offload: handshake steps inline */
 };
 
 static SSL_CTX *server_ctx, *client_ctx;
@@ -114,7 +115,7 @@ static int cb_open(void *ctx, struct lfe_tcp_conn *c)
 	struct fz *f = ctx;
 	f->c = c;
 	f->opens++;
-	if (lfe_stream_init_tls(&f->st, c, server_ctx) < 0)
+	if (lfe_stream_init_tls(&f->st, c, server_ctx, &f->core) < 0)
 		return -ENOBUFS;
 	f->s = lfe_session_init(f->smem, &f->scfg);
 	lfe_session_set_tls(f->s);
