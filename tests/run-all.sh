@@ -38,7 +38,7 @@ step() { echo; echo "=== $* ==="; }
 step "build (debugoptimized)"
 if setup build && meson compile -C build; then
   step "unit + integration tests"
-  meson test -C build --print-errorlogs --suite unit --suite integration --num-processes 2
+  meson test -C build --print-errorlogs --suite unit --suite integration --suite package --num-processes 2
   tally build
 else
   echo "build failed" >&2; fatal=1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ldapfe-gen's hold workload against the daemon (one worker, af_packet/veth):
-#   - LFE_HOLD_CONNS (default 20000) connections from 32 source addresses
+#   - LFE_HOLD_CONNS (default 100000) connections from 32 source addresses
 #     (--src-ips, more than one address's 64k ports would give), opened at
 #     a paced --syn-rate, all established and held;
 #   - while they are held, the daemon's `ldapfectl status` counts at least
@@ -10,16 +10,16 @@
 # Server-side limits come from the config only: max_conns_per_core and
 # max_conns_per_source sized for N, first_request_ms = 0 (held connections
 # that never bind are not closed after 10 s).
-# LFE_HOLD_CONNS=100000 is the target once dataplane/tcp.c's per-connection
-# memory is small (it passes at 100,000 today, in under 50 s at load 18,
-# with 3.5 KB of daemon RSS per held connection); LFE_HOLD_SECONDS (default
-# 6) is how long they are held.
+# 100,000 is issue #10's CI figure (about 18 s on an idle machine; the
+# daemon's RSS is ~3.5 KB per held connection: 0.37 KB of TCP control
+# block, the rest the session slot and fixed overheads); LFE_HOLD_SECONDS
+# (default 6) is how long they are held.
 source "$(dirname "$0")/lib.sh"
 # meson test sets MALLOC_PERTURB_, which fills every allocation and so
 # makes the lazily touched per-connection buffers resident: the RSS figures
 # would measure the test harness.
 unset MALLOC_PERTURB_
-N=${LFE_HOLD_CONNS:-20000}
+N=${LFE_HOLD_CONNS:-100000}
 HOLD_S=${LFE_HOLD_SECONDS:-6}
 NIPS=32
 lfe_init hold 23
