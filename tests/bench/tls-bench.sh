@@ -7,6 +7,7 @@
 #
 # BIN_DIR holds ldapfe, ldapfe-gen and ldapfectl, or is a meson build dir
 # (a release or -O3 build: build-release/).
+# LFE_TBENCH_HANDSHAKE_THREADS=0: handshakes inline on the worker (see below).
 # Rows (each the median of RUNS runs of SECONDS, ldapfe restarted per run):
 #   persistent binds/s, cleartext             (LFE_BENCH_CONNS connections)
 #   persistent binds/s over TLS 1.3, and its ratio to cleartext
@@ -30,6 +31,11 @@ RUNS=${2:-3}
 DUR=${3:-4}
 USERS=${LFE_BENCH_USERS:-10000}
 CONNS=${LFE_BENCH_CONNS:-16}
+# [tls] handshake_threads: 1 (the default) runs handshake steps on a crypto
+# thread, which needs a CPU no poll loop holds; 0 runs them on the worker
+# (on a 2-CPU machine, where the worker and the generator each hold one,
+# that is the per-core handshake figure).
+HS_THREADS=${LFE_TBENCH_HANDSHAKE_THREADS:-1}
 SUFFIX="dc=example,dc=com"
 NS=lfe-tbench${LFE_NS_TAG:-}
 TAG=lfe-tb${LFE_NS_TAG:-}
@@ -90,6 +96,7 @@ max_conns_per_core = 65536
 [tls]
 certificate = $P/$k.crt
 key = $P/$k.key
+handshake_threads = $HS_THREADS
 [port0]
 dev = net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no
 address = $SADDR/24
