@@ -14,9 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <rte_cfgfile.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -286,42 +283,6 @@ void lfe_control_poll(struct lfe_control *ctl, struct lfe_worker *w)
 
 /* ------------------------------------------------------------- requests */
 
-/* Subject, serial and expiry of the certificate the daemon serves now (the
- * live context: a reload swaps it on this thread, so reading it here is
- * safe). */
-struct tls_cert_desc {
-	char subject[256], serial[80], not_after[32];
-	int64_t expiry;                       /* unix s */
-	bool known;
-};
-
-static void tls_cert_info(const struct lfe_tls *t, struct tls_cert_desc *cd)
-{
-	X509 *x = t ? SSL_CTX_get0_certificate(lfe_tls_ctx(t)) : NULL;
-	struct tm tm;
-
-	memset(cd, 0, sizeof(*cd));
-	if (x == NULL)
-		return;
-	BIO *b = BIO_new(BIO_s_mem());
-	if (b && X509_NAME_print_ex(b, X509_get_subject_name(x), 0, XN_FLAG_RFC2253) >= 0) {
-		int n = BIO_read(b, cd->subject, (int)sizeof(cd->subject) - 1);
-		cd->subject[n > 0 ? n : 0] = '\0';
-	}
-	BIO_free(b);
-	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
-	char *hex = bn ? BN_bn2hex(bn) : NULL;
-	snprintf(cd->serial, sizeof(cd->serial), "%s", hex ? hex : "?");
-	OPENSSL_free(hex);
-	BN_free(bn);
-	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1) {
-		cd->expiry = (int64_t)timegm(&tm);
-		strftime(cd->not_after, sizeof(cd->not_after), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		cd->known = true;
-	}
-	ERR_clear_error();
-}
-
 /* Take a sample of every worker's counters when the last is old enough. */
 static void rate_sample(struct lfe_control *ctl)
 {
@@ -411,8 +372,9 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 		outf(o, json ? "{\"configured\":false}" : "not configured");
 		return;
 	}
-	struct tls_cert_desc cd;
-	tls_cert_info(d->tls, &cd);
+	/* The live context: a reload swaps it on this thread. */
+	struct lfe_tls_cert cd;
+	lfe_tls_cert_info(d->tls, &cd);
 	int64_t days = cd.known ? (cd.expiry - (int64_t)time(NULL)) / 86400 : 0;
 	if (json) {
 		outf(o, "{\"configured\":true,\"ldaps_ports\":[");

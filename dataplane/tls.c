@@ -459,31 +459,44 @@ SSL_CTX *lfe_tls_ctx(const struct lfe_tls *t)
 	return t->ctx;
 }
 
-void lfe_tls_describe(const struct lfe_tls *t, char *buf, size_t len)
+void lfe_tls_cert_info(const struct lfe_tls *t, struct lfe_tls_cert *ci)
 {
 	X509 *x = t ? SSL_CTX_get0_certificate(t->ctx) : NULL;
-	char subj[256] = "?", *serial = NULL, after[64] = "?";
+	struct tm tm;
+
+	memset(ci, 0, sizeof(*ci));
+	if (x == NULL)
+		return;
+	BIO *b = BIO_new(BIO_s_mem());
+	if (b && X509_NAME_print_ex(b, X509_get_subject_name(x), 0, XN_FLAG_RFC2253) >= 0) {
+		int n = BIO_read(b, ci->subject, (int)sizeof(ci->subject) - 1);
+		ci->subject[n > 0 ? n : 0] = '\0';
+	}
+	BIO_free(b);
+	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
+	char *hex = bn ? BN_bn2hex(bn) : NULL;
+	snprintf(ci->serial, sizeof(ci->serial), "%s", hex ? hex : "?");
+	OPENSSL_free(hex);
+	BN_free(bn);
+	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1) {
+		ci->expiry = (int64_t)timegm(&tm);
+		strftime(ci->not_after, sizeof(ci->not_after), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		ci->known = true;
+	}
+	ERR_clear_error();
+}
+
+void lfe_tls_describe(const struct lfe_tls *t, char *buf, size_t len)
+{
+	struct lfe_tls_cert ci;
 
 	if (len == 0)
 		return;
-	if (x == NULL) {
+	lfe_tls_cert_info(t, &ci);
+	if (!ci.known)
 		snprintf(buf, len, "not configured");
-		return;
-	}
-	X509_NAME_oneline(X509_get_subject_name(x), subj, sizeof subj);
-	BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL);
-	if (bn)
-		serial = BN_bn2hex(bn);
-	BIO *b = BIO_new(BIO_s_mem());
-	if (b && ASN1_TIME_print(b, X509_get0_notAfter(x)) == 1) {
-		int n = BIO_read(b, after, sizeof after - 1);
-		after[n > 0 ? n : 0] = '\0';
-	}
-	snprintf(buf, len, "subject %s serial %s not after %s", subj, serial ? serial : "?", after);
-	BIO_free(b);
-	OPENSSL_free(serial);
-	BN_free(bn);
-	ERR_clear_error();
+	else
+		snprintf(buf, len, "subject %s serial %s not after %s", ci.subject, ci.serial, ci.not_after);
 }
 
 void lfe_tls_rotate_keys(struct lfe_tls *t)

@@ -37,6 +37,7 @@
 #ifndef LFE_DATAPLANE_TLS_H
 #define LFE_DATAPLANE_TLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,8 +81,18 @@ void lfe_tls_free(struct lfe_tls *t);   /* NULL is a no-op */
 /* The shared SSL_CTX (the context's own; SSL_new takes its reference). */
 SSL_CTX *lfe_tls_ctx(const struct lfe_tls *t);
 
-/* "subject S serial HEX not after DATE" of the certificate, for status
- * lines and logs; always NUL-terminated. */
+/* The served certificate: subject (RFC 2253), serial (hex), notAfter
+ * (ISO 8601 UTC and Unix seconds). known is false when t is NULL or the
+ * fields could not be read. */
+struct lfe_tls_cert {
+	char subject[256], serial[80], not_after[32];
+	int64_t expiry;
+	bool known;
+};
+void lfe_tls_cert_info(const struct lfe_tls *t, struct lfe_tls_cert *ci);
+
+/* "subject S serial HEX not after DATE" of the certificate (from
+ * lfe_tls_cert_info), for status lines and logs; always NUL-terminated. */
 void lfe_tls_describe(const struct lfe_tls *t, char *buf, size_t len);
 
 /* Test hook: rotate the ticket keys now, as if a lifetime had passed. */
