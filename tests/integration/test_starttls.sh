@@ -11,18 +11,8 @@
 source "$(dirname "$0")/lib.sh"
 lfe_init starttls 86
 lfe_make_store
-command -v openssl >/dev/null || { echo "SKIP: no openssl CLI"; exit 77; }
-
-P=$LFE_WORK/pki
-mkdir -p "$P"
-ossl() { openssl "$@" >/dev/null 2>&1 || lfe_fail "openssl $1 failed"; }
-ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/ca.key" \
-	-out "$P/ca.crt" -days 2 -subj "/CN=ldapfe test CA"
-ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/srv.key" \
-	-out "$P/srv.csr" -subj "/CN=$LFE_SADDR"
-printf 'subjectAltName = IP:%s\nextendedKeyUsage = serverAuth\n' "$LFE_SADDR" > "$P/ext"
-ossl x509 -req -in "$P/srv.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
-	-out "$P/srv.crt" -days 2 -extfile "$P/ext"
+lfe_pki   # lib.sh: a throwaway CA and srv.* for $LFE_SADDR
+P=$LFE_PKI
 
 conf=$(lfe_conf 1)
 printf '[tls]\ncertificate = %s\nkey = %s\n' "$P/srv.crt" "$P/srv.key" >> "$conf"
