@@ -64,7 +64,7 @@ fi
 step "build (libFuzzer)"
 if CC=clang setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false && meson compile -C build-fuzz; then
   step "fuzz targets, ${LFE_FUZZ_SECONDS:-20} s each"
-  LFE_FUZZ_SECONDS=${LFE_FUZZ_SECONDS:-20} meson test -C build-fuzz --print-errorlogs --suite fuzz --num-processes 1
+  LFE_FUZZ_SECONDS=${LFE_FUZZ_SECONDS:-20} meson test -C build-fuzz --print-errorlogs --suite fuzz --num-processes 2
   tally build-fuzz
 else
   echo "fuzz build failed" >&2; fatal=1
