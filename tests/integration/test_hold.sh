@@ -68,7 +68,7 @@ status_mem=$("$LFE_CTL" --prefix "$LFE_PREFIX" status | grep '^memory: per idle 
 [[ $status_mem == "memory: per idle connection $idle_b B"* ]] || lfe_fail "status: $status_mem; start: $idle_b B"
 rss0=$(awk '/VmRSS/ {print $2}' "/proc/$LFE_PID/status")
 
-lfe_cli timeout $((HOLD_S + 50)) "$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix "$LFE_PREFIX-gen" \
+lfe_cli timeout $((HOLD_S + 50 + N / 10000)) "$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix "$LFE_PREFIX-gen" \
 	--log-level=lib.eal:error --vdev "net_af_packet1,iface=veth0,qpairs=1" -- --port net_af_packet1 \
 	--src-ip "$LFE_CADDR/24" --src-ips "$SRC_LO-$SRC_HI" --dst-ip "$LFE_SADDR" --users 1000 \
 	--user-fmt "uid=user%07u,ou=people,$LFE_SUFFIX" --password-fmt 'pw%07u' \
@@ -78,7 +78,7 @@ GEN_PID=$!
 LFE_EXTRA_PIDS=$GEN_PID
 
 # Wait (bounded) until the generator holds them all, then ask the daemon.
-for ((i = 0; i < 400; i++)); do
+for ((i = 0; i < 400 + N / 1000; i++)); do
 	grep -q "hold: .* connections established" "$LFE_WORK/gen.log" && break
 	kill -0 "$GEN_PID" 2>/dev/null || break
 	sleep 0.1
