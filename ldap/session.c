@@ -23,6 +23,11 @@
  *    with a password: invalidCredentials (49). A DN with an empty password:
  *    unwillingToPerform (53), RFC 4513 §5.1.2. Any bind request first drops
  *    the current identity, so a failed bind leaves the session anonymous.
+ *  - The DN of a bind with a name and password is kept in a chunk of the
+ *    core's DN pool from before the verification (the verifier may hold it)
+ *    to the end of the identity it becomes; a pool without room answers
+ *    busy (51, "retry later") before any lookup, the same for every DN, so
+ *    it tells nothing about which DNs exist.
  *  - Root DSE: a base-scope search of the empty DN whose filter is TRUE for
  *    the DSE. Its attributes are operational (RFC 4512 §5.1) and are returned
  *    for "+" or by name; like 389-ds and Active Directory they are also
