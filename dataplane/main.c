@@ -408,11 +408,13 @@ int main(int argc, char **argv)
 		lfe_dnpool_stats(d->w[0]->dns, &ds);
 		printf("\nldapfe: memory per idle connection %zu B (TCP control block %zu B + table %zu B, "
 		       "session slot %zu B); a bound connection adds its DN's chunk (%zu B for a DN of up to "
-		       "%zu bytes, %zu B at most) from a DN pool of %" PRIu64 " KiB per core; "
+		       "%zu bytes, %zu B at most) from a DN pool of %" PRIu64 " KiB per core; a slot "
+		       "whose connection ever split a request keeps its %u B reassembly buffer resident; "
 		       "per core: %u connections, buffer pool %u x (%u + %u) B",
 		       tm.per_conn + d->w[0]->slot_size, tm.conn_size, tm.per_conn - tm.conn_size,
 		       d->w[0]->slot_size, lfe_dnpool_chunk_size(64), (size_t)63,
 		       lfe_dnpool_chunk_size(LFE_DN_MAX + 1), ds.pages_max * LFE_DNPOOL_PAGE / 1024,
+		       LFE_PDU_SMALL,
 		       d->cfg.max_conns_per_core, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size);
 	}
 	printf("\nldapfe: ready\n");
