@@ -475,6 +475,11 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 		}
 		outf(o, "},\"tls\":");
 		status_tls(ctl, o, true);
+		if (d->n_workers)
+			outf(o, ",\"memory\":{\"per_idle_conn\":%zu,\"tcp_per_conn\":%zu,\"session_slot\":%zu,"
+			     "\"dn_pool_bytes\":%" PRIu64 ",\"dn_pool_dry\":%" PRIu64 "}",
+			     d->w[0]->tcp_per_conn + d->w[0]->slot_size, d->w[0]->tcp_per_conn,
+			     d->w[0]->slot_size, sum.dn_pool_bytes, sum.dn_pool_dry);
 		outf(o, ",\"conns_active\":%" PRIu64 ",\"limits\":{"
 		     "\"max_conns_per_core\":%u,\"max_conns_per_source\":%u,\"max_pdu\":%u,"
 		     "\"idle_timeout_ms\":%" PRIu64 ",\"first_request_ms\":%" PRIu64
@@ -501,6 +506,11 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 	}
 	outf(o, "\ntls: ");
 	status_tls(ctl, o, false);
+	if (d->n_workers)
+		outf(o, "\nmemory: per idle connection %zu B (TCP %zu B + session slot %zu B); "
+		     "bound DNs and binds in flight hold %" PRIu64 " B of DN pool chunks (refused for want "
+		     "of one: %" PRIu64 ")", d->w[0]->tcp_per_conn + d->w[0]->slot_size,
+		     d->w[0]->tcp_per_conn, d->w[0]->slot_size, sum.dn_pool_bytes, sum.dn_pool_dry);
 	outf(o, "\nconnections: %" PRIu64 " open\n"
 	     "limits: max_conns_per_core %u max_conns_per_source %u max_pdu %u idle_timeout_ms %" PRIu64
 	     " first_request_ms %" PRIu64 " bind_timeout_ms %" PRIu64 " pdu_timeout_ms %" PRIu64

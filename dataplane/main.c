@@ -399,13 +399,23 @@ int main(int argc, char **argv)
 		       d->impair.dup_ppm, d->impair.reorder_ppm, d->impair.seed);
 	if (d->n_workers) {
 		/* What a held, idle connection costs: its TCP control block and
-		 * table links and its session slot; buffers are pooled. */
+		 * table links and its session slot; buffers are pooled. A bound
+		 * one (or one with a bind in flight) adds its DN's chunk from the
+		 * core's DN pool. */
 		struct lfe_tcp_mem tm;
+		struct lfe_dnpool_stats ds;
 		lfe_tcp_mem(d->w[0]->tcp, &tm);
+		lfe_dnpool_stats(d->w[0]->dns, &ds);
 		printf("\nldapfe: memory per idle connection %zu B (TCP control block %zu B + table %zu B, "
-		       "session slot %zu B); per core: %u connections, buffer pool %u x (%u + %u) B",
+		       "session slot %zu B); a bound connection adds its DN's chunk (%zu B for a DN of up to "
+		       "%zu bytes, %zu B at most) from a DN pool of %" PRIu64 " KiB per core; a slot "
+		       "whose connection ever split a request keeps its %u B reassembly buffer resident; "
+		       "per core: %u connections, buffer pool %u x (%u + %u) B",
 		       tm.per_conn + d->w[0]->slot_size, tm.conn_size, tm.per_conn - tm.conn_size,
-		       d->w[0]->slot_size, d->cfg.max_conns_per_core, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size);
+		       d->w[0]->slot_size, lfe_dnpool_chunk_size(64), (size_t)63,
+		       lfe_dnpool_chunk_size(LFE_DN_MAX + 1), ds.pages_max * LFE_DNPOOL_PAGE / 1024,
+		       LFE_PDU_SMALL,
+		       d->cfg.max_conns_per_core, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size);
 	}
 	printf("\nldapfe: ready\n");
 

@@ -70,6 +70,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"tls_handshakes", "tls_resumed", "tls_handshake_failed", "tls_offloaded", "tls_busy",
 	"tls_cancelled", "tls_queue_depth",
 	"tls_started", "tls_failed",
+	"dn_pool_bytes", "dn_pool_dry",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
@@ -452,6 +453,10 @@ static void publish(struct lfe_worker *w)
 	lfe_tcp_mem(w->tcp, &tm);
 	w->st.tcp_sndbufs_used = tm.sndbufs_used;
 	w->st.tcp_rcvbufs_used = tm.rcvbufs_used;
+	struct lfe_dnpool_stats ds;
+	lfe_dnpool_stats(w->dns, &ds);
+	w->st.dn_pool_bytes = ds.bytes;
+	w->st.dn_pool_dry = ds.dry;
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	src = (const uint64_t *)w->bind_lat;
@@ -714,6 +719,16 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		w->slot_free[i] = w->n_slots - 1 - i;
 	w->n_free = w->n_slots;
 
+	/* Every slot can be bound with a DN of up to 127 bytes, mixed classes
+	 * included (a partly used page per class), and every slow bind the
+	 * verifier can hold has a maximal DN's chunk. */
+	w->dns = lfe_dnpool_new((size_t)w->n_slots * LFE_DN_POOL_PER_CONN +
+				((size_t)c->verify_queue + 7u) * LFE_DNPOOL_CHUNK_MAX);
+	if (w->dns == NULL) {
+		snprintf(err, errlen, "worker %u: DN pool for %u connections: out of memory", idx, w->n_slots);
+		goto fail;
+	}
+	w->scfg.dns = w->dns;
 	w->scfg.max_pdu = c->max_pdu;
 	w->scfg.allow_anonymous = c->allow_anonymous;
 	w->scfg.be = &lfe_glue_backend_ops;
@@ -793,6 +808,9 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		snprintf(err, errlen, "worker %u: TCP stack: %s", idx, strerror(-rc));
 		goto fail;
 	}
+	struct lfe_tcp_mem tm;
+	lfe_tcp_mem(w->tcp, &tm);
+	w->tcp_per_conn = tm.per_conn;
 
 	if (d->impair.on) {
 		struct lfe_impair_ops io = { .clone = imp_clone, .free = imp_free, .ctx = w };
@@ -852,6 +870,8 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 		free(vec);
 	}
 	lfe_tcp_free(w->tcp);
+	lfe_dnpool_free(w->dns);   /* after the sessions gave their DNs back */
+	w->dns = NULL;
 	lfe_store_reader_free(w->rd);
 	if (w->pdu_small)
 		munmap(w->pdu_small, w->pdu_small_len);

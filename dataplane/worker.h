@@ -19,6 +19,7 @@
 #include "backend/credcache.h"
 #include "backend/store.h"
 #include "backend/throttle.h"
+#include "ldap/dnpool.h"
 #include "config.h"
 #include "daemon.h"
 #include "impair.h"
@@ -34,6 +35,10 @@
 #define LFE_SHUTDOWN_US  450000u /* graceful close budget after SIGINT/SIGTERM */
 #define LFE_PDU_SMALL    4096u   /* split requests up to this size never wait for a buffer */
 #define LFE_PDU_LARGE_MAX 255u   /* buffers for larger PDUs per core */
+/* DN pool per core: this many bytes per connection slot (every slot bound
+ * with a DN of up to 127 bytes fits), plus a 2 KiB chunk per slow bind the
+ * verifier may hold (verify_queue). Address space; pages in use are memory. */
+#define LFE_DN_POOL_PER_CONN 128u
 
 _Static_assert(LFE_TXBUF >= 2 * LFE_BURST, "a tx buffer holds a burst and its duplicates");
 
@@ -74,6 +79,10 @@ struct lfe_wstats {
 	 * by a TLS failure (garbage, a bad or oversized record, a fatal alert,
 	 * a failed handshake) */
 	uint64_t tls_started, tls_failed;
+	/* the sessions' DN pool (ldap/dnpool.h): bytes of chunks held now (a
+	 * gauge: bound identities and binds in flight), binds refused busy
+	 * for want of a chunk */
+	uint64_t dn_pool_bytes, dn_pool_dry;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };
@@ -137,6 +146,8 @@ struct lfe_worker {
 	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
 	struct lfe_credcache *cc;       /* NULL: [store] bind_cache = 0 */
 	struct lfe_session_cfg scfg;
+	struct lfe_dnpool *dns;         /* the sessions' DNs (scfg.dns): bound identities
+	                                 * and binds in flight, LFE_DN_POOL_PER_CONN a slot */
 	struct rte_mempool *mbufs;      /* of this worker's socket */
 	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one per session slot,
 	                                 * lazily mapped (untouched slots cost no memory) */
@@ -148,6 +159,7 @@ struct lfe_worker {
 
 	uint8_t *slot_mem;
 	size_t slot_size;
+	size_t tcp_per_conn;            /* lfe_tcp_mem's per_conn (constant; for status) */
 	uint32_t *slot_free;
 	uint32_t n_free, n_slots;
 

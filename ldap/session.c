@@ -23,6 +23,11 @@
  *    with a password: invalidCredentials (49). A DN with an empty password:
  *    unwillingToPerform (53), RFC 4513 §5.1.2. Any bind request first drops
  *    the current identity, so a failed bind leaves the session anonymous.
+ *  - The DN of a bind with a name and password is kept in a chunk of the
+ *    core's DN pool from before the verification (the verifier may hold it)
+ *    to the end of the identity it becomes; a pool without room answers
+ *    busy (51, "retry later") before any lookup, the same for every DN, so
+ *    it tells nothing about which DNs exist.
  *  - Root DSE: a base-scope search of the empty DN whose filter is TRUE for
  *    the DSE. Its attributes are operational (RFC 4512 §5.1) and are returned
  *    for "+" or by name; like 389-ds and Active Directory they are also
@@ -50,6 +55,7 @@
 #include <string.h>
 
 #include "dn.h"
+#include "dnpool.h"
 #include "filter.h"
 
 #define HDR_CAP 16u               /* longest LDAPMessage header + peek */
@@ -75,25 +81,30 @@ enum hres {
 	H_STARTTLS, /* StartTLS answered success: consume, read no further */
 };
 
+/* What every connection pays, idle or not: this struct (a session slot of
+ * the caller's pool). The DN of a bind in flight and the bound identity
+ * live in a chunk of the core's DN pool (dnpool.h), held only while there
+ * is one; a gathered PDU in the allocator's buffer only while it is split. */
 struct lfe_session {
 	const struct lfe_session_cfg *cfg;
-	size_t max_pdu;
-	uint32_t gen, seq;
-	enum gather_state gstate;
-	bool closed;
-	bool pending;
-	bool tls;           /* under TLS: StartTLS refused */
-	int32_t pending_msgid;
-	uint64_t pending_token;
 	uint8_t *gbuf;      /* allocator buffer; NULL while the PDU fits hdr */
+	char *dn;           /* the pending bind's DN, or (bound) the identity:
+	                     * normalized, NUL-terminated; NULL: none */
 	size_t glen;        /* bytes gathered */
 	size_t gneed;       /* total PDU length once known (= gbuf size) */
-	size_t bound_len, pending_len;
-	struct lfe_session_stats st;
+	uint32_t gen, seq;  /* a pending bind's token is gen << 32 | seq */
+	int32_t pending_msgid;
+	uint16_t dn_len;
+	uint8_t gstate;     /* enum gather_state */
+	bool closed;
+	bool pending;
+	bool bound;         /* dn is the bound identity (else: pending or none) */
+	bool tls;           /* under TLS: StartTLS refused */
 	uint8_t hdr[HDR_CAP];
-	char bound[LFE_DN_MAX + 1];
-	char pending_dn[LFE_DN_MAX + 1];
+	struct lfe_session_stats st;
 };
+_Static_assert(LFE_DN_MAX < UINT16_MAX, "dn_len holds any DN");
+_Static_assert(LFE_DN_MAX + 1 <= LFE_DNPOOL_CHUNK_MAX, "a DN pool chunk holds any DN");
 
 static const char DIAG_READ_ONLY[] = "the directory is read-only here; use ldapfectl";
 
@@ -112,6 +123,35 @@ static void buf_put(struct lfe_session *s, void *p)
 		a->put(a->ctx, p);
 	else
 		free(p);
+}
+
+/* A chunk for a DN of n bytes (NUL included) from the core's pool, or the
+ * heap for a session configured without one. */
+static char *dn_get(struct lfe_session *s, size_t n)
+{
+	struct lfe_dnpool *p = s->cfg->dns;
+	return p ? lfe_dnpool_get(p, n) : malloc(n);
+}
+
+/* Drop the DN the session keeps (the bound identity, or the DN of a bind
+ * whose verdict will not be used): the session is anonymous after. */
+static void dn_drop(struct lfe_session *s)
+{
+	if (s->dn) {
+		struct lfe_dnpool *p = s->cfg->dns;
+		if (p)
+			lfe_dnpool_put(p, s->dn);
+		else
+			free(s->dn);
+	}
+	s->dn = NULL;
+	s->dn_len = 0;
+	s->bound = false;
+}
+
+static size_t max_pdu(const struct lfe_session *s)
+{
+	return s->cfg->max_pdu ? s->cfg->max_pdu : LFE_LDAP_DEFAULT_MAX_PDU;
 }
 
 /* Gathered PDUs may hold a bind password: wipe before giving memory back. */
@@ -228,8 +268,7 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 	/* The verification runs once, so its answer must be able to go out. */
 	if (room(io) < RESULT_RESERVE)
 		return H_STOP;
-	s->bound_len = 0;
-	s->bound[0] = '\0';
+	dn_drop(s);
 
 	if (crit_unknown)
 		return bind_reply(s, io, m->msgid, LFE_RC_UNAVAILABLE_CRITICAL_EXTENSION,
@@ -258,27 +297,34 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 		return bind_reply(s, io, m->msgid, LFE_RC_UNWILLING_TO_PERFORM,
 				  "no directory to bind against");
 
-	ssize_t nl = lfe_dn_normalize(b->name.p, b->name.len, s->pending_dn,
-				      sizeof s->pending_dn);
+	char nd[LFE_DN_MAX + 1];
+	ssize_t nl = lfe_dn_normalize(b->name.p, b->name.len, nd, sizeof nd);
 	if (nl < 0)
 		return bind_reply(s, io, m->msgid, LFE_RC_INVALID_CREDENTIALS, NULL);
+	/* The DN is kept from here: while the verdict is out, and as the
+	 * identity after a success. Taken before the verification, so a pool
+	 * without room refuses the bind unverified, the same for every DN. */
+	s->dn = dn_get(s, (size_t)nl + 1);
+	if (s->dn == NULL)
+		return bind_reply(s, io, m->msgid, LFE_RC_BUSY,
+				  "too many bound identities on this core; retry later");
+	memcpy(s->dn, nd, (size_t)nl + 1);
+	s->dn_len = (uint16_t)nl;
 
 	uint64_t token = (uint64_t)s->gen << 32 | ++s->seq;
-	enum lfe_be_verdict v = cfg->be->bind(cfg->be_ctx, token, s->pending_dn,
-					      (size_t)nl, b->simple.p, b->simple.len);
+	enum lfe_be_verdict v = cfg->be->bind(cfg->be_ctx, token, s->dn, (size_t)nl, b->simple.p,
+					      b->simple.len);
 	if (v == LFE_BE_PENDING) {
 		s->pending = true;
-		s->pending_token = token;
 		s->pending_msgid = m->msgid;
-		s->pending_len = (size_t)nl;
 		return H_PENDING;
 	}
 	const char *diag;
 	enum lfe_ldap_rc rc = verdict_rc(v, &diag);
-	if (rc == LFE_RC_SUCCESS) {
-		memcpy(s->bound, s->pending_dn, (size_t)nl + 1);
-		s->bound_len = (size_t)nl;
-	}
+	if (rc == LFE_RC_SUCCESS)
+		s->bound = true;
+	else
+		dn_drop(s);
 	return bind_reply(s, io, m->msgid, rc, diag);
 }
 
@@ -550,7 +596,7 @@ static const char *search_refusal(const struct lfe_session *s, const struct lfe_
 		acc = cfg->allow_anonymous ? LFE_SEARCH_ACCESS_ANONYMOUS : LFE_SEARCH_ACCESS_BOUND;
 	if (acc == LFE_SEARCH_ACCESS_NONE)
 		return "searching is disabled here";
-	if (s->bound_len == 0 && (acc != LFE_SEARCH_ACCESS_ANONYMOUS || !cfg->allow_anonymous))
+	if (!s->bound && (acc != LFE_SEARCH_ACCESS_ANONYMOUS || !cfg->allow_anonymous))
 		return "anonymous search is disabled; bind first";
 	if (p->base && !lfe_dn_is_under(base, base_len, p->base, p->base_len))
 		return "search base outside the searchable subtree";
@@ -687,10 +733,10 @@ static int do_extended(struct lfe_session *s, struct lfe_session_io *io,
 	/* RFC 4532: "dn:" + DN when bound, an empty value when anonymous. */
 	char id[3 + LFE_DN_MAX];
 	size_t idl = 0;
-	if (s->bound_len) {
+	if (s->bound) {
 		memcpy(id, "dn:", 3);
-		memcpy(id + 3, s->bound, s->bound_len);
-		idl = 3 + s->bound_len;
+		memcpy(id + 3, s->dn, s->dn_len);
+		idl = 3 + (size_t)s->dn_len;
 	}
 	struct lfe_ldap_result r = { .code = LFE_RC_SUCCESS };
 	struct lfe_bytes val = { (const uint8_t *)id, idl };
@@ -822,7 +868,7 @@ static int gather_feed(struct lfe_session *s, struct lfe_session_io *io)
 		size_t k = avail < HDR_CAP - s->glen ? avail : HDR_CAP - s->glen;
 		size_t plen = 0;
 		memcpy(s->hdr + s->glen, src, k);
-		int r = lfe_ldap_frame(s->hdr, s->glen + k, s->max_pdu, &plen);
+		int r = lfe_ldap_frame(s->hdr, s->glen + k, max_pdu(s), &plen);
 		if (r == 0) {
 			if (!may_complete(io))
 				return 0;
@@ -907,7 +953,7 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 				return 0;
 			if (s->gstate == G_NONE) {
 				pdu = io->in + io->in_used;
-				int r = lfe_ldap_frame(pdu, avail, s->max_pdu, &plen);
+				int r = lfe_ldap_frame(pdu, avail, max_pdu(s), &plen);
 				if (r != -EAGAIN && room(io) < LFE_SESSION_ROOM_MIN)
 					return 0;   /* its bytes wait for room */
 				if (r == -EAGAIN) {
@@ -977,7 +1023,7 @@ int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
 	io->in_used = 0;
 	io->out_len = 0;
 	io->flags = 0;
-	if (!s->pending || token != s->pending_token)
+	if (!s->pending || token != ((uint64_t)s->gen << 32 | s->seq))
 		return -ESTALE;
 	if (v == LFE_BE_PENDING)
 		return -EINVAL;
@@ -988,11 +1034,11 @@ int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
 		return (int)n;   /* -ENOSPC: still pending; call again with room */
 	io->out_len = (size_t)n;
 	bind_count(s, rc);
-	if (rc == LFE_RC_SUCCESS) {
-		memcpy(s->bound, s->pending_dn, s->pending_len + 1);
-		s->bound_len = s->pending_len;
-	}
 	s->pending = false;
+	if (rc == LFE_RC_SUCCESS)
+		s->bound = true;
+	else
+		dn_drop(s);
 	return 0;
 }
 
@@ -1133,7 +1179,6 @@ struct lfe_session *lfe_session_init(void *mem, const struct lfe_session_cfg *cf
 		return NULL;
 	memset(s, 0, sizeof *s);
 	s->cfg = cfg;
-	s->max_pdu = cfg->max_pdu ? cfg->max_pdu : LFE_LDAP_DEFAULT_MAX_PDU;
 	return s;
 }
 
@@ -1142,6 +1187,7 @@ void lfe_session_fini(struct lfe_session *s)
 	if (!s)
 		return;
 	gather_release(s);
+	dn_drop(s);
 	s->pending = false;
 	s->closed = true;
 }
@@ -1159,8 +1205,8 @@ bool lfe_session_gathering(const struct lfe_session *s)
 const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len)
 {
 	if (len)
-		*len = s->bound_len;
-	return s->bound;
+		*len = s->bound ? s->dn_len : 0;
+	return s->bound ? s->dn : "";
 }
 
 const struct lfe_session_stats *lfe_session_stats(const struct lfe_session *s)

@@ -10,7 +10,9 @@
  *
  * Thread rules: a session belongs to one thread (one lcore); nothing in it
  * is shared. lfe_session_init() does not allocate: the caller provides
- * lfe_session_size() bytes (a per-core pool slot).
+ * lfe_session_size() bytes (a per-core pool slot). The slot is all an idle
+ * connection costs; a bound one (or one with a bind in flight) adds its
+ * DN's chunk from cfg->dns.
  */
 #ifndef LFE_LDAP_SESSION_H
 #define LFE_LDAP_SESSION_H
@@ -23,6 +25,7 @@
 #include "msg.h"
 
 struct lfe_session;
+struct lfe_dnpool;
 
 /* What a backend answers for a simple bind. */
 enum lfe_be_verdict {
@@ -146,6 +149,12 @@ struct lfe_session_cfg {
 	const struct lfe_backend_ops *be;
 	void *be_ctx;
 	struct lfe_session_alloc alloc; /* get == NULL → malloc/free */
+	/* The core's DN pool (dnpool.h): a session takes a chunk for the DN of
+	 * each bind with a name and password, before the verification, and
+	 * keeps it while the verdict is out and, on success, as its identity
+	 * until the next bind or lfe_session_fini. No room: the bind is
+	 * answered busy (51) unverified. NULL → malloc/free. */
+	struct lfe_dnpool *dns;
 	/* Root DSE */
 	const char *naming_context;     /* suffix as configured, may be NULL */
 	const char *vendor_name;        /* NULL → "ldapfe" */
@@ -187,7 +196,8 @@ size_t lfe_session_size(void);
  * for any object). cfg must outlive the session. */
 struct lfe_session *lfe_session_init(void *mem, const struct lfe_session_cfg *cfg);
 
-/* Release what the session holds (reassembly buffer, secrets are wiped).
+/* Release what the session holds (reassembly buffer, secrets are wiped;
+ * its DN chunk goes back to the pool).
  * NULL is a no-op. The memory itself stays the caller's. */
 void lfe_session_fini(struct lfe_session *s);
 
@@ -236,7 +246,9 @@ void lfe_session_set_tls(struct lfe_session *s);
  * transport bounds how long that may last). */
 bool lfe_session_gathering(const struct lfe_session *s);
 
-/* Bound identity: normalized DN, empty when anonymous. */
+/* Bound identity: normalized DN (NUL-terminated), "" with *len 0 when
+ * anonymous or while a bind is in flight. Valid until the session's next
+ * bind or lfe_session_fini. */
 const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len);
 
 struct lfe_session_stats {

@@ -4,14 +4,18 @@
  * Input: byte 0 picks where the stream is split in two deliveries, byte 1
  * the options (pending verdicts, busy backend, anonymous, a small max_pdu,
  * the output room), byte 2 after how many allocations the allocator fails
- * (0: never); the rest is the client's byte stream.
+ * (low nibble, 0: never) and where DNs are kept (0x30: malloc, else a DN
+ * pool of two pages, 0x10: taken full before the run); the rest is the
+ * client's byte stream.
  * Checks: no crash or leak (sanitizers), in_used/out_len within bounds, every
  * output frames as whole LDAPMessages, and with 64 KiB of room a session
- * that is not waiting for a verdict always makes progress.
+ * that is not waiting for a verdict always makes progress; every DN chunk
+ * the session took is back in the pool after lfe_session_fini.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ldap/dnpool.h"
 #include "ldap/session.h"
 #include "../ldap/testbackend.c"   /* the test backend is not a library */
 
@@ -135,6 +139,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.alloc = { fz_get, fz_put, &fa },
 		.naming_context = "dc=example,dc=com",
 	};
+	static struct lfe_dnpool *dnp;
+	void *hog[4];
+	unsigned nh = 0;
+	if ((fail & 0x30) != 0x30) {
+		if (!dnp && !(dnp = lfe_dnpool_new(2 * LFE_DNPOOL_PAGE)))
+			abort();
+		cfg.dns = dnp;
+		while ((fail & 0x10) && nh < 4 && (hog[nh] = lfe_dnpool_get(dnp, LFE_DNPOOL_CHUNK_MAX)))
+			nh++;
+	}
 	size_t cap = caps[opt >> 5];
 	static _Alignas(64) uint8_t mem[16384];
 	if (lfe_session_size() > sizeof mem)
@@ -152,6 +166,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	lfe_session_fini(s);
+	if (cfg.dns) {
+		struct lfe_dnpool_stats ds;
+		lfe_dnpool_stats(dnp, &ds);
+		if (ds.chunks != nh)
+			__builtin_trap();   /* a DN chunk kept after fini */
+		while (nh)
+			lfe_dnpool_put(dnp, hog[--nh]);
+	}
 	uint64_t tok;
 	enum lfe_be_verdict v;
 	lfe_tb_take_pending(tb, &tok, &v);

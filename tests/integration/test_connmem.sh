@@ -8,7 +8,9 @@
 # find the pool dry and get a zero window, and every client still gets
 # both answers (the kernel resends when the window reopens); the counters
 # (tcp_rcvbuf_pool_empty, tcp_drop_paws, tcp_sack_rexmits, buffers in use)
-# are in telemetry.
+# are in telemetry; the 24 bound, quiet connections hold one 64-byte DN
+# chunk each in the DN pool (dn_pool_bytes), and the start line's figure
+# for an idle connection (TCP and session slot) is at most 1 KiB.
 source "$(dirname "$0")/lib.sh"
 lfe_init connmem 25
 lfe_make_store
@@ -26,6 +28,9 @@ read -r cb_b table_b <<<"$cb"
 [[ -n $cb_b && -n $table_b ]] || lfe_fail "cannot read the TCP figures: $line"
 ((cb_b + table_b <= 1024)) || lfe_fail "TCP bytes per idle connection $((cb_b + table_b)) > 1024"
 lfe_log "ok: TCP bytes per idle connection $((cb_b + table_b))"
+idle_b=$(sed -n 's/.*memory per idle connection \([0-9]*\) B.*/\1/p' <<<"$line")
+((idle_b > cb_b + table_b && idle_b <= 1024)) || lfe_fail "bytes per idle connection '$idle_b' (TCP and session slot) not in ($((cb_b + table_b)), 1024]"
+lfe_log "ok: bytes per idle connection $idle_b (TCP and the session slot)"
 grep -q "per core: 1048576 connections, buffer pool 4 x" "$LFE_LOG" || lfe_fail "pool size not as configured: $line"
 rss=$(ps -o rss= -p "$LFE_PID" | tr -d ' ')
 lfe_log "daemon RSS ${rss} KiB with a table for 1048576 connections"
@@ -93,13 +98,16 @@ done
 lfe_eq "24 clients, both binds answered" "$(cat "$LFE_WORK/clients.out")" 24
 
 sleep 0.5   # counters are published every few ms; the gauges settle
-read -r empty rused sused active paws sack stall <<<"$(tel tcp_rcvbuf_pool_empty tcp_rcvbufs_used \
-	tcp_sndbufs_used conns_active tcp_drop_paws tcp_sack_rexmits tcp_buf_stall_closed)"
+read -r empty rused sused active paws sack stall dnb dndry <<<"$(tel tcp_rcvbuf_pool_empty tcp_rcvbufs_used \
+	tcp_sndbufs_used conns_active tcp_drop_paws tcp_sack_rexmits tcp_buf_stall_closed dn_pool_bytes dn_pool_dry)"
 lfe_log "tcp_rcvbuf_pool_empty $empty, tcp_rcvbufs_used $rused, tcp_sndbufs_used $sused, conns_active $active, tcp_drop_paws $paws, tcp_sack_rexmits $sack, tcp_buf_stall_closed $stall"
 ((empty > 0)) || lfe_fail "the pool of 4 never ran dry (tcp_rcvbuf_pool_empty $empty)"
 lfe_eq "24 bound connections held" "$active" 24
 lfe_eq "held bound connections hold no receive buffer" "$rused" 0
 lfe_eq "held bound connections hold no send ring" "$sused" 0
+# Each is bound as alice (36 bytes): one 64-byte DN chunk, nothing else.
+lfe_eq "held bound connections hold one 64 B DN chunk each" "$dnb" $((24 * 64))
+lfe_eq "no bind found the DN pool dry" "$dndry" 0
 wait "$cpid" || true
 ((paws >= 0 && sack >= 0 && stall >= 0)) || lfe_fail "counters missing from telemetry"
 lfe_log "ok: counters in telemetry"

@@ -13,6 +13,7 @@
 #include <ldap.h>
 
 #include "ldap/attr.h"
+#include "ldap/dnpool.h"
 #include "ldap/session.h"
 #include "testbackend.h"
 
@@ -509,6 +510,8 @@ static void ta_put(void *ctx, void *buf)
 struct fx {
 	struct lfe_tb *tb;
 	struct talloc ta;
+	struct lfe_dnpool *dns;   /* every session keeps its DNs here: fx_fini
+	                           * checks that all came back */
 	struct lfe_session_cfg cfg;
 	struct lfe_backend_ops ops;
 	void *mem;
@@ -541,11 +544,15 @@ static void fx_init(struct fx *f)
 		exit(2);
 	}
 	f->ops = lfe_tb_ops;
+	f->dns = lfe_dnpool_new(64 * LFE_DNPOOL_PAGE);
+	if (!f->dns)
+		exit(2);
 	f->cfg = (struct lfe_session_cfg){
 		.allow_anonymous = true,
 		.be = &f->ops,
 		.be_ctx = f->tb,
 		.alloc = { ta_get, ta_put, &f->ta },
+		.dns = f->dns,
 		.naming_context = SUFFIX,
 		.vendor_version = "0.1.0",
 	};
@@ -558,6 +565,11 @@ static void fx_fini(struct fx *f)
 	lfe_session_fini(f->s);
 	CHECK(f->ta.gets == f->ta.puts, "allocator: %d gets, %d puts", f->ta.gets, f->ta.puts);
 	CHECK(f->ta.not_wiped == 0, "%d buffers returned unwiped", f->ta.not_wiped);
+	struct lfe_dnpool_stats ds;
+	lfe_dnpool_stats(f->dns, &ds);
+	CHECK(ds.chunks == 0 && ds.pages == 0, "DN pool: %llu chunks kept after fini",
+	      (unsigned long long)ds.chunks);
+	lfe_dnpool_free(f->dns);
 	free(f->mem);
 	lfe_tb_free(f->tb);
 }
@@ -842,6 +854,130 @@ static void test_pending(void)
 		CHECK(lfe_session_bind_done(f.s, tok, v, &io) == -ESTALE, "late verdict reached reused slot");
 		fx_fini(&f);
 	}
+}
+
+/* The DN pool (cfg.dns) from the session's side: an idle or anonymous
+ * session keeps no chunk; a bound one exactly one, of its DN's class; a
+ * rebind, a failed bind, a pending bind's failure and the close give it
+ * back; a bind that finds the pool dry is answered busy (51) without being
+ * verified, and the next one after room came back succeeds. */
+static uint64_t dn_chunks(const struct fx *f)
+{
+	struct lfe_dnpool_stats ds;
+	lfe_dnpool_stats(f->dns, &ds);
+	return ds.chunks;
+}
+
+static int bind_code(struct fx *f, int32_t msgid, const char *dn, const char *pw)
+{
+	struct pdu in = { .n = 0 };
+	bind_req(&in, msgid, dn, pw);
+	if (fx_run(f, &in) != 1)
+		return -1;
+	return f->r[0].code;
+}
+
+static void test_dn_chunks(void)
+{
+	/* What every connection pays stays small: the DNs are not in it. */
+	CHECK(lfe_session_size() <= 128, "session %zu bytes", lfe_session_size());
+
+	struct fx f;
+	fx_init(&f);
+	CHECK(dn_chunks(&f) == 0, "idle session holds a chunk");
+	CHECK(bind_code(&f, 1, "", "") == 0 && dn_chunks(&f) == 0, "anonymous bind holds a chunk");
+	CHECK(bind_code(&f, 2, ALICE, "secret") == 0 && dn_chunks(&f) == 1, "bound: %llu chunks",
+	      (unsigned long long)dn_chunks(&f));
+	struct lfe_dnpool_stats ds;
+	lfe_dnpool_stats(f.dns, &ds);
+	CHECK(ds.bytes == lfe_dnpool_chunk_size(sizeof ALICE), "bound DN takes %llu bytes",
+	      (unsigned long long)ds.bytes);
+	CHECK(strcmp(bound(&f), ALICE) == 0, "bound '%s'", bound(&f));
+	CHECK(bind_code(&f, 3, BOB, "b0b") == 0 && dn_chunks(&f) == 1 && strcmp(bound(&f), BOB) == 0,
+	      "rebind: %llu chunks, bound '%s'", (unsigned long long)dn_chunks(&f), bound(&f));
+	CHECK(bind_code(&f, 4, ALICE, "wrong") == 49 && dn_chunks(&f) == 0 && bound(&f)[0] == '\0',
+	      "failed rebind: %llu chunks", (unsigned long long)dn_chunks(&f));
+	CHECK(bind_code(&f, 5, "uid=nobody,ou=people," SUFFIX, "x") == 49 && dn_chunks(&f) == 0,
+	      "unknown DN kept a chunk");
+	CHECK(bind_code(&f, 6, ALICE, "secret") == 0 && dn_chunks(&f) == 1, "bound again");
+	CHECK(bind_code(&f, 7, ALICE, "") == 53 && dn_chunks(&f) == 0, "refused bind kept the identity");
+
+	/* Dry: take every page (2 KiB chunks) so no class has room. */
+	void *hog[256];
+	unsigned nh = 0;
+	while (nh < 256 && (hog[nh] = lfe_dnpool_get(f.dns, LFE_DNPOOL_CHUNK_MAX)) != NULL)
+		nh++;
+	uint64_t verified = lfe_tb_counts(f.tb)->binds;
+	CHECK(bind_code(&f, 9, BOB, "b0b") == 51, "dry pool: code %d", f.r[0].code);
+	CHECK(strstr(f.r[0].diag, "retry") != NULL, "dry pool diag '%s'", f.r[0].diag);
+	CHECK(lfe_tb_counts(f.tb)->binds == verified, "dry pool: the bind was verified");
+	CHECK(bound(&f)[0] == '\0' && dn_chunks(&f) == nh, "dry pool: bound '%s', %llu chunks", bound(&f),
+	      (unsigned long long)dn_chunks(&f));
+	CHECK(lfe_session_stats(f.s)->binds_other == 2, "busy binds counted as other: %llu",
+	      (unsigned long long)lfe_session_stats(f.s)->binds_other);
+	{
+		struct pdu in = { .n = 0 };
+		whoami(&in, 10);
+		CHECK(fx_run(&f, &in) == 1 && strcmp(f.r[0].value, "") == 0, "whoami after dry: '%s'",
+		      f.r[0].value);
+	}
+	/* Pending binds need room too, and are refused unverified. */
+	lfe_tb_set_mode(f.tb, LFE_TB_PENDING);
+	CHECK(bind_code(&f, 11, BOB, "b0b") == 51, "dry pool, pending mode");
+	uint64_t tok;
+	enum lfe_be_verdict v;
+	CHECK(!lfe_tb_take_pending(f.tb, &tok, &v), "dry pool: a job went out");
+	while (nh)
+		lfe_dnpool_put(f.dns, hog[--nh]);
+	lfe_tb_set_mode(f.tb, LFE_TB_VERIFY);
+	CHECK(bind_code(&f, 12, BOB, "b0b") == 0 && strcmp(bound(&f), BOB) == 0, "room again");
+	fx_fini(&f);
+
+	/* Pending: the DN is held while the verdict is out; kept on success,
+	 * returned on failure, and by the close of a connection whose
+	 * verification is still running. */
+	static const struct {
+		const char *pw;
+		int close_first;
+		uint64_t chunks_after;
+	} pc[] = { { "b0b", 0, 1 }, { "wrong", 0, 0 }, { "b0b", 1, 0 } };
+	for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++) {
+		fx_init(&f);
+		CHECK(bind_code(&f, 1, ALICE, "secret") == 0 && dn_chunks(&f) == 1, "pending %zu: bound", i);
+		lfe_tb_set_mode(f.tb, LFE_TB_PENDING);
+		struct pdu in = { .n = 0 };
+		bind_req(&in, 2, BOB, pc[i].pw);
+		CHECK(fx_call(&f, in.b, in.n, sizeof f.out) == 0 && f.io.flags == LFE_SESS_PENDING,
+		      "pending %zu: flags %u", i, f.io.flags);
+		CHECK(dn_chunks(&f) == 1 && bound(&f)[0] == '\0', "pending %zu: %llu chunks, bound '%s'", i,
+		      (unsigned long long)dn_chunks(&f), bound(&f));
+		CHECK(lfe_tb_take_pending(f.tb, &tok, &v), "pending %zu: token", i);
+		if (pc[i].close_first) {
+			lfe_session_fini(f.s);
+			CHECK(dn_chunks(&f) == 0, "closed while pending: %llu chunks",
+			      (unsigned long long)dn_chunks(&f));
+			struct lfe_session_io io = { .out = f.out, .out_cap = sizeof f.out };
+			CHECK(lfe_session_bind_done(f.s, tok, v, &io) == -ESTALE, "verdict after close");
+		} else {
+			struct lfe_session_io io = { .out = f.out, .out_cap = sizeof f.out };
+			CHECK(lfe_session_bind_done(f.s, tok, v, &io) == 0, "pending %zu: bind_done", i);
+			CHECK(dn_chunks(&f) == pc[i].chunks_after, "pending %zu: %llu chunks after the verdict",
+			      i, (unsigned long long)dn_chunks(&f));
+			CHECK(strcmp(bound(&f), pc[i].chunks_after ? BOB : "") == 0, "pending %zu: bound '%s'", i,
+			      bound(&f));
+		}
+		fx_fini(&f);
+	}
+
+	/* Unbind: the identity goes with the session's close. */
+	fx_init(&f);
+	struct pdu in = { .n = 0 };
+	bind_req(&in, 1, ALICE, "secret");
+	unbind_req(&in, 2);
+	CHECK(fx_run(&f, &in) == 1 && f.io.flags == LFE_SESS_CLOSE, "bind + unbind");
+	lfe_session_fini(f.s);
+	CHECK(dn_chunks(&f) == 0, "after unbind and close: %llu chunks", (unsigned long long)dn_chunks(&f));
+	fx_fini(&f);
 }
 
 /* [ldap] require_tls: bind (passwords only under TLS) and all (only
@@ -1824,6 +1960,7 @@ int main(void)
 	test_bind();
 	test_bind_backend_verdicts();
 	test_pending();
+	test_dn_chunks();
 	test_extended();
 	test_starttls();
 	test_require_tls();
