@@ -149,6 +149,11 @@ one() {
 	b1=$(telemetry)
 	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
 	LFE_PID=
+	if [[ ! -s $WORK/g.json ]]; then   # a run that produced nothing: one error, no figures
+		echo "  no report from ldapfe-gen: $(tail -2 "$WORK/gen.log" | tr '\n' ' ')" >&2
+		echo "0 0 1 0 0 0 0 0"
+		return
+	fi
 	"$PY" - "$WORK/g.json" "$b0" "$b1" "$wl" <<'PYEOF'
 import json, sys
 g = json.load(open(sys.argv[1]))
