@@ -15,6 +15,7 @@
 #       handshake, bind, unbind, close; no resumption)
 #   full handshakes/s, RSA-2048 certificate
 #   resumed handshakes/s (session workload, --tls-resume: TLS 1.3 tickets)
+#   sessions/s in cleartext (the session rows' TCP and LDAP part, no TLS)
 # with ldapfe's busy µs per bind (worker busy cycles / binds, telemetry
 # around the generator's run; one bind per session, so for the session rows
 # it is the cost of a whole session), and the busy share of the run of the
@@ -267,15 +268,17 @@ row tls ec persistent --tls --tls-version 1.3
 row full_ec ec session --tls --tls-version 1.3
 row full_rsa rsa session --tls --tls-version 1.3
 row resumed ec session --tls --tls-version 1.3 --tls-resume
+row clear_s ec session --dport 389
 
 echo "ldapfe 1 worker (CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif, $CONNS connections, rate max;"
 echo "median of $RUNS runs of $DUR s; busy µs per bind of the worker (per session in the session rows)"
-"$PY" - "${MED[clear]}" "${MED[tls]}" "${MED[full_ec]}" "${MED[full_rsa]}" "${MED[resumed]}" <<'PYEOF'
+"$PY" - "${MED[clear]}" "${MED[tls]}" "${MED[full_ec]}" "${MED[full_rsa]}" "${MED[resumed]}" "${MED[clear_s]}" <<'PYEOF'
 import sys
 rows = [x.split() for x in sys.argv[1:]]
 names = ["persistent binds/s, cleartext", "persistent binds/s, TLS 1.3",
          "full handshakes/s, ECDSA P-256 (session)", "full handshakes/s, RSA-2048 (session)",
-         "resumed handshakes/s, TLS 1.3 tickets (session)"]
+         "resumed handshakes/s, TLS 1.3 tickets (session)",
+         "sessions/s, cleartext (session: the TCP and LDAP part)"]
 for n, r in zip(names, rows):
     print("%-48s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us)" %
           (n, r[0], r[1], r[2], r[3], r[4], r[5]))
