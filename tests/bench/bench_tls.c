@@ -8,7 +8,8 @@
  *        (default 2000 handshakes and 100 times as many records, all rows)
  *
  * Rows, each the median of 5 runs, nanoseconds of the server's calls
- * (thread CPU time, so a loaded machine inflates them little):
+ * (thread CPU time: time preempted is not counted, but a loaded machine's
+ * shared caches still slow them; compare with `openssl speed` run then):
  *   setup     SSL_new + two memory BIOs (lfe_stream_init_tls)
  *   flight1   the step answering ClientHello (ServerHello .. Finished:
  *             key share, signature, certificate)
@@ -21,8 +22,10 @@
  * BENCH_TLS_KEEP_BUFFERS=1: without SSL_MODE_RELEASE_BUFFERS.
  * BENCH_TLS_CLEAR_ALWAYS=1: ERR_clear_error() after each record's
  * WANT_READ even when nothing is queued (stream.c before clear_errors).
- * Run it under valgrind --tool=callgrind (iterations small) for the
- * function breakdown: a count a shared machine does not disturb.
+ * For the function breakdown, a count a shared machine does not disturb:
+ *   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=server_step \
+ *            bench_tls 4 ec          (or --toggle-collect='record*' ... record)
+ * (valgrind hides SHA-NI from OpenSSL: SHA-256's gain shows in CPU time only).
  */
 #include "dataplane/stream.h"
 #include "dataplane/tls.h"
