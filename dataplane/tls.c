@@ -338,7 +338,8 @@ static int set_policy(struct lfe_tls *t, const struct lfe_tls_opts *o, char *err
 		fail(err, errlen, "ciphers", o->ciphers, "no TLS 1.2 cipher in the list");
 		return -EINVAL;
 	}
-	if (set(o->ciphersuites) && SSL_CTX_set_ciphersuites(ctx, o->ciphersuites) != 1) {
+	if (SSL_CTX_set_ciphersuites(ctx, set(o->ciphersuites) ? o->ciphersuites
+				     : LFE_TLS_CIPHERSUITES_DEFAULT) != 1) {
 		fail(err, errlen, "ciphersuites", o->ciphersuites, "not a TLS 1.3 ciphersuite list");
 		return -EINVAL;
 	}

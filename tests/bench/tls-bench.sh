@@ -15,9 +15,14 @@
 #       handshake, bind, unbind, close; no resumption)
 #   full handshakes/s, RSA-2048 certificate
 #   resumed handshakes/s (session workload, --tls-resume: TLS 1.3 tickets)
+#   sessions/s in cleartext (the session rows' TCP and LDAP part, no TLS)
 # with ldapfe's busy µs per bind (worker busy cycles / binds, telemetry
 # around the generator's run; one bind per session, so for the session rows
-# it is the cost of a whole session). Certificates are made here with the
+# it is the cost of a whole session), and the busy share of the run of the
+# worker and of the generator (with its busy µs per bind): the side near
+# 100 % is the limit. Busy cycles are wall-clock TSC: on a loaded machine
+# they count the time a busy poll was preempted (tests/bench/bench_tls
+# gives the server's TLS costs in thread CPU time). Certificates are made here with the
 # openssl CLI. Needs root (a namespace). The machine's load is printed
 # before and after: on a shared machine the figures move with it.
 #
@@ -145,6 +150,11 @@ one() {
 	b1=$(telemetry)
 	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
 	LFE_PID=
+	if [[ ! -s $WORK/g.json ]]; then   # a run that produced nothing: one error, no figures
+		echo "  no report from ldapfe-gen: $(tail -2 "$WORK/gen.log" | tr '\n' ' ')" >&2
+		echo "0 0 1 0 0 0 0 0"
+		return
+	fi
 	"$PY" - "$WORK/g.json" "$b0" "$b1" "$wl" <<'PYEOF'
 import json, sys
 g = json.load(open(sys.argv[1]))
@@ -152,8 +162,13 @@ a = [int(x) for x in sys.argv[2].split()]; b = [int(x) for x in sys.argv[3].spli
 binds = max(b[1] - a[1], 1)
 t = g["tls"] or {}
 ops = g["sessions_per_s"] if sys.argv[4] == "session" else g["binds_per_s"]
-print("%.0f %.2f %d %d %d" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds, g["errors"]["total"],
-      t.get("handshakes_full", 0), t.get("handshakes_resumed", 0)))
+# Which side was the limit: the worker's and the generator's busy share
+# of the run (a side near 100 % is it; both well below: the machine).
+wall = g["tsc_hz"] * g["duration_s"]
+print("%.0f %.2f %d %d %d %.0f %.0f %.2f" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds,
+      g["errors"]["total"], t.get("handshakes_full", 0), t.get("handshakes_resumed", 0),
+      100.0 * (b[0] - a[0]) / wall, 100.0 * g["gen_busy_cycles"] / wall,
+      g["gen_busy_us_per_bind"]))
 PYEOF
 }
 
@@ -237,14 +252,15 @@ row() {
 	local res=() r line
 	for ((r = 1; r <= RUNS; r++)); do
 		line=$(one "$cert" "$wl" "$@")
-		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed: $line" >&2
+		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed worker% gen% gen_us/bind: $line" >&2
 		res+=("$line")
 	done
 	MED[$name]=$(printf '%s\n' "${res[@]}" | "$PY" -c '
 import sys, statistics
 r = [l.split() for l in sys.stdin if l.strip()]
-print("%.0f %.2f %d" % (statistics.median(float(x[0]) for x in r),
-      statistics.median(float(x[1]) for x in r), sum(int(x[2]) for x in r)))')
+print("%.0f %.2f %d %.0f %.0f %.2f" % (statistics.median(float(x[0]) for x in r),
+      statistics.median(float(x[1]) for x in r), sum(int(x[2]) for x in r),
+      *(statistics.median(float(x[i]) for x in r) for i in (5, 6, 7))))')
 }
 
 row clear ec persistent --dport 389
@@ -252,17 +268,20 @@ row tls ec persistent --tls --tls-version 1.3
 row full_ec ec session --tls --tls-version 1.3
 row full_rsa rsa session --tls --tls-version 1.3
 row resumed ec session --tls --tls-version 1.3 --tls-resume
+row clear_s ec session --dport 389
 
 echo "ldapfe 1 worker (CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif, $CONNS connections, rate max;"
 echo "median of $RUNS runs of $DUR s; busy µs per bind of the worker (per session in the session rows)"
-"$PY" - "${MED[clear]}" "${MED[tls]}" "${MED[full_ec]}" "${MED[full_rsa]}" "${MED[resumed]}" <<'PYEOF'
+"$PY" - "${MED[clear]}" "${MED[tls]}" "${MED[full_ec]}" "${MED[full_rsa]}" "${MED[resumed]}" "${MED[clear_s]}" <<'PYEOF'
 import sys
 rows = [x.split() for x in sys.argv[1:]]
 names = ["persistent binds/s, cleartext", "persistent binds/s, TLS 1.3",
          "full handshakes/s, ECDSA P-256 (session)", "full handshakes/s, RSA-2048 (session)",
-         "resumed handshakes/s, TLS 1.3 tickets (session)"]
+         "resumed handshakes/s, TLS 1.3 tickets (session)",
+         "sessions/s, cleartext (session: the TCP and LDAP part)"]
 for n, r in zip(names, rows):
-    print("%-48s %9s/s  busy %7s us  errors %s" % (n, r[0], r[1], r[2]))
+    print("%-48s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us)" %
+          (n, r[0], r[1], r[2], r[3], r[4], r[5]))
 print("%-48s %9.0f %%" % ("TLS / cleartext (persistent)", 100.0 * float(rows[1][0]) / max(float(rows[0][0]), 1)))
 PYEOF
 echo "load after: $(uptime)"

@@ -355,6 +355,27 @@ static void test_protocols(void)
 		SSL_SESSION_free(sess);
 		SSL_CTX_free(cc);
 	}
+	/* Unset ciphersuites: a client offering OpenSSL's default order
+	 * (AES-256-GCM-SHA384 first) gets AES-128-GCM-SHA256, the server's
+	 * first (LFE_TLS_CIPHERSUITES_DEFAULT); its own choice otherwise. */
+	struct lfe_tls_opts od = base();
+	struct lfe_tls *td = lfe_tls_new_opts(&od, NULL, err, sizeof err);
+	CHECK(td != NULL, "%s", err);
+	const char *offers[] = { NULL, "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384" };
+	const char *wants[] = { "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384" };
+	for (size_t i = 0; td && i < 2; i++) {
+		cc = client_ctx(TLS1_3_VERSION, TLS1_3_VERSION, NULL, NULL);
+		if (offers[i])
+			SSL_CTX_set_ciphersuites(cc, offers[i]);
+		SSL_SESSION *sess = NULL;
+		CHECK(handshake(lfe_tls_ctx(td), cc, NULL, &sess, &reused), "default suites handshake");
+		const char *name = sess ? SSL_CIPHER_get_name(SSL_SESSION_get0_cipher(sess)) : "";
+		CHECK(strcmp(name, wants[i]) == 0, "default suites, offer %s: got %s, want %s",
+		      offers[i] ? offers[i] : "OpenSSL's", name, wants[i]);
+		SSL_SESSION_free(sess);
+		SSL_CTX_free(cc);
+	}
+	lfe_tls_free(td);
 	char d[512];
 	lfe_tls_describe(t, d, sizeof d);
 	CHECK(strstr(d, "CN=server") && strstr(d, "serial 1234"), "describe: %s", d);
