@@ -47,6 +47,7 @@
 #include "gen/hist.h"
 #include "gen/opts.h"
 #include "gen/tlsc.h"
+#include "gen/tuples.h"
 #include "gen/pdu.h"
 #include "ldap/client.h"
 
@@ -90,7 +91,7 @@ static const char *const err_names[E_MAX] = {
 struct gconn {
 	struct lfe_tcp_conn *tc;
 	uint32_t idx;
-	uint32_t t_lo, t_n, t_cur;   /* its slice of the (address, port) tuples */
+	uint32_t t_cur;           /* its tuple in use (gen/tuples.h) */
 	uint8_t st, kind;
 	int32_t msgid;
 	uint32_t left;            /* binds still to make on this connection (mix) */
@@ -206,8 +207,7 @@ struct genrun {
 	struct gen *lc[LFE_GEN_MAX_LCORES];
 	struct rte_ring *handoff[LFE_GEN_MAX_LCORES];
 	uint32_t per_lcore;       /* connections per lcore (the last may have fewer) */
-	uint32_t tuple_per;       /* (address, port) tuples per connection */
-	uint32_t n_ports, n_ips, ip_lo;
+	struct lfe_gen_tuples tup;   /* each connection's (address, port) tuples */
 	int phase;                /* enum phase, atomic */
 	struct lfe_gen_dist dist;
 	struct lfe_gen_bindtab *bt;
@@ -535,35 +535,24 @@ static const struct lfe_tcp_ops gen_tcp_ops = {
 	.on_close = gen_on_close,
 };
 
-/* Tuple t of the run: source address and port. */
-static void tuple_of(const struct genrun *r, uint32_t t, uint32_t *ip, uint16_t *port)
-{
-	*ip = r->ip_lo + t / r->n_ports;
-	*port = (uint16_t)(r->o.sport_lo + t % r->n_ports);
-}
-
 /* The lcore that owns a segment addressed to (ip, port), or -1. */
 static int owner_of(const struct genrun *r, uint32_t ip, uint16_t port)
 {
-	if (ip < r->ip_lo || ip - r->ip_lo >= r->n_ips || port < r->o.sport_lo ||
-	    (uint32_t)(port - r->o.sport_lo) >= r->n_ports)
-		return -1;
-	uint64_t t = (uint64_t)(ip - r->ip_lo) * r->n_ports + (uint32_t)(port - r->o.sport_lo);
-	uint64_t ci = t / r->tuple_per;
-	if (ci >= r->o.conns)
-		return -1;
-	return (int)(ci / r->per_lcore);
+	int64_t ci = lfe_gen_tuple_conn(&r->tup, ip, port);
+	return ci < 0 ? -1 : (int)((uint64_t)ci / r->per_lcore);
 }
 
 static void do_connect(struct gen *g, struct gconn *c)
 {
 	int err = 0;
 
-	for (uint32_t tries = 0; tries < c->t_n; tries++) {
+	uint32_t per = g->run->tup.per;
+
+	for (uint32_t tries = 0; tries < per; tries++) {
 		uint32_t ip;
 		uint16_t sport;
-		tuple_of(g->run, c->t_lo + c->t_cur, &ip, &sport);
-		c->t_cur = c->t_cur + 1u == c->t_n ? 0 : c->t_cur + 1u;
+		lfe_gen_tuple(&g->run->tup, c->idx, c->t_cur, &ip, &sport);
+		c->t_cur = c->t_cur + 1u == per ? 0 : c->t_cur + 1u;
 		struct lfe_tcp_conn *tc = lfe_tcp_connect(g->tcp, ip, sport, g->o.dst_ip, g->o.dport,
 							  g->now_us, &err);
 		if (tc) {
@@ -1519,15 +1508,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	/* The (address, port) tuples, split evenly: connection i owns
-	 * tuples [i * per, (i + 1) * per); lcore j owns connections
+	/* The (address, port) tuples spread over the connections
+	 * (gen/tuples.h); lcore j owns connections
 	 * [j * per_lcore, (j + 1) * per_lcore). */
-	r->ip_lo = r->o.src_lo ? r->o.src_lo : r->o.src_ip;
-	r->n_ips = r->o.src_lo ? r->o.src_hi - r->o.src_lo + 1u : 1u;
-	r->n_ports = (uint32_t)(r->o.sport_hi - r->o.sport_lo) + 1u;
-	uint64_t tuples = (uint64_t)r->n_ips * r->n_ports;
-	uint64_t per = tuples / r->o.conns;
-	r->tuple_per = (uint32_t)(per > 65535 ? 65535 : per);
+	if (lfe_gen_tuples_init(&r->tup, r->o.src_lo ? r->o.src_lo : r->o.src_ip,
+				r->o.src_lo ? r->o.src_hi - r->o.src_lo + 1u : 1u, r->o.sport_lo, r->o.sport_hi,
+				r->o.conns) < 0) {
+		fprintf(stderr, "ldapfe-gen: fewer (address, port) pairs than connections\n");
+		goto out;
+	}
 	r->per_lcore = (r->o.conns + r->nl - 1u) / r->nl;
 	r->c = calloc(r->o.conns, sizeof(*r->c));
 	if (!r->c) {
@@ -1537,8 +1526,6 @@ int main(int argc, char **argv)
 	uint64_t pick = r->o.seed ? r->o.seed : 1;
 	for (uint32_t i = 0; i < r->o.conns; i++) {
 		r->c[i].idx = i;
-		r->c[i].t_lo = i * r->tuple_per;
-		r->c[i].t_n = r->tuple_per;
 		/* hold: which connections bind, fixed by the seed */
 		pick = pick * 6364136223846793005ull + 1442695040888963407ull;
 		r->c[i].binder = (double)(pick >> 11) * 0x1.0p-53 < r->o.bind_frac;
