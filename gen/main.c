@@ -12,7 +12,12 @@
  * af_packet fanout hashing differently) is handed over through a ring.
  * Each connection has at most one bind outstanding; N connections give the
  * concurrency. The hold workload opens N connections at --syn-rate, keeps
- * them, and binds on the --bind-frac of them at --rate. Every response is checked against what was asked (message
+ * them, and binds on the --bind-frac of them at --rate. The synflood
+ * workload opens nothing: it sends bare SYNs (options as Linux offers
+ * them) from every tuple of --src-ips × --sport-range in turn, at
+ * --syn-rate or as fast as the port takes them, never completes a
+ * handshake, and counts the SYN-ACKs (cookies, once the server's half-open
+ * budget is spent) and RSTs that come back. Every response is checked against what was asked (message
  * id, operation, result code 0 or 49 as the chosen user/password implies)
  * and mismatches are counted by kind. Latency is rdtsc from the moment the
  * bind is queued on the connection to the moment its response is decoded.
@@ -67,6 +72,9 @@
 #define DRAIN_MS 3000u
 #define CLOSE_MS 2000u
 #define MIX_MAX_BINDS 8u
+/* synflood: SYNs per poll at most, one rx burst's worth (the SYN-ACKs come
+ * back at the rate the SYNs leave). */
+#define FLOOD_BATCH BURST
 
 /* The signal handler can reach nothing else. */
 static volatile sig_atomic_t g_stop;
@@ -111,6 +119,7 @@ struct counters {
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
 	uint64_t busy_cycles;          /* polls that received or sent something */
 	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
+	uint64_t flood_syns, flood_synacks, flood_rsts;   /* synflood: sent, and answers back */
 };
 #define N_COUNTERS (sizeof(struct counters) / sizeof(uint64_t))
 _Static_assert(sizeof(struct counters) % sizeof(uint64_t) == 0, "counters are all uint64_t");
@@ -145,6 +154,7 @@ enum phase { PH_CONNECT = 0, PH_MEASURE = 1, PH_STOP = 2 };
  * phase decisions: written with relaxed atomic stores by the owner only. */
 struct pub {
 	uint64_t binds, sessions, errors, established, opened, connect_errs;
+	uint64_t syns, synacks;
 };
 
 struct genrun;
@@ -189,6 +199,7 @@ struct gen {
 	uint32_t n_wait;          /* binds outstanding */
 	uint32_t est_peak;
 	uint32_t close_cur;       /* paced close: next connection to close */
+	uint64_t flood_next;      /* synflood: next tuple number (gen/tuples.h) */
 	uint64_t next_pub;
 
 	struct counters ct;
@@ -616,12 +627,63 @@ static void refill(double *tokens, uint64_t *last, double per_tsc, double cap, u
 		*tokens = cap;
 }
 
+/* synflood: up to FLOOD_BATCH SYNs from the next tuples (each lcore
+ * takes every nl-th), paced by --syn-rate when given. Sequence numbers are
+ * random; the options are those a Linux client offers, so the server's
+ * cookies carry them. No state is kept: nothing here answers later. */
+static void flood(struct gen *g)
+{
+	uint32_t n = FLOOD_BATCH;
+
+	if (g->o.syn_rate > 0) {
+		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
+		n = g->syn_tokens < FLOOD_BATCH ? (uint32_t)g->syn_tokens : FLOOD_BATCH;
+		g->syn_tokens -= n;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct lfe_tcp_seg s = {
+			.raddr = g->o.dst_ip, .rport = g->o.dport, .seq = (uint32_t)rnd(g),
+			.win = 64240, .flags = LFE_TCP_SYN, .mss = 1460, .wscale = 7,
+			.opts = LFE_TCP_OPT_TS | LFE_TCP_OPT_SACK_PERM, .tsval = (uint32_t)(g->now_us / 1000u),
+		};
+		lfe_gen_tuple_at(&g->run->tup, g->flood_next, &s.laddr, &s.lport);
+		g->flood_next += g->run->nl;
+		if (gen_tx(g, &s) < 0)
+			break;
+		g->ct.flood_syns++;
+	}
+}
+
+/* synflood: what came back for a spoofed tuple. A SYN-ACK is counted and,
+ * with --flood-reply rst, answered with the RST a host that never sent
+ * the SYN would send (RFC 9293 3.10.7.1: seq = its ack). */
+static void flood_input(struct gen *g, const struct lfe_tcp_seg *s)
+{
+	if (s->flags & LFE_TCP_RST) {
+		g->ct.flood_rsts++;
+	} else if ((s->flags & (LFE_TCP_SYN | LFE_TCP_ACK)) == (LFE_TCP_SYN | LFE_TCP_ACK)) {
+		g->ct.flood_synacks++;
+		if (g->o.flood_rst) {
+			struct lfe_tcp_seg r = {
+				.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
+				.seq = s->ack, .flags = LFE_TCP_RST, .wscale = -1,
+			};
+			gen_tx(g, &r);
+		}
+	}
+}
+
 static void issue(struct gen *g)
 {
 	uint32_t i;
 
 	if (!g->have_peer)
 		return;     /* ARP first: a SYN now would only be dropped */
+	if (g->o.wl == LFE_WL_SYNFLOOD) {
+		if (g->measuring && !g->stopping)
+			flood(g);
+		return;
+	}
 	if (g->o.syn_rate > 0)
 		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
 	while (g->reconnect.n && !g->stopping) {
@@ -743,7 +805,9 @@ static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n, bool h
 			}
 		}
 		int kind = lfe_net_parse(f, m->data_len, &pkt);
-		if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
+		if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr) && g->o.wl == LFE_WL_SYNFLOOD)
+			flood_input(g, &pkt.seg);
+		else if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
 			lfe_tcp_input(g->tcp, &pkt.seg, g->now_us);
 		else if (kind == LFE_NET_ARP)
 			handle_arp(g, &pkt);
@@ -808,6 +872,8 @@ static void publish(struct gen *g)
 	__atomic_store_n(&g->pub.established, g->n_est, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.opened, g->ever_opened, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.connect_errs, g->ct.err[E_CONNECT], __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.syns, g->ct.flood_syns, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.synacks, g->ct.flood_synacks, __ATOMIC_RELAXED);
 }
 
 static void poll_pub(struct gen *g)
@@ -897,6 +963,19 @@ static uint64_t pub_sum(const struct genrun *r, size_t off)
  * sums the lcores published (at most 10 ms old) and lcore 0's percentiles. */
 static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_t *prev_sess, double dt)
 {
+	if (g->o.wl == LFE_WL_SYNFLOOD) {
+		/* The same two slots carry SYNs sent and SYN-ACKs back. */
+		if (dt < 1e-3)
+			dt = 1e-3;
+		publish(g);
+		uint64_t syns = PUB_SUM(g->run, syns), acks = PUB_SUM(g->run, synacks);
+		printf("ldapfe-gen: t=%.0fs syn/s=%.0f synack/s=%.0f\n", t, (double)(syns - *prev_binds) / dt,
+		       (double)(acks - *prev_sess) / dt);
+		*prev_binds = syns;
+		*prev_sess = acks;
+		return;
+	}
+
 	struct genrun *r = g->run;
 	const struct lfe_tcp_stats *ts = lfe_tcp_stats(g->tcp);
 	uint64_t binds, sess, errs, est;
@@ -923,7 +1002,8 @@ static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_
 
 static const char *wl_name(enum lfe_gen_workload w)
 {
-	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : w == LFE_WL_HOLD ? "hold" : "persistent";
+	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : w == LFE_WL_HOLD ? "hold" :
+	       w == LFE_WL_SYNFLOOD ? "synflood" : "persistent";
 }
 
 /* This process's resident memory in KiB (/proc/self/status), 0 if unknown. */
@@ -1017,6 +1097,11 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 				   "%u binding; generator RSS %" PRIu64 " KiB (%.0f B per connection)\n",
 				T->est, g->o.conns, T->est_peak, T->open_s, T->binders, T->rss_kib,
 				T->est_peak ? 1024.0 * (double)T->rss_kib / (double)T->est_peak : 0);
+		if (g->o.wl == LFE_WL_SYNFLOOD)
+			fprintf(f, "ldapfe-gen: synflood: SYNs sent %" PRIu64 " (%.0f/s), SYN-ACKs back %" PRIu64
+				   " (%.0f/s), RSTs back %" PRIu64 ", tx drops %" PRIu64 "\n",
+				c->flood_syns, (double)c->flood_syns / secs, c->flood_synacks,
+				(double)c->flood_synacks / secs, c->flood_rsts, c->tx_drops);
 		fprintf(f, "ldapfe-gen: errors %" PRIu64 ":", errors_total(c));
 		for (unsigned k = 0; k < E_MAX; k++)
 			fprintf(f, " %s=%" PRIu64, err_names[k], c->err[k]);
@@ -1064,6 +1149,11 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 		fprintf(f, "  \"hold\": {\"target\": %u, \"established\": %" PRIu64 ", \"established_peak\": %"
 			   PRIu64 ", \"open_s\": %.3f, \"binders\": %u},\n",
 			g->o.conns, T->est, T->est_peak, T->open_s, T->binders);
+	if (g->o.wl == LFE_WL_SYNFLOOD)
+		fprintf(f, "  \"synflood\": {\"syns\": %" PRIu64 ", \"syns_per_s\": %.1f, \"synacks\": %" PRIu64
+			   ", \"synacks_per_s\": %.1f, \"rsts\": %" PRIu64 ", \"reply\": \"%s\"},\n",
+			c->flood_syns, (double)c->flood_syns / secs, c->flood_synacks,
+			(double)c->flood_synacks / secs, c->flood_rsts, g->o.flood_rst ? "rst" : "none");
 	fprintf(f, "  \"gen_rss_kib\": %" PRIu64 ",\n", T->rss_kib);
 	fprintf(f, "  \"latency_us\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"max\": %.2f, "
 		   "\"mean\": %.2f, \"count\": %" PRIu64 "},\n", p50, p99, p999, mx, mean, T->lat.count);
@@ -1284,7 +1374,7 @@ static int run(struct genrun *r)
 		}
 		if (last_n == 0 && PUB_SUM(r, established) == 0)
 			status = 2;
-	} else {
+	} else if (g->o.wl != LFE_WL_SYNFLOOD) {
 		uint64_t end = t0 + g->hz / 1000u * g->o.connect_timeout_ms;
 		while (opened_all(r) == 0 && PUB_SUM(r, connect_errs) < g->o.conns && g->now_tsc < end && !g_stop)
 			poll_pub(g);
@@ -1383,6 +1473,7 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 	g->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / g->hz);
 	g->rng = (g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull) + j * 0x632be59bd9b4e019ull;
 	g->next_hop = g->o.gateway ? g->o.gateway : g->o.dst_ip;
+	g->flood_next = j;
 	g->shares = g->o.wrong_pct + g->o.unknown_pct > 0;
 	g->dist = &r->dist;
 	g->bt = r->bt;

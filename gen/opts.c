@@ -14,7 +14,8 @@
 
 const char *const lfe_gen_usage =
 	"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B\n"
-	"       [--gateway G] [--dport 389] [--workload persistent|session|mix|hold] [--conns N]\n"
+	"       [--gateway G] [--dport 389] [--workload persistent|session|mix|hold|synflood]\n"
+	"       [--conns N]"
 	"       [--users N] [--user-base N] [--user-fmt FMT] [--password-fmt FMT]\n"
 	"       [--wrong-pct P] [--unknown-pct P] [--rate R|max] [--duration S]\n"
 	"       [--binds-per-conn N] [--dist uniform|zipf:S]\n"
@@ -22,7 +23,9 @@ const char *const lfe_gen_usage =
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
 	"       [--src-ips A-B|A/len] [--syn-rate R] [--bind-frac F] [--lcores N]\n"
 	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
-	"        [--tls-resume[=slot|shared]]]\n";
+	"        [--tls-resume[=slot|shared]]] [--flood-reply none|rst]\n"
+	"synflood: SYNs from --src-ips x --sport-range at --syn-rate (default: as fast as\n"
+	"the port takes them), never completed; SYN-ACKs and RSTs back are counted.\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -105,7 +108,7 @@ enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
 	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS, O_DIST, O_SRCS, O_SYNRATE,
-	O_BFRAC, O_LCORES,
+	O_BFRAC, O_LCORES, O_FLOODREPLY,
 };
 
 /* "A-B" or "A/len" (the host addresses of the prefix). */
@@ -170,12 +173,13 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "syn-rate", required_argument, NULL, O_SYNRATE },
 		{ "bind-frac", required_argument, NULL, O_BFRAC },
 		{ "lcores", required_argument, NULL, O_LCORES },
+		{ "flood-reply", required_argument, NULL, O_FLOODREPLY },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
 	bool have_dport = false, have_tls_sub = false;
-	bool have_syn = false, have_bfrac = false;
+	bool have_syn = false, have_bfrac = false, have_freply = false;
 	uint32_t v;
 	int c;
 
@@ -218,8 +222,10 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 				o->wl = LFE_WL_MIX;
 			else if (strcmp(a, "hold") == 0)
 				o->wl = LFE_WL_HOLD;
+			else if (strcmp(a, "synflood") == 0)
+				o->wl = LFE_WL_SYNFLOOD;
 			else
-				return errf(err, errlen, "--workload: \"%s\": persistent, session, mix or hold", a);
+				return errf(err, errlen, "--workload: \"%s\": persistent, session, mix, hold or synflood", a);
 			break;
 		case O_CONNS:
 			if (parse_u32(a, 1, LFE_GEN_MAX_CONNS, &o->conns) < 0)
@@ -342,6 +348,15 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 			if (parse_u32(a, 1, LFE_GEN_MAX_LCORES, &o->lcores) < 0)
 				return errf(err, errlen, "--lcores: \"%s\": 1..%u", a, LFE_GEN_MAX_LCORES);
 			break;
+		case O_FLOODREPLY:
+			if (strcmp(a, "none") == 0)
+				o->flood_rst = false;
+			else if (strcmp(a, "rst") == 0)
+				o->flood_rst = true;
+			else
+				return errf(err, errlen, "--flood-reply: \"%s\": none or rst", a);
+			have_freply = true;
+			break;
 		case O_QUIET:
 			o->quiet = true;
 			break;
@@ -428,6 +443,10 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 	} else if (have_bfrac) {
 		return errf(err, errlen, "--bind-frac is for --workload hold");
 	}
+	if (have_freply && o->wl != LFE_WL_SYNFLOOD)
+		return errf(err, errlen, "--flood-reply is for --workload synflood");
+	if (o->wl == LFE_WL_SYNFLOOD && (o->tls || o->starttls))
+		return errf(err, errlen, "--workload synflood sends SYNs only: no --tls/--starttls");
 	if (o->lcores > o->conns)
 		return errf(err, errlen, "--lcores exceeds --conns");
 	if (o->lcores > 1 && (o->tls || o->starttls))

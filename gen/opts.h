@@ -13,6 +13,7 @@ enum lfe_gen_workload {
 	LFE_WL_SESSION = 1,      /* connect, bind, unbind, close, repeat */
 	LFE_WL_MIX = 2,          /* 1..8 binds per connection, wrong/unknown shares */
 	LFE_WL_HOLD = 3,         /* open N connections and hold them; a fraction binds */
+	LFE_WL_SYNFLOOD = 4,     /* SYNs from every source tuple, never completed */
 };
 
 /* Most connections one run may hold (all lcores together). */
@@ -65,6 +66,7 @@ struct lfe_gen_opts {
 	double syn_rate;         /* connections opened per second; 0 = unpaced */
 	double bind_frac;        /* hold: share of connections that bind (0..1) */
 	uint32_t lcores;         /* generator lcores, each with its own queue pair */
+	bool flood_rst;          /* synflood: answer each SYN-ACK with RST (default: nothing) */
 };
 
 /* Defaults for everything optional (wrong/unknown shares depend on the

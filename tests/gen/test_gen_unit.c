@@ -561,6 +561,12 @@ static void test_opts(void)
 		{ BASE "--tls=yes", -EINVAL },
 		{ BASE "--starttls --tls-resume --workload session", 0 },
 		{ BASE "--starttls=1", -EINVAL },
+		{ BASE "--workload synflood --src-ips 10.0.0.64-10.0.0.127", 0 },
+		{ BASE "--workload synflood --syn-rate 100000 --flood-reply rst", 0 },
+		{ BASE "--workload synflood --flood-reply none", 0 },
+		{ BASE "--workload synflood --flood-reply ack", -EINVAL },
+		{ BASE "--flood-reply rst", -EINVAL },            /* synflood only */
+		{ BASE "--workload synflood --tls", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct lfe_gen_opts o;
@@ -584,6 +590,10 @@ static void test_opts(void)
 	CHECK(parse_line(BASE "--workload hold --src-ips 10.0.0.64/26", &o, err, sizeof(err)) == 0 &&
 	      o.wl == LFE_WL_HOLD && o.src_lo == 0x0a000041 && o.src_hi == 0x0a00007e && o.syn_rate == 20000 &&
 	      o.bind_frac == 0.1 && o.lcores == 1, "hold defaults, prefix range without network/broadcast");
+	CHECK(parse_line(BASE "--workload synflood", &o, err, sizeof(err)) == 0 && o.wl == LFE_WL_SYNFLOOD &&
+	      o.syn_rate == 0 && !o.flood_rst, "synflood: unpaced, no reply by default");
+	CHECK(parse_line(BASE "--workload synflood --flood-reply rst --syn-rate 5e4", &o, err, sizeof(err)) == 0 &&
+	      o.flood_rst && o.syn_rate == 50000, "synflood fields");
 	CHECK(parse_line(BASE "--workload persistent", &o, err, sizeof(err)) == 0 && o.syn_rate == 0,
 	      "no SYN pacing unless asked outside hold");
 	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");

@@ -216,6 +216,22 @@ EOF
 
 lfe_dn() { echo "uid=$1,ou=people,$LFE_SUFFIX"; }
 
+# lfe_dump FILE COUNT FILTER: tcpdump -v on the client's veth, COUNT packets
+# matching FILTER into FILE (at most 40 s); returns once it listens
+# (bounded), its PID in $LFE_DUMP_PID (also in LFE_EXTRA_PIDS).
+lfe_dump() {
+	: > "$1.err"
+	lfe_cli timeout 40 tcpdump -i veth0 -nn -v -c "$2" "$3" > "$1" 2> "$1.err" &
+	LFE_DUMP_PID=$!
+	LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $LFE_DUMP_PID"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q listening "$1.err" && return 0
+		sleep 0.1
+	done
+	lfe_fail "tcpdump did not start"
+}
+
 # ---- TLS test PKI (openssl CLI; keys made here, none committed) ----
 # lfe_pki: a CA in $LFE_PKI (ca.crt/ca.key), a server certificate for
 # $LFE_SADDR (srv.crt/srv.key, serial 0x1001), a client certificate it
