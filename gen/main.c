@@ -12,12 +12,13 @@
  * af_packet fanout hashing differently) is handed over through a ring.
  * Each connection has at most one bind outstanding; N connections give the
  * concurrency. The hold workload opens N connections at --syn-rate, keeps
- * them, and binds on the --bind-frac of them at --rate. The synflood
- * workload opens nothing: it sends bare SYNs (options as Linux offers
- * them) from every tuple of --src-ips × --sport-range in turn, at
- * --syn-rate or as fast as the port takes them, never completes a
- * handshake, and counts the SYN-ACKs (cookies, once the server's half-open
- * budget is spent) and RSTs that come back. Every response is checked against what was asked (message
+ * them, and binds on the --bind-frac of them at --rate. A SYN flood
+ * (--workload synflood alone, or --flood-ips beside any workload, on the
+ * same lcores) sends bare SYNs (options as Linux offers them) from every
+ * tuple of the flood's addresses × --sport-range in turn, at --flood-rate
+ * or as fast as the port takes them, never completes a handshake, and
+ * counts the SYN-ACKs (cookies, once the server's half-open budget is
+ * spent) and RSTs that come back. Every response is checked against what was asked (message
  * id, operation, result code 0 or 49 as the chosen user/password implies)
  * and mismatches are counted by kind. Latency is rdtsc from the moment the
  * bind is queued on the connection to the moment its response is decoded.
@@ -119,7 +120,8 @@ struct counters {
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
 	uint64_t busy_cycles;          /* polls that received or sent something */
 	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
-	uint64_t flood_syns, flood_synacks, flood_rsts;   /* synflood: sent, and answers back */
+	/* the flood: SYNs the port took, SYNs it refused (ring full), answers back */
+	uint64_t flood_syns, flood_tx_drops, flood_synacks, flood_rsts;
 };
 #define N_COUNTERS (sizeof(struct counters) / sizeof(uint64_t))
 _Static_assert(sizeof(struct counters) % sizeof(uint64_t) == 0, "counters are all uint64_t");
@@ -199,7 +201,9 @@ struct gen {
 	uint32_t n_wait;          /* binds outstanding */
 	uint32_t est_peak;
 	uint32_t close_cur;       /* paced close: next connection to close */
-	uint64_t flood_next;      /* synflood: next tuple number (gen/tuples.h) */
+	uint64_t flood_next;      /* flood: next tuple number (gen/tuples.h) */
+	double flood_tokens, flood_per_tsc, flood_cap;
+	uint64_t flood_last;
 	uint64_t next_pub;
 
 	struct counters ct;
@@ -219,6 +223,7 @@ struct genrun {
 	struct rte_ring *handoff[LFE_GEN_MAX_LCORES];
 	uint32_t per_lcore;       /* connections per lcore (the last may have fewer) */
 	struct lfe_gen_tuples tup;   /* each connection's (address, port) tuples */
+	struct lfe_gen_tuples ftup;  /* the flood's tuples (when o.flood_lo) */
 	int phase;                /* enum phase, atomic */
 	struct lfe_gen_dist dist;
 	struct lfe_gen_bindtab *bt;
@@ -627,18 +632,21 @@ static void refill(double *tokens, uint64_t *last, double per_tsc, double cap, u
 		*tokens = cap;
 }
 
-/* synflood: up to FLOOD_BATCH SYNs from the next tuples (each lcore
- * takes every nl-th), paced by --syn-rate when given. Sequence numbers are
- * random; the options are those a Linux client offers, so the server's
+/* The flood: up to FLOOD_BATCH SYNs from the next tuples (each lcore
+ * takes every nl-th), paced by --flood-rate when given, in a tx burst of
+ * their own after the poll's other frames (the workload's frames are never
+ * refused for ring room the flood took in the same poll). Sequence numbers
+ * are random; the options are those a Linux client offers, so the server's
  * cookies carry them. No state is kept: nothing here answers later. */
 static void flood(struct gen *g)
 {
-	uint32_t n = FLOOD_BATCH;
+	struct rte_mbuf *m[FLOOD_BATCH];
+	uint32_t n = FLOOD_BATCH, built = 0;
 
-	if (g->o.syn_rate > 0) {
-		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
-		n = g->syn_tokens < FLOOD_BATCH ? (uint32_t)g->syn_tokens : FLOOD_BATCH;
-		g->syn_tokens -= n;
+	if (g->o.flood_rate > 0) {
+		refill(&g->flood_tokens, &g->flood_last, g->flood_per_tsc, g->flood_cap, g->now_tsc);
+		n = g->flood_tokens < FLOOD_BATCH ? (uint32_t)g->flood_tokens : FLOOD_BATCH;
+		g->flood_tokens -= n;
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct lfe_tcp_seg s = {
@@ -646,15 +654,27 @@ static void flood(struct gen *g)
 			.win = 64240, .flags = LFE_TCP_SYN, .mss = 1460, .wscale = 7,
 			.opts = LFE_TCP_OPT_TS | LFE_TCP_OPT_SACK_PERM, .tsval = (uint32_t)(g->now_us / 1000u),
 		};
-		lfe_gen_tuple_at(&g->run->tup, g->flood_next, &s.laddr, &s.lport);
+		lfe_gen_tuple_at(&g->run->ftup, g->flood_next, &s.laddr, &s.lport);
 		g->flood_next += g->run->nl;
-		if (gen_tx(g, &s) < 0)
+		if (!(m[built] = rte_pktmbuf_alloc(g->pool)))
 			break;
-		g->ct.flood_syns++;
+		ssize_t len = lfe_net_build_tcp(rte_pktmbuf_mtod(m[built], uint8_t *),
+						rte_pktmbuf_tailroom(m[built]), g->peer_mac, g->mac, &s, g->ip_id++);
+		if (len < 0) {
+			rte_pktmbuf_free(m[built]);
+			break;
+		}
+		m[built]->data_len = m[built]->pkt_len = (uint32_t)len;
+		built++;
 	}
+	uint16_t sent = built ? rte_eth_tx_burst(g->port_id, g->q, m, (uint16_t)built) : 0;
+	g->ct.flood_syns += sent;
+	g->ct.flood_tx_drops += built - sent;
+	if (sent < built)
+		rte_pktmbuf_free_bulk(&m[sent], built - sent);
 }
 
-/* synflood: what came back for a spoofed tuple. A SYN-ACK is counted and,
+/* The flood: what came back for one of its tuples. A SYN-ACK is counted and,
  * with --flood-reply rst, answered with the RST a host that never sent
  * the SYN would send (RFC 9293 3.10.7.1: seq = its ack). */
 static void flood_input(struct gen *g, const struct lfe_tcp_seg *s)
@@ -679,11 +699,8 @@ static void issue(struct gen *g)
 
 	if (!g->have_peer)
 		return;     /* ARP first: a SYN now would only be dropped */
-	if (g->o.wl == LFE_WL_SYNFLOOD) {
-		if (g->measuring && !g->stopping)
-			flood(g);
-		return;
-	}
+	if (g->o.wl == LFE_WL_SYNFLOOD)
+		return;    /* the flood leaves from poll_once */
 	if (g->o.syn_rate > 0)
 		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
 	while (g->reconnect.n && !g->stopping) {
@@ -718,9 +735,15 @@ static void issue(struct gen *g)
 	}
 }
 
+static bool is_flood_ip(const struct gen *g, uint32_t ip)
+{
+	return g->o.flood_lo && ip >= g->o.flood_lo && ip <= g->o.flood_hi;
+}
+
 static bool is_our_ip(const struct gen *g, uint32_t ip)
 {
-	return ip == g->o.src_ip || (g->o.src_lo && ip >= g->o.src_lo && ip <= g->o.src_hi);
+	return ip == g->o.src_ip || (g->o.src_lo && ip >= g->o.src_lo && ip <= g->o.src_hi) ||
+	       is_flood_ip(g, ip);
 }
 
 /* An ARP frame from `spa` asking `tpa` (op 1) or answering (op 2). */
@@ -805,7 +828,7 @@ static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n, bool h
 			}
 		}
 		int kind = lfe_net_parse(f, m->data_len, &pkt);
-		if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr) && g->o.wl == LFE_WL_SYNFLOOD)
+		if (kind == LFE_NET_TCP && is_flood_ip(g, pkt.daddr))
 			flood_input(g, &pkt.seg);
 		else if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
 			lfe_tcp_input(g->tcp, &pkt.seg, g->now_us);
@@ -844,6 +867,8 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	lfe_tcp_flush(g->tcp, g->now_us);
 	lfe_tcp_timers(g->tcp, g->now_us);
 	tx_flush(g);
+	if (g->o.flood_lo && g->measuring && !g->stopping && g->have_peer)
+		flood(g);
 	/* Busy: the turn received or sent something (what the daemon's worker
 	 * counts as busy too), so busy cycles per bind compare across sides. */
 	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0)
@@ -1097,11 +1122,11 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 				   "%u binding; generator RSS %" PRIu64 " KiB (%.0f B per connection)\n",
 				T->est, g->o.conns, T->est_peak, T->open_s, T->binders, T->rss_kib,
 				T->est_peak ? 1024.0 * (double)T->rss_kib / (double)T->est_peak : 0);
-		if (g->o.wl == LFE_WL_SYNFLOOD)
-			fprintf(f, "ldapfe-gen: synflood: SYNs sent %" PRIu64 " (%.0f/s), SYN-ACKs back %" PRIu64
-				   " (%.0f/s), RSTs back %" PRIu64 ", tx drops %" PRIu64 "\n",
-				c->flood_syns, (double)c->flood_syns / secs, c->flood_synacks,
-				(double)c->flood_synacks / secs, c->flood_rsts, c->tx_drops);
+		if (g->o.flood_lo)
+			fprintf(f, "ldapfe-gen: synflood: SYNs sent %" PRIu64 " (%.0f/s; %" PRIu64 " more refused by "
+				   "a full tx ring), SYN-ACKs back %" PRIu64 " (%.0f/s), RSTs back %" PRIu64 "\n",
+				c->flood_syns, (double)c->flood_syns / secs, c->flood_tx_drops, c->flood_synacks,
+				(double)c->flood_synacks / secs, c->flood_rsts);
 		fprintf(f, "ldapfe-gen: errors %" PRIu64 ":", errors_total(c));
 		for (unsigned k = 0; k < E_MAX; k++)
 			fprintf(f, " %s=%" PRIu64, err_names[k], c->err[k]);
@@ -1149,10 +1174,11 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 		fprintf(f, "  \"hold\": {\"target\": %u, \"established\": %" PRIu64 ", \"established_peak\": %"
 			   PRIu64 ", \"open_s\": %.3f, \"binders\": %u},\n",
 			g->o.conns, T->est, T->est_peak, T->open_s, T->binders);
-	if (g->o.wl == LFE_WL_SYNFLOOD)
-		fprintf(f, "  \"synflood\": {\"syns\": %" PRIu64 ", \"syns_per_s\": %.1f, \"synacks\": %" PRIu64
-			   ", \"synacks_per_s\": %.1f, \"rsts\": %" PRIu64 ", \"reply\": \"%s\"},\n",
-			c->flood_syns, (double)c->flood_syns / secs, c->flood_synacks,
+	if (g->o.flood_lo)
+		fprintf(f, "  \"synflood\": {\"syns\": %" PRIu64 ", \"syns_per_s\": %.1f, \"tx_refused\": %" PRIu64
+			   ", \"synacks\": %" PRIu64 ", \"synacks_per_s\": %.1f, \"rsts\": %" PRIu64
+			   ", \"reply\": \"%s\"},\n",
+			c->flood_syns, (double)c->flood_syns / secs, c->flood_tx_drops, c->flood_synacks,
 			(double)c->flood_synacks / secs, c->flood_rsts, g->o.flood_rst ? "rst" : "none");
 	fprintf(f, "  \"gen_rss_kib\": %" PRIu64 ",\n", T->rss_kib);
 	fprintf(f, "  \"latency_us\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"max\": %.2f, "
@@ -1275,17 +1301,21 @@ static uint64_t opened_all(const struct genrun *r)
 
 /* Tell the server every source address of ours (an ARP request from each,
  * as a host's kernel would send): it learns them without asking back. */
-static void announce(struct gen *g)
+static void announce_range(struct gen *g, uint32_t lo, uint32_t hi)
 {
-	if (!g->o.src_lo)
-		return;
-	uint32_t n = g->o.src_hi - g->o.src_lo + 1u;
-	for (uint32_t i = 0; i < n && i < 4096u; i++) {
-		send_arp(g, 1, bcast, zero_mac, g->o.src_lo + i, g->next_hop);
+	for (uint32_t i = 0; lo && i <= hi - lo && i < 4096u; i++) {
+		send_arp(g, 1, bcast, zero_mac, lo + i, g->next_hop);
 		if (g->ntx >= TXBUF / 2)
 			tx_flush(g);
 	}
 	tx_flush(g);
+}
+
+static void announce(struct gen *g)
+{
+	announce_range(g, g->o.src_lo, g->o.src_hi);
+	if (g->o.flood_lo != g->o.src_lo)
+		announce_range(g, g->o.flood_lo, g->o.flood_hi);
 }
 
 static int run(struct genrun *r)
@@ -1474,6 +1504,11 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 	g->rng = (g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull) + j * 0x632be59bd9b4e019ull;
 	g->next_hop = g->o.gateway ? g->o.gateway : g->o.dst_ip;
 	g->flood_next = j;
+	if (g->o.flood_rate > 0) {
+		double rate = g->o.flood_rate / r->nl;
+		g->flood_per_tsc = rate / (double)g->hz;
+		g->flood_cap = fmax(1.0, rate / 100.0);   /* bursts of at most 10 ms */
+	}
 	g->shares = g->o.wrong_pct + g->o.unknown_pct > 0;
 	g->dist = &r->dist;
 	g->bt = r->bt;
@@ -1606,6 +1641,11 @@ int main(int argc, char **argv)
 				r->o.src_lo ? r->o.src_hi - r->o.src_lo + 1u : 1u, r->o.sport_lo, r->o.sport_hi,
 				r->o.conns) < 0) {
 		fprintf(stderr, "ldapfe-gen: fewer (address, port) pairs than connections\n");
+		goto out;
+	}
+	if (r->o.flood_lo && lfe_gen_tuples_init(&r->ftup, r->o.flood_lo, r->o.flood_hi - r->o.flood_lo + 1u,
+						 r->o.sport_lo, r->o.sport_hi, 1) < 0) {
+		fprintf(stderr, "ldapfe-gen: --flood-ips: no tuples\n");
 		goto out;
 	}
 	r->per_lcore = (r->o.conns + r->nl - 1u) / r->nl;

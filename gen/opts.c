@@ -23,9 +23,12 @@ const char *const lfe_gen_usage =
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
 	"       [--src-ips A-B|A/len] [--syn-rate R] [--bind-frac F] [--lcores N]\n"
 	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
-	"        [--tls-resume[=slot|shared]]] [--flood-reply none|rst]\n"
-	"synflood: SYNs from --src-ips x --sport-range at --syn-rate (default: as fast as\n"
-	"the port takes them), never completed; SYN-ACKs and RSTs back are counted.\n";
+	"        [--tls-resume[=slot|shared]]]\n"
+	"       [--flood-ips A-B|A/len] [--flood-rate R|max] [--flood-reply none|rst]\n"
+	"A SYN flood: SYNs from --flood-ips x --sport-range at --flood-rate (default max:\n"
+	"as fast as the port takes them), never completed; SYN-ACKs and RSTs back are\n"
+	"counted. --flood-ips adds it to any workload (same lcores); --workload synflood\n"
+	"floods only (sources: --flood-ips, else --src-ips, else --src-ip).\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -108,7 +111,7 @@ enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
 	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS, O_DIST, O_SRCS, O_SYNRATE,
-	O_BFRAC, O_LCORES, O_FLOODREPLY,
+	O_BFRAC, O_LCORES, O_FLOODREPLY, O_FLOODIPS, O_FLOODRATE,
 };
 
 /* "A-B" or "A/len" (the host addresses of the prefix). */
@@ -174,12 +177,14 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "bind-frac", required_argument, NULL, O_BFRAC },
 		{ "lcores", required_argument, NULL, O_LCORES },
 		{ "flood-reply", required_argument, NULL, O_FLOODREPLY },
+		{ "flood-ips", required_argument, NULL, O_FLOODIPS },
+		{ "flood-rate", required_argument, NULL, O_FLOODRATE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
 	bool have_dport = false, have_tls_sub = false;
-	bool have_syn = false, have_bfrac = false, have_freply = false;
+	bool have_syn = false, have_bfrac = false, have_freply = false, have_frate = false;
 	uint32_t v;
 	int c;
 
@@ -330,6 +335,19 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 				return errf(err, errlen,
 					    "--src-ips: \"%s\": want A-B or A/len (len >= 8), at most 65536 addresses", a);
 			break;
+		case O_FLOODIPS:
+			if (parse_ip_range(a, &o->flood_lo, &o->flood_hi) < 0 || o->flood_lo == 0 ||
+			    o->flood_hi - o->flood_lo >= 65536u)
+				return errf(err, errlen,
+					    "--flood-ips: \"%s\": want A-B or A/len (len >= 8), at most 65536 addresses", a);
+			break;
+		case O_FLOODRATE:
+			if (strcmp(a, "max") == 0)
+				o->flood_rate = 0;
+			else if (parse_pos_double(a, &o->flood_rate) < 0)
+				return errf(err, errlen, "--flood-rate: \"%s\": SYNs per second (> 0) or max", a);
+			have_frate = true;
+			break;
 		case O_SYNRATE:
 			if (parse_pos_double(a, &o->syn_rate) < 0)
 				return errf(err, errlen, "--syn-rate: \"%s\": connections per second (> 0)", a);
@@ -443,10 +461,30 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 	} else if (have_bfrac) {
 		return errf(err, errlen, "--bind-frac is for --workload hold");
 	}
-	if (have_freply && o->wl != LFE_WL_SYNFLOOD)
-		return errf(err, errlen, "--flood-reply is for --workload synflood");
-	if (o->wl == LFE_WL_SYNFLOOD && (o->tls || o->starttls))
-		return errf(err, errlen, "--workload synflood sends SYNs only: no --tls/--starttls");
+	if (o->wl == LFE_WL_SYNFLOOD) {
+		if (o->tls || o->starttls)
+			return errf(err, errlen, "--workload synflood sends SYNs only: no --tls/--starttls");
+		if (have_syn)
+			return errf(err, errlen, "--workload synflood: its rate is --flood-rate");
+		if (!o->flood_lo) {
+			o->flood_lo = o->src_lo ? o->src_lo : o->src_ip;
+			o->flood_hi = o->src_lo ? o->src_hi : o->src_ip;
+		}
+	} else if (o->flood_lo) {
+		/* Beside a workload: sources of their own, never the workload's. */
+		uint32_t lo = o->src_lo ? o->src_lo : o->src_ip, hi = o->src_lo ? o->src_hi : o->src_ip;
+		if (o->flood_lo <= hi && lo <= o->flood_hi)
+			return errf(err, errlen, "--flood-ips overlaps --src-ip/--src-ips");
+	} else if (have_freply || have_frate) {
+		return errf(err, errlen, "--flood-rate and --flood-reply need --flood-ips or --workload synflood");
+	}
+	if (o->flood_lo) {
+		if ((o->flood_lo & mask) != (o->src_ip & mask) || (o->flood_hi & mask) != (o->src_ip & mask))
+			return errf(err, errlen, "--flood-ips must lie inside --src-ip's subnet");
+		if ((o->dst_ip >= o->flood_lo && o->dst_ip <= o->flood_hi) ||
+		    (o->gateway >= o->flood_lo && o->gateway <= o->flood_hi))
+			return errf(err, errlen, "--flood-ips includes the server or the gateway");
+	}
 	if (o->lcores > o->conns)
 		return errf(err, errlen, "--lcores exceeds --conns");
 	if (o->lcores > 1 && (o->tls || o->starttls))

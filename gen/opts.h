@@ -66,7 +66,12 @@ struct lfe_gen_opts {
 	double syn_rate;         /* connections opened per second; 0 = unpaced */
 	double bind_frac;        /* hold: share of connections that bind (0..1) */
 	uint32_t lcores;         /* generator lcores, each with its own queue pair */
-	bool flood_rst;          /* synflood: answer each SYN-ACK with RST (default: nothing) */
+	/* SYN flood (--workload synflood, or --flood-ips beside any workload):
+	 * source addresses (host order, inclusive; 0: no flood), SYNs per
+	 * second (0 = max), and whether each SYN-ACK is answered with RST. */
+	uint32_t flood_lo, flood_hi;
+	double flood_rate;
+	bool flood_rst;
 };
 
 /* Defaults for everything optional (wrong/unknown shares depend on the

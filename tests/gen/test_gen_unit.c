@@ -562,7 +562,15 @@ static void test_opts(void)
 		{ BASE "--starttls --tls-resume --workload session", 0 },
 		{ BASE "--starttls=1", -EINVAL },
 		{ BASE "--workload synflood --src-ips 10.0.0.64-10.0.0.127", 0 },
-		{ BASE "--workload synflood --syn-rate 100000 --flood-reply rst", 0 },
+		{ BASE "--workload synflood --flood-rate 100000 --flood-reply rst", 0 },
+		{ BASE "--workload synflood --syn-rate 100000", -EINVAL },   /* its rate is --flood-rate */
+		{ BASE "--workload session --flood-ips 10.0.0.64-10.0.0.127 --flood-rate max", 0 },
+		{ BASE "--src-ips 10.0.0.100-10.0.0.131 --flood-ips 10.0.0.64-10.0.0.127", -EINVAL },   /* overlap */
+		{ BASE "--flood-ips 10.0.0.2-10.0.0.9", -EINVAL },   /* holds --src-ip */
+		{ BASE "--flood-ips 10.0.0.1/24", -EINVAL },          /* holds the server */
+		{ BASE "--flood-ips 10.0.1.64-10.0.1.127", -EINVAL }, /* off the subnet */
+		{ BASE "--flood-rate 5000", -EINVAL },                /* no flood asked */
+		{ BASE "--flood-ips 10.0.0.64/26 --flood-rate 0", -EINVAL },
 		{ BASE "--workload synflood --flood-reply none", 0 },
 		{ BASE "--workload synflood --flood-reply ack", -EINVAL },
 		{ BASE "--flood-reply rst", -EINVAL },            /* synflood only */
@@ -591,9 +599,14 @@ static void test_opts(void)
 	      o.wl == LFE_WL_HOLD && o.src_lo == 0x0a000041 && o.src_hi == 0x0a00007e && o.syn_rate == 20000 &&
 	      o.bind_frac == 0.1 && o.lcores == 1, "hold defaults, prefix range without network/broadcast");
 	CHECK(parse_line(BASE "--workload synflood", &o, err, sizeof(err)) == 0 && o.wl == LFE_WL_SYNFLOOD &&
-	      o.syn_rate == 0 && !o.flood_rst, "synflood: unpaced, no reply by default");
-	CHECK(parse_line(BASE "--workload synflood --flood-reply rst --syn-rate 5e4", &o, err, sizeof(err)) == 0 &&
-	      o.flood_rst && o.syn_rate == 50000, "synflood fields");
+	      o.flood_rate == 0 && !o.flood_rst && o.flood_lo == 0x0a000002 && o.flood_hi == 0x0a000002,
+	      "synflood: unpaced, no reply, from --src-ip by default");
+	CHECK(parse_line(BASE "--workload synflood --flood-reply rst --flood-rate 5e4 --src-ips 10.0.0.64/26", &o,
+			 err, sizeof(err)) == 0 && o.flood_rst && o.flood_rate == 50000 && o.flood_lo == 0x0a000041 &&
+	      o.flood_hi == 0x0a00007e, "synflood fields, sources from --src-ips");
+	CHECK(parse_line(BASE "--workload persistent --flood-ips 10.0.0.200-10.0.0.201", &o, err, sizeof(err)) == 0 &&
+	      o.wl == LFE_WL_PERSISTENT && o.flood_lo == 0x0a0000c8 && o.flood_hi == 0x0a0000c9 && o.flood_rate == 0,
+	      "a flood beside a workload");
 	CHECK(parse_line(BASE "--workload persistent", &o, err, sizeof(err)) == 0 && o.syn_rate == 0,
 	      "no SYN pacing unless asked outside hold");
 	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");

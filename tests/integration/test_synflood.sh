@@ -35,7 +35,7 @@ lfe_eq "no cookies before the flood" "$c0" 0
 lfe_cli timeout $((SECS + 30)) "$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix "$LFE_PREFIX-gen" \
 	--log-level=lib.eal:error --vdev "net_af_packet1,iface=veth0,qpairs=1" -- --port net_af_packet1 \
 	--src-ip 10.99.46.3/24 --src-ips 10.99.46.64-10.99.46.127 --dst-ip "$LFE_SADDR" \
-	--workload synflood --syn-rate 20000 --duration "$SECS" --json "$LFE_WORK/flood.json" \
+	--workload synflood --flood-rate 20000 --duration "$SECS" --json "$LFE_WORK/flood.json" \
 	> "$LFE_WORK/gen.log" 2>&1 &
 GEN_PID=$!
 LFE_EXTRA_PIDS=$GEN_PID
