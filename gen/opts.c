@@ -114,6 +114,18 @@ enum {
 	O_BFRAC, O_LCORES, O_FLOODREPLY, O_FLOODIPS, O_FLOODRATE,
 };
 
+/* A source address range (--src-ips, --flood-ips): inside --src-ip's
+ * subnet, holding neither the server nor the gateway. */
+static int check_range(const struct lfe_gen_opts *o, uint32_t mask, uint32_t lo, uint32_t hi,
+		       const char *name, char *err, size_t errlen)
+{
+	if ((lo & mask) != (o->src_ip & mask) || (hi & mask) != (o->src_ip & mask))
+		return errf(err, errlen, "%s must lie inside --src-ip's subnet", name);
+	if ((o->dst_ip >= lo && o->dst_ip <= hi) || (o->gateway >= lo && o->gateway <= hi))
+		return errf(err, errlen, "%s includes the server or the gateway", name);
+	return 0;
+}
+
 /* "A-B" or "A/len" (the host addresses of the prefix). */
 static int parse_ip_range(const char *s, uint32_t *lo, uint32_t *hi)
 {
@@ -442,13 +454,8 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		return errf(err, errlen, "--wrong-pct + --unknown-pct exceed 100");
 	if ((uint64_t)o->user_base + 2ull * o->users > UINT32_MAX)
 		return errf(err, errlen, "--user-base + 2 * --users must fit in 32 bits");
-	if (o->src_lo) {
-		if ((o->src_lo & mask) != (o->src_ip & mask) || (o->src_hi & mask) != (o->src_ip & mask))
-			return errf(err, errlen, "--src-ips must lie inside --src-ip's subnet");
-		if ((o->dst_ip >= o->src_lo && o->dst_ip <= o->src_hi) ||
-		    (o->gateway >= o->src_lo && o->gateway <= o->src_hi))
-			return errf(err, errlen, "--src-ips includes the server or the gateway");
-	}
+	if (o->src_lo && check_range(o, mask, o->src_lo, o->src_hi, "--src-ips", err, errlen) < 0)
+		return -EINVAL;
 	uint64_t nips = o->src_lo ? (uint64_t)o->src_hi - o->src_lo + 1u : 1u;
 	if (nips * ((uint32_t)(o->sport_hi - o->sport_lo) + 1u) < o->conns)
 		return errf(err, errlen, "--sport-range%s gives fewer (address, port) pairs than --conns",
@@ -478,13 +485,8 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 	} else if (have_freply || have_frate) {
 		return errf(err, errlen, "--flood-rate and --flood-reply need --flood-ips or --workload synflood");
 	}
-	if (o->flood_lo) {
-		if ((o->flood_lo & mask) != (o->src_ip & mask) || (o->flood_hi & mask) != (o->src_ip & mask))
-			return errf(err, errlen, "--flood-ips must lie inside --src-ip's subnet");
-		if ((o->dst_ip >= o->flood_lo && o->dst_ip <= o->flood_hi) ||
-		    (o->gateway >= o->flood_lo && o->gateway <= o->flood_hi))
-			return errf(err, errlen, "--flood-ips includes the server or the gateway");
-	}
+	if (o->flood_lo && check_range(o, mask, o->flood_lo, o->flood_hi, "--flood-ips", err, errlen) < 0)
+		return -EINVAL;
 	if (o->lcores > o->conns)
 		return errf(err, errlen, "--lcores exceeds --conns");
 	if (o->lcores > 1 && (o->tls || o->starttls))
