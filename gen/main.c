@@ -73,7 +73,7 @@
 #define DRAIN_MS 3000u
 #define CLOSE_MS 2000u
 #define MIX_MAX_BINDS 8u
-/* synflood: SYNs per poll at most, one rx burst's worth (the SYN-ACKs come
+/* The flood: SYNs per poll at most, one rx burst's worth (the SYN-ACKs come
  * back at the rate the SYNs leave). */
 #define FLOOD_BATCH BURST
 
@@ -561,7 +561,6 @@ static int owner_of(const struct genrun *r, uint32_t ip, uint16_t port)
 static void do_connect(struct gen *g, struct gconn *c)
 {
 	int err = 0;
-
 	uint32_t per = g->run->tup.per;
 
 	for (uint32_t tries = 0; tries < per; tries++) {
