@@ -5,7 +5,7 @@
 #  memif:    ldapfe-gen (CPU 1) binds, persistent (16 connections) and
 #            session (connect, bind, unbind per session), first alone, then
 #            with --flood-ips beside it in the same process and lcore
-#            (64 spoofed addresses x 51,000 ports, at each rate of
+#            (187 spoofed addresses x 51,000 ports, at each rate of
 #            LFE_SFB_SYN_RATES, "max": as fast as the port takes them; the
 #            flood's SYNs leave after the poll's legit frames): two generator processes on one memif
 #            daemon crash DPDK's memif PMD, and one process keeps the CPUs
@@ -23,6 +23,7 @@
 #   tests/bench/synflood-bench.sh [SECONDS] [THREADS]   (default 5 8)
 #   LFE_SFB_PATHS="memif afpacket"  LFE_SFB_RUNS=3  LFE_SFB_SYN_RATES="20000 100000 max"
 #   LFE_SFB_GEN_RATE=max  LFE_SFB_REPLY=none|rst (the flood's answer to SYN-ACKs)
+#   LFE_SFB_OUT=BUILD/synflood-bench (runs.jsonl: one line per run)
 source "$(dirname "$0")/../integration/lib.sh"
 SECS=${1:-5}
 TH=${2:-8}
@@ -43,9 +44,15 @@ conf=$(lfe_conf 1)
 sed -i 's/max_conns_per_core = 1024/max_conns_per_core = 65536/; s/idle_sleep_us = 20/idle_sleep_us = 0/' "$conf"
 SOCK=$LFE_WORK/memif.sock
 sed "s|^dev = .*|dev = net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no|" "$conf" > "$LFE_WORK/memif.conf"
-FLOOD_IPS=10.99.47.64-10.99.47.127
+FLOOD_IPS=10.99.47.64-10.99.47.250   # 187 x 256 (per-source cap) > the half-open budget: cookies
 
-stats() {   # stats FILE: the daemon's totals and port 0's counters (JSON)
+stats() {   # stats FILE: the daemon's totals and port 0's counters (JSON; {} if it never answers)
+	local k
+	for ((k = 0; k < 3; k++)); do stats_once "$1" 2>/dev/null && return 0; sleep 1; done
+	lfe_log "warning: no telemetry from the daemon"
+	echo '{}' > "$1"
+}
+stats_once() {
 	{ lfe_telemetry /ldapfe/stats; lfe_telemetry /ethdev/stats,0; } | "$PY" -c '
 import json, sys
 d = json.JSONDecoder()
@@ -64,8 +71,10 @@ json.dump(tot, sys.stdout)' > "$1"
 legit() {   # legit MODE FILE: binds/s of ldap_cpb over SECS
 	local extra=
 	[[ $1 == persistent ]] && extra=persistent
-	lfe_cli timeout $((SECS + 30)) "$CPB" "$URI" "$DN" alice-pw "$TH" "$SECS" $extra > "$2"
-	awk -v n="$SECS" '/^total/ { if ($4 > 0) print "errors", $4 > "/dev/stderr"; printf "%.1f\n", $2 / n }' "$2"
+	lfe_cli timeout $((SECS + 30)) "$CPB" "$URI" "$DN" alice-pw "$TH" "$SECS" $extra > "$2" ||
+		lfe_log "ldap_cpb exit $? (a client stuck past its 5 s timeouts)"
+	awk -v n="$SECS" '/^total/ { t = $2; if ($4 > 0) print "ldap_cpb errors", $4 > "/dev/stderr" }
+		END { printf "%.1f\n", t / n }' "$2"
 }
 SYN_RATES=${LFE_SFB_SYN_RATES:-20000 100000 max}
 flood_start() {   # flood_start JSON: the flood runs SECS + 3 s, its PID in FLOOD
@@ -105,7 +114,9 @@ gen_memif() {   # gen_memif MODE JSON [ARGS...]: one ldapfe-gen run, legit (and 
 	"$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["binds_per_s"])' "$json"
 }
 
-R=$LFE_WORK/runs.txt
+OUT=${LFE_SFB_OUT:-$LFE_BUILD/synflood-bench}
+mkdir -p "$OUT"
+R=$OUT/runs.jsonl   # one line per run, kept (the work dir is not)
 : > "$R"
 record() {   # record PATH MODE ALONE UNDER S0 S1 FLOOD_JSON (and $rate)
 	"$PY" - "$@" "$rate" >> "$R" <<'PYEOF'
@@ -113,14 +124,17 @@ import json, sys
 path, mode, alone, under = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 rate = sys.argv[8]
 s0, s1 = json.load(open(sys.argv[5])), json.load(open(sys.argv[6]))
-f = json.load(open(sys.argv[7]))["synflood"]
+try:
+    f = json.load(open(sys.argv[7]))["synflood"]
+except (OSError, ValueError, KeyError):
+    f = {}   # the flood did not report (its log says why)
 d = {k: s1[k] - s0.get(k, 0) for k in s1 if isinstance(s1[k], int)}
 drops = {k: v for k, v in d.items() if v and (k.startswith("drop_") or k in
          ("conns_table_full", "conns_src_capped", "tcp_resets", "port_imissed", "port_ierrors",
           "port_rx_nombuf", "port_oerrors"))}
 busy = 100.0 * d.get("busy_cycles", 0) / max(d.get("total_cycles", 0), 1)
-print(json.dumps({"path": path, "mode": mode, "rate": rate, "alone": alone, "under": under, "syn_s": f["syns_per_s"],
-                  "synack_s": f["synacks_per_s"], "refused": f["tx_refused"], "cookies": d.get("tcp_syncookies", 0), "busy_pct": busy,
+print(json.dumps({"path": path, "mode": mode, "rate": rate, "alone": alone, "under": under, "syn_s": f.get("syns_per_s", 0),
+                  "synack_s": f.get("synacks_per_s", 0), "refused": f.get("tx_refused", 0), "cookies": d.get("tcp_syncookies", 0), "busy_pct": busy,
                   "rx_pkts": d.get("port_ipackets", 0), "drops": drops}))
 PYEOF
 	lfe_log "$1 $2 flood $rate run $r: alone $3/s, under flood $4/s ($(tail -n 1 "$R"))"
