@@ -76,6 +76,7 @@
 /* The flood: SYNs per poll at most, one rx burst's worth (the SYN-ACKs come
  * back at the rate the SYNs leave). */
 #define FLOOD_BATCH BURST
+#define FLOOD_RX_BURSTS 8u
 
 /* The signal handler can reach nothing else. */
 static volatile sig_atomic_t g_stop;
@@ -245,6 +246,14 @@ static void tx_flush(struct gen *g)
 		return;
 	uint16_t n = rte_eth_tx_burst(g->port_id, g->q, g->tx, g->ntx);
 	g->ct.tx_frames += n;
+	if (n < g->ntx && g->o.flood_lo && (unsigned)(g->ntx - n) <= TXBUF / 2) {
+		/* A flood fills the ring: what it refused goes first next
+		 * poll (flood() waits until it has), so the workload's frames
+		 * are delayed by the flood, not lost to it. */
+		memmove(g->tx, &g->tx[n], (size_t)(g->ntx - n) * sizeof(g->tx[0]));
+		g->ntx = (uint16_t)(g->ntx - n);
+		return;
+	}
 	if (n < g->ntx) {
 		g->ct.tx_drops += (uint64_t)(g->ntx - n);
 		rte_pktmbuf_free_bulk(&g->tx[n], (unsigned)(g->ntx - n));
@@ -633,14 +642,17 @@ static void refill(double *tokens, uint64_t *last, double per_tsc, double cap, u
 
 /* The flood: up to FLOOD_BATCH SYNs from the next tuples (each lcore
  * takes every nl-th), paced by --flood-rate when given, in a tx burst of
- * their own after the poll's other frames (the workload's frames are never
- * refused for ring room the flood took in the same poll). Sequence numbers
+ * their own after the poll's other frames, and only once all of those
+ * went out (the workload's frames wait for ring room, never the flood). Sequence numbers
  * are random; the options are those a Linux client offers, so the server's
  * cookies carry them. No state is kept: nothing here answers later. */
 static void flood(struct gen *g)
 {
 	struct rte_mbuf *m[FLOOD_BATCH];
 	uint32_t n = FLOOD_BATCH, built = 0;
+
+	if (g->ntx)
+		return;   /* the workload's frames the ring refused go first */
 
 	if (g->o.flood_rate > 0) {
 		refill(&g->flood_tokens, &g->flood_last, g->flood_per_tsc, g->flood_cap, g->now_tsc);
@@ -851,11 +863,20 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	clock_tick(g);
 	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx_frames + g->ct.tx_drops;
 	uint32_t q_lo = g->rx_all_queues ? 0 : g->q, q_end = g->rx_all_queues ? r->nl : g->q + 1u;
+	/* With a flood, the server's answers to it come back as fast as the
+	 * SYNs leave, in the same ring as the workload's responses: drain up to
+	 * FLOOD_RX_BURSTS bursts a poll, or the ring overflows on the server's
+	 * side and the workload's responses are lost with the flood's. */
+	uint32_t rounds = g->o.flood_lo ? FLOOD_RX_BURSTS : 1u;
 	for (uint32_t q = q_lo; q < q_end; q++) {
-		uint16_t k = rte_eth_rx_burst(g->port_id, (uint16_t)q, rx, BURST);
-		g->ct.rx_frames += k;
-		input_frames(g, rx, k, false);
-		n = (uint16_t)(n + k);
+		for (uint32_t b = 0; b < rounds; b++) {
+			uint16_t k = rte_eth_rx_burst(g->port_id, (uint16_t)q, rx, BURST);
+			g->ct.rx_frames += k;
+			input_frames(g, rx, k, false);
+			n = (uint16_t)(n + k);
+			if (k < BURST)
+				break;
+		}
 	}
 	if (r->nl > 1) {
 		unsigned k = rte_ring_sc_dequeue_burst(r->handoff[g->lc], (void **)rx, BURST, NULL);

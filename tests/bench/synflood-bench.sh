@@ -2,7 +2,7 @@
 # Legitimate bind rate under a SYN flood (issue #10: "SYN flood from the
 # generator at its full rate while legitimate clients keep >= 90 % of their
 # bind rate"). One daemon worker (CPU 0, busy polling), two paths:
-#  memif:    ldapfe-gen (CPU 1) binds, persistent (16 connections) and
+#  memif:    ldapfe-gen (CPU 1) binds, persistent (GEN_CONNS connections) and
 #            session (connect, bind, unbind per session), first alone, then
 #            with --flood-ips beside it in the same process and lcore
 #            (187 spoofed addresses x 51,000 ports, at each rate of
@@ -22,7 +22,7 @@
 # busy share and every drop counter that moved. Not part of the test suite.
 #   tests/bench/synflood-bench.sh [SECONDS] [THREADS]   (default 5 8)
 #   LFE_SFB_PATHS="memif afpacket"  LFE_SFB_RUNS=3  LFE_SFB_SYN_RATES="20000 100000 max"
-#   LFE_SFB_GEN_RATE=max  LFE_SFB_REPLY=none|rst (the flood's answer to SYN-ACKs)
+#   LFE_SFB_GEN_RATE=max  LFE_SFB_GEN_CONNS=16  LFE_SFB_REPLY=none|rst (the flood's answer to SYN-ACKs)
 #   LFE_SFB_OUT=BUILD/synflood-bench (runs.jsonl: one line per run)
 source "$(dirname "$0")/../integration/lib.sh"
 SECS=${1:-5}
@@ -30,6 +30,7 @@ TH=${2:-8}
 RUNS=${LFE_SFB_RUNS:-3}
 PATHS=${LFE_SFB_PATHS:-memif afpacket}
 GEN_RATE=${LFE_SFB_GEN_RATE:-max}
+GEN_CONNS=${LFE_SFB_GEN_CONNS:-16}
 REPLY=${LFE_SFB_REPLY:-none}
 CPB=$LFE_BUILD/tests/integration/ldap_cpb
 GEN=$LFE_BUILD/gen/ldapfe-gen
@@ -108,7 +109,7 @@ gen_memif() {   # gen_memif MODE JSON [ARGS...]: one ldapfe-gen run, legit (and 
 		--file-prefix "$LFE_PREFIX-gen" --log-level=lib.eal:error -- \
 		--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 		--src-ip "$LFE_CADDR/24" --dst-ip "$LFE_SADDR" --user-fmt "uid=user%u,ou=people,$LFE_SUFFIX" \
-		--password-fmt 'pw-%u' --users 1 --workload "$wl" --conns 16 --rate "$GEN_RATE" \
+		--password-fmt 'pw-%u' --users 1 --workload "$wl" --conns "$GEN_CONNS" --rate "$GEN_RATE" \
 		--duration "$SECS" --quiet --json "$json" "$@" > "$json.log" 2>&1 ||
 		lfe_log "ldapfe-gen exit $?: $(tail -n 3 "$json.log")"
 	"$PY" -c 'import json,sys; print("%.1f" % json.load(open(sys.argv[1]))["binds_per_s"])' "$json"
