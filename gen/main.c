@@ -12,7 +12,13 @@
  * af_packet fanout hashing differently) is handed over through a ring.
  * Each connection has at most one bind outstanding; N connections give the
  * concurrency. The hold workload opens N connections at --syn-rate, keeps
- * them, and binds on the --bind-frac of them at --rate. Every response is checked against what was asked (message
+ * them, and binds on the --bind-frac of them at --rate. A SYN flood
+ * (--workload synflood alone, or --flood-ips beside any workload, on the
+ * same lcores) sends bare SYNs (options as Linux offers them) from every
+ * tuple of the flood's addresses × --sport-range in turn, at --flood-rate
+ * or as fast as the port takes them, never completes a handshake, and
+ * counts the SYN-ACKs (cookies, once the server's half-open budget is
+ * spent) and RSTs that come back. Every response is checked against what was asked (message
  * id, operation, result code 0 or 49 as the chosen user/password implies)
  * and mismatches are counted by kind. Latency is rdtsc from the moment the
  * bind is queued on the connection to the moment its response is decoded.
@@ -47,6 +53,7 @@
 #include "gen/hist.h"
 #include "gen/opts.h"
 #include "gen/tlsc.h"
+#include "gen/tuples.h"
 #include "gen/pdu.h"
 #include "ldap/client.h"
 
@@ -66,6 +73,10 @@
 #define DRAIN_MS 3000u
 #define CLOSE_MS 2000u
 #define MIX_MAX_BINDS 8u
+/* The flood: SYNs per poll at most, one rx burst's worth (the SYN-ACKs come
+ * back at the rate the SYNs leave). */
+#define FLOOD_BATCH BURST
+#define FLOOD_RX_BURSTS 8u
 
 /* The signal handler can reach nothing else. */
 static volatile sig_atomic_t g_stop;
@@ -90,7 +101,7 @@ static const char *const err_names[E_MAX] = {
 struct gconn {
 	struct lfe_tcp_conn *tc;
 	uint32_t idx;
-	uint32_t t_lo, t_n, t_cur;   /* its slice of the (address, port) tuples */
+	uint32_t t_cur;           /* its tuple in use (gen/tuples.h) */
 	uint8_t st, kind;
 	int32_t msgid;
 	uint32_t left;            /* binds still to make on this connection (mix) */
@@ -110,6 +121,8 @@ struct counters {
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
 	uint64_t busy_cycles;          /* polls that received or sent something */
 	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
+	/* the flood: SYNs the port took, SYNs it refused (ring full), answers back */
+	uint64_t flood_syns, flood_tx_drops, flood_synacks, flood_rsts;
 };
 #define N_COUNTERS (sizeof(struct counters) / sizeof(uint64_t))
 _Static_assert(sizeof(struct counters) % sizeof(uint64_t) == 0, "counters are all uint64_t");
@@ -144,6 +157,7 @@ enum phase { PH_CONNECT = 0, PH_MEASURE = 1, PH_STOP = 2 };
  * phase decisions: written with relaxed atomic stores by the owner only. */
 struct pub {
 	uint64_t binds, sessions, errors, established, opened, connect_errs;
+	uint64_t syns, synacks;
 };
 
 struct genrun;
@@ -188,6 +202,9 @@ struct gen {
 	uint32_t n_wait;          /* binds outstanding */
 	uint32_t est_peak;
 	uint32_t close_cur;       /* paced close: next connection to close */
+	uint64_t flood_next;      /* flood: next tuple number (gen/tuples.h) */
+	double flood_tokens, flood_per_tsc, flood_cap;
+	uint64_t flood_last;
 	uint64_t next_pub;
 
 	struct counters ct;
@@ -206,8 +223,8 @@ struct genrun {
 	struct gen *lc[LFE_GEN_MAX_LCORES];
 	struct rte_ring *handoff[LFE_GEN_MAX_LCORES];
 	uint32_t per_lcore;       /* connections per lcore (the last may have fewer) */
-	uint32_t tuple_per;       /* (address, port) tuples per connection */
-	uint32_t n_ports, n_ips, ip_lo;
+	struct lfe_gen_tuples tup;   /* each connection's (address, port) tuples */
+	struct lfe_gen_tuples ftup;  /* the flood's tuples (when o.flood_lo) */
 	int phase;                /* enum phase, atomic */
 	struct lfe_gen_dist dist;
 	struct lfe_gen_bindtab *bt;
@@ -229,6 +246,14 @@ static void tx_flush(struct gen *g)
 		return;
 	uint16_t n = rte_eth_tx_burst(g->port_id, g->q, g->tx, g->ntx);
 	g->ct.tx_frames += n;
+	if (n < g->ntx && g->o.flood_lo && (unsigned)(g->ntx - n) <= TXBUF / 2) {
+		/* A flood fills the ring: what it refused goes first next
+		 * poll (flood() waits until it has), so the workload's frames
+		 * are delayed by the flood, not lost to it. */
+		memmove(g->tx, &g->tx[n], (size_t)(g->ntx - n) * sizeof(g->tx[0]));
+		g->ntx = (uint16_t)(g->ntx - n);
+		return;
+	}
 	if (n < g->ntx) {
 		g->ct.tx_drops += (uint64_t)(g->ntx - n);
 		rte_pktmbuf_free_bulk(&g->tx[n], (unsigned)(g->ntx - n));
@@ -535,35 +560,23 @@ static const struct lfe_tcp_ops gen_tcp_ops = {
 	.on_close = gen_on_close,
 };
 
-/* Tuple t of the run: source address and port. */
-static void tuple_of(const struct genrun *r, uint32_t t, uint32_t *ip, uint16_t *port)
-{
-	*ip = r->ip_lo + t / r->n_ports;
-	*port = (uint16_t)(r->o.sport_lo + t % r->n_ports);
-}
-
 /* The lcore that owns a segment addressed to (ip, port), or -1. */
 static int owner_of(const struct genrun *r, uint32_t ip, uint16_t port)
 {
-	if (ip < r->ip_lo || ip - r->ip_lo >= r->n_ips || port < r->o.sport_lo ||
-	    (uint32_t)(port - r->o.sport_lo) >= r->n_ports)
-		return -1;
-	uint64_t t = (uint64_t)(ip - r->ip_lo) * r->n_ports + (uint32_t)(port - r->o.sport_lo);
-	uint64_t ci = t / r->tuple_per;
-	if (ci >= r->o.conns)
-		return -1;
-	return (int)(ci / r->per_lcore);
+	int64_t ci = lfe_gen_tuple_conn(&r->tup, ip, port);
+	return ci < 0 ? -1 : (int)((uint64_t)ci / r->per_lcore);
 }
 
 static void do_connect(struct gen *g, struct gconn *c)
 {
 	int err = 0;
+	uint32_t per = g->run->tup.per;
 
-	for (uint32_t tries = 0; tries < c->t_n; tries++) {
+	for (uint32_t tries = 0; tries < per; tries++) {
 		uint32_t ip;
 		uint16_t sport;
-		tuple_of(g->run, c->t_lo + c->t_cur, &ip, &sport);
-		c->t_cur = c->t_cur + 1u == c->t_n ? 0 : c->t_cur + 1u;
+		lfe_gen_tuple(&g->run->tup, c->idx, c->t_cur, &ip, &sport);
+		c->t_cur = c->t_cur + 1u == per ? 0 : c->t_cur + 1u;
 		struct lfe_tcp_conn *tc = lfe_tcp_connect(g->tcp, ip, sport, g->o.dst_ip, g->o.dport,
 							  g->now_us, &err);
 		if (tc) {
@@ -627,12 +640,78 @@ static void refill(double *tokens, uint64_t *last, double per_tsc, double cap, u
 		*tokens = cap;
 }
 
+/* The flood: up to FLOOD_BATCH SYNs from the next tuples (each lcore
+ * takes every nl-th), paced by --flood-rate when given, in a tx burst of
+ * their own after the poll's other frames, and only once all of those
+ * went out (the workload's frames wait for ring room, never the flood). Sequence numbers
+ * are random; the options are those a Linux client offers, so the server's
+ * cookies carry them. No state is kept: nothing here answers later. */
+static void flood(struct gen *g)
+{
+	struct rte_mbuf *m[FLOOD_BATCH];
+	uint32_t n = FLOOD_BATCH, built = 0;
+
+	if (g->ntx)
+		return;   /* the workload's frames the ring refused go first */
+
+	if (g->o.flood_rate > 0) {
+		refill(&g->flood_tokens, &g->flood_last, g->flood_per_tsc, g->flood_cap, g->now_tsc);
+		n = g->flood_tokens < FLOOD_BATCH ? (uint32_t)g->flood_tokens : FLOOD_BATCH;
+		g->flood_tokens -= n;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct lfe_tcp_seg s = {
+			.raddr = g->o.dst_ip, .rport = g->o.dport, .seq = (uint32_t)rnd(g),
+			.win = 64240, .flags = LFE_TCP_SYN, .mss = 1460, .wscale = 7,
+			.opts = LFE_TCP_OPT_TS | LFE_TCP_OPT_SACK_PERM, .tsval = (uint32_t)(g->now_us / 1000u),
+		};
+		lfe_gen_tuple_at(&g->run->ftup, g->flood_next, &s.laddr, &s.lport);
+		g->flood_next += g->run->nl;
+		if (!(m[built] = rte_pktmbuf_alloc(g->pool)))
+			break;
+		ssize_t len = lfe_net_build_tcp(rte_pktmbuf_mtod(m[built], uint8_t *),
+						rte_pktmbuf_tailroom(m[built]), g->peer_mac, g->mac, &s, g->ip_id++);
+		if (len < 0) {
+			rte_pktmbuf_free(m[built]);
+			break;
+		}
+		m[built]->data_len = m[built]->pkt_len = (uint32_t)len;
+		built++;
+	}
+	uint16_t sent = built ? rte_eth_tx_burst(g->port_id, g->q, m, (uint16_t)built) : 0;
+	g->ct.flood_syns += sent;
+	g->ct.flood_tx_drops += built - sent;
+	if (sent < built)
+		rte_pktmbuf_free_bulk(&m[sent], built - sent);
+}
+
+/* The flood: what came back for one of its tuples. A SYN-ACK is counted and,
+ * with --flood-reply rst, answered with the RST a host that never sent
+ * the SYN would send (RFC 9293 3.10.7.1: seq = its ack). */
+static void flood_input(struct gen *g, const struct lfe_tcp_seg *s)
+{
+	if (s->flags & LFE_TCP_RST) {
+		g->ct.flood_rsts++;
+	} else if ((s->flags & (LFE_TCP_SYN | LFE_TCP_ACK)) == (LFE_TCP_SYN | LFE_TCP_ACK)) {
+		g->ct.flood_synacks++;
+		if (g->o.flood_rst) {
+			struct lfe_tcp_seg r = {
+				.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
+				.seq = s->ack, .flags = LFE_TCP_RST, .wscale = -1,
+			};
+			gen_tx(g, &r);
+		}
+	}
+}
+
 static void issue(struct gen *g)
 {
 	uint32_t i;
 
 	if (!g->have_peer)
 		return;     /* ARP first: a SYN now would only be dropped */
+	if (g->o.wl == LFE_WL_SYNFLOOD)
+		return;    /* the flood leaves from poll_once */
 	if (g->o.syn_rate > 0)
 		refill(&g->syn_tokens, &g->syn_last, g->syn_per_tsc, g->syn_cap, g->now_tsc);
 	while (g->reconnect.n && !g->stopping) {
@@ -667,9 +746,15 @@ static void issue(struct gen *g)
 	}
 }
 
+static bool is_flood_ip(const struct gen *g, uint32_t ip)
+{
+	return g->o.flood_lo && ip >= g->o.flood_lo && ip <= g->o.flood_hi;
+}
+
 static bool is_our_ip(const struct gen *g, uint32_t ip)
 {
-	return ip == g->o.src_ip || (g->o.src_lo && ip >= g->o.src_lo && ip <= g->o.src_hi);
+	return ip == g->o.src_ip || (g->o.src_lo && ip >= g->o.src_lo && ip <= g->o.src_hi) ||
+	       is_flood_ip(g, ip);
 }
 
 /* An ARP frame from `spa` asking `tpa` (op 1) or answering (op 2). */
@@ -754,7 +839,9 @@ static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n, bool h
 			}
 		}
 		int kind = lfe_net_parse(f, m->data_len, &pkt);
-		if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
+		if (kind == LFE_NET_TCP && is_flood_ip(g, pkt.daddr))
+			flood_input(g, &pkt.seg);
+		else if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
 			lfe_tcp_input(g->tcp, &pkt.seg, g->now_us);
 		else if (kind == LFE_NET_ARP)
 			handle_arp(g, &pkt);
@@ -776,11 +863,20 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	clock_tick(g);
 	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx_frames + g->ct.tx_drops;
 	uint32_t q_lo = g->rx_all_queues ? 0 : g->q, q_end = g->rx_all_queues ? r->nl : g->q + 1u;
+	/* With a flood, the server's answers to it come back as fast as the
+	 * SYNs leave, in the same ring as the workload's responses: drain up to
+	 * FLOOD_RX_BURSTS bursts a poll, or the ring overflows on the server's
+	 * side and the workload's responses are lost with the flood's. */
+	uint32_t rounds = g->o.flood_lo ? FLOOD_RX_BURSTS : 1u;
 	for (uint32_t q = q_lo; q < q_end; q++) {
-		uint16_t k = rte_eth_rx_burst(g->port_id, (uint16_t)q, rx, BURST);
-		g->ct.rx_frames += k;
-		input_frames(g, rx, k, false);
-		n = (uint16_t)(n + k);
+		for (uint32_t b = 0; b < rounds; b++) {
+			uint16_t k = rte_eth_rx_burst(g->port_id, (uint16_t)q, rx, BURST);
+			g->ct.rx_frames += k;
+			input_frames(g, rx, k, false);
+			n = (uint16_t)(n + k);
+			if (k < BURST)
+				break;
+		}
 	}
 	if (r->nl > 1) {
 		unsigned k = rte_ring_sc_dequeue_burst(r->handoff[g->lc], (void **)rx, BURST, NULL);
@@ -791,6 +887,8 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	lfe_tcp_flush(g->tcp, g->now_us);
 	lfe_tcp_timers(g->tcp, g->now_us);
 	tx_flush(g);
+	if (g->o.flood_lo && g->measuring && !g->stopping && g->have_peer)
+		flood(g);
 	/* Busy: the turn received or sent something (what the daemon's worker
 	 * counts as busy too), so busy cycles per bind compare across sides. */
 	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0)
@@ -819,6 +917,8 @@ static void publish(struct gen *g)
 	__atomic_store_n(&g->pub.established, g->n_est, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.opened, g->ever_opened, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->pub.connect_errs, g->ct.err[E_CONNECT], __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.syns, g->ct.flood_syns, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->pub.synacks, g->ct.flood_synacks, __ATOMIC_RELAXED);
 }
 
 static void poll_pub(struct gen *g)
@@ -908,6 +1008,19 @@ static uint64_t pub_sum(const struct genrun *r, size_t off)
  * sums the lcores published (at most 10 ms old) and lcore 0's percentiles. */
 static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_t *prev_sess, double dt)
 {
+	if (g->o.wl == LFE_WL_SYNFLOOD) {
+		/* The same two slots carry SYNs sent and SYN-ACKs back. */
+		if (dt < 1e-3)
+			dt = 1e-3;
+		publish(g);
+		uint64_t syns = PUB_SUM(g->run, syns), acks = PUB_SUM(g->run, synacks);
+		printf("ldapfe-gen: t=%.0fs syn/s=%.0f synack/s=%.0f\n", t, (double)(syns - *prev_binds) / dt,
+		       (double)(acks - *prev_sess) / dt);
+		*prev_binds = syns;
+		*prev_sess = acks;
+		return;
+	}
+
 	struct genrun *r = g->run;
 	const struct lfe_tcp_stats *ts = lfe_tcp_stats(g->tcp);
 	uint64_t binds, sess, errs, est;
@@ -934,7 +1047,8 @@ static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_
 
 static const char *wl_name(enum lfe_gen_workload w)
 {
-	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : w == LFE_WL_HOLD ? "hold" : "persistent";
+	return w == LFE_WL_SESSION ? "session" : w == LFE_WL_MIX ? "mix" : w == LFE_WL_HOLD ? "hold" :
+	       w == LFE_WL_SYNFLOOD ? "synflood" : "persistent";
 }
 
 /* This process's resident memory in KiB (/proc/self/status), 0 if unknown. */
@@ -1028,6 +1142,11 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 				   "%u binding; generator RSS %" PRIu64 " KiB (%.0f B per connection)\n",
 				T->est, g->o.conns, T->est_peak, T->open_s, T->binders, T->rss_kib,
 				T->est_peak ? 1024.0 * (double)T->rss_kib / (double)T->est_peak : 0);
+		if (g->o.flood_lo)
+			fprintf(f, "ldapfe-gen: synflood: SYNs sent %" PRIu64 " (%.0f/s; %" PRIu64 " more refused by "
+				   "a full tx ring), SYN-ACKs back %" PRIu64 " (%.0f/s), RSTs back %" PRIu64 "\n",
+				c->flood_syns, (double)c->flood_syns / secs, c->flood_tx_drops, c->flood_synacks,
+				(double)c->flood_synacks / secs, c->flood_rsts);
 		fprintf(f, "ldapfe-gen: errors %" PRIu64 ":", errors_total(c));
 		for (unsigned k = 0; k < E_MAX; k++)
 			fprintf(f, " %s=%" PRIu64, err_names[k], c->err[k]);
@@ -1075,6 +1194,12 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 		fprintf(f, "  \"hold\": {\"target\": %u, \"established\": %" PRIu64 ", \"established_peak\": %"
 			   PRIu64 ", \"open_s\": %.3f, \"binders\": %u},\n",
 			g->o.conns, T->est, T->est_peak, T->open_s, T->binders);
+	if (g->o.flood_lo)
+		fprintf(f, "  \"synflood\": {\"syns\": %" PRIu64 ", \"syns_per_s\": %.1f, \"tx_refused\": %" PRIu64
+			   ", \"synacks\": %" PRIu64 ", \"synacks_per_s\": %.1f, \"rsts\": %" PRIu64
+			   ", \"reply\": \"%s\"},\n",
+			c->flood_syns, (double)c->flood_syns / secs, c->flood_tx_drops, c->flood_synacks,
+			(double)c->flood_synacks / secs, c->flood_rsts, g->o.flood_rst ? "rst" : "none");
 	fprintf(f, "  \"gen_rss_kib\": %" PRIu64 ",\n", T->rss_kib);
 	fprintf(f, "  \"latency_us\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"max\": %.2f, "
 		   "\"mean\": %.2f, \"count\": %" PRIu64 "},\n", p50, p99, p999, mx, mean, T->lat.count);
@@ -1196,17 +1321,21 @@ static uint64_t opened_all(const struct genrun *r)
 
 /* Tell the server every source address of ours (an ARP request from each,
  * as a host's kernel would send): it learns them without asking back. */
-static void announce(struct gen *g)
+static void announce_range(struct gen *g, uint32_t lo, uint32_t hi)
 {
-	if (!g->o.src_lo)
-		return;
-	uint32_t n = g->o.src_hi - g->o.src_lo + 1u;
-	for (uint32_t i = 0; i < n && i < 4096u; i++) {
-		send_arp(g, 1, bcast, zero_mac, g->o.src_lo + i, g->next_hop);
+	for (uint32_t i = 0; lo && i <= hi - lo && i < 4096u; i++) {
+		send_arp(g, 1, bcast, zero_mac, lo + i, g->next_hop);
 		if (g->ntx >= TXBUF / 2)
 			tx_flush(g);
 	}
 	tx_flush(g);
+}
+
+static void announce(struct gen *g)
+{
+	announce_range(g, g->o.src_lo, g->o.src_hi);
+	if (g->o.flood_lo != g->o.src_lo)
+		announce_range(g, g->o.flood_lo, g->o.flood_hi);
 }
 
 static int run(struct genrun *r)
@@ -1295,7 +1424,7 @@ static int run(struct genrun *r)
 		}
 		if (last_n == 0 && PUB_SUM(r, established) == 0)
 			status = 2;
-	} else {
+	} else if (g->o.wl != LFE_WL_SYNFLOOD) {
 		uint64_t end = t0 + g->hz / 1000u * g->o.connect_timeout_ms;
 		while (opened_all(r) == 0 && PUB_SUM(r, connect_errs) < g->o.conns && g->now_tsc < end && !g_stop)
 			poll_pub(g);
@@ -1394,6 +1523,12 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 	g->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / g->hz);
 	g->rng = (g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull) + j * 0x632be59bd9b4e019ull;
 	g->next_hop = g->o.gateway ? g->o.gateway : g->o.dst_ip;
+	g->flood_next = j;
+	if (g->o.flood_rate > 0) {
+		double rate = g->o.flood_rate / r->nl;
+		g->flood_per_tsc = rate / (double)g->hz;
+		g->flood_cap = fmax(1.0, rate / 100.0);   /* bursts of at most 10 ms */
+	}
 	g->shares = g->o.wrong_pct + g->o.unknown_pct > 0;
 	g->dist = &r->dist;
 	g->bt = r->bt;
@@ -1519,15 +1654,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	/* The (address, port) tuples, split evenly: connection i owns
-	 * tuples [i * per, (i + 1) * per); lcore j owns connections
+	/* The (address, port) tuples spread over the connections
+	 * (gen/tuples.h); lcore j owns connections
 	 * [j * per_lcore, (j + 1) * per_lcore). */
-	r->ip_lo = r->o.src_lo ? r->o.src_lo : r->o.src_ip;
-	r->n_ips = r->o.src_lo ? r->o.src_hi - r->o.src_lo + 1u : 1u;
-	r->n_ports = (uint32_t)(r->o.sport_hi - r->o.sport_lo) + 1u;
-	uint64_t tuples = (uint64_t)r->n_ips * r->n_ports;
-	uint64_t per = tuples / r->o.conns;
-	r->tuple_per = (uint32_t)(per > 65535 ? 65535 : per);
+	if (lfe_gen_tuples_init(&r->tup, r->o.src_lo ? r->o.src_lo : r->o.src_ip,
+				r->o.src_lo ? r->o.src_hi - r->o.src_lo + 1u : 1u, r->o.sport_lo, r->o.sport_hi,
+				r->o.conns) < 0) {
+		fprintf(stderr, "ldapfe-gen: fewer (address, port) pairs than connections\n");
+		goto out;
+	}
+	if (r->o.flood_lo && lfe_gen_tuples_init(&r->ftup, r->o.flood_lo, r->o.flood_hi - r->o.flood_lo + 1u,
+						 r->o.sport_lo, r->o.sport_hi, 1) < 0) {
+		fprintf(stderr, "ldapfe-gen: --flood-ips: no tuples\n");
+		goto out;
+	}
 	r->per_lcore = (r->o.conns + r->nl - 1u) / r->nl;
 	r->c = calloc(r->o.conns, sizeof(*r->c));
 	if (!r->c) {
@@ -1537,8 +1677,6 @@ int main(int argc, char **argv)
 	uint64_t pick = r->o.seed ? r->o.seed : 1;
 	for (uint32_t i = 0; i < r->o.conns; i++) {
 		r->c[i].idx = i;
-		r->c[i].t_lo = i * r->tuple_per;
-		r->c[i].t_n = r->tuple_per;
 		/* hold: which connections bind, fixed by the seed */
 		pick = pick * 6364136223846793005ull + 1442695040888963407ull;
 		r->c[i].binder = (double)(pick >> 11) * 0x1.0p-53 < r->o.bind_frac;

@@ -14,7 +14,8 @@
 
 const char *const lfe_gen_usage =
 	"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B\n"
-	"       [--gateway G] [--dport 389] [--workload persistent|session|mix|hold] [--conns N]\n"
+	"       [--gateway G] [--dport 389] [--workload persistent|session|mix|hold|synflood]\n"
+	"       [--conns N]"
 	"       [--users N] [--user-base N] [--user-fmt FMT] [--password-fmt FMT]\n"
 	"       [--wrong-pct P] [--unknown-pct P] [--rate R|max] [--duration S]\n"
 	"       [--binds-per-conn N] [--dist uniform|zipf:S]\n"
@@ -22,7 +23,12 @@ const char *const lfe_gen_usage =
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
 	"       [--src-ips A-B|A/len] [--syn-rate R] [--bind-frac F] [--lcores N]\n"
 	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
-	"        [--tls-resume[=slot|shared]]]\n";
+	"        [--tls-resume[=slot|shared]]]\n"
+	"       [--flood-ips A-B|A/len] [--flood-rate R|max] [--flood-reply none|rst]\n"
+	"A SYN flood: SYNs from --flood-ips x --sport-range at --flood-rate (default max:\n"
+	"as fast as the port takes them), never completed; SYN-ACKs and RSTs back are\n"
+	"counted. --flood-ips adds it to any workload (same lcores); --workload synflood\n"
+	"floods only (sources: --flood-ips, else --src-ips, else --src-ip).\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -105,8 +111,20 @@ enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
 	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS, O_DIST, O_SRCS, O_SYNRATE,
-	O_BFRAC, O_LCORES,
+	O_BFRAC, O_LCORES, O_FLOODREPLY, O_FLOODIPS, O_FLOODRATE,
 };
+
+/* A source address range (--src-ips, --flood-ips): inside --src-ip's
+ * subnet, holding neither the server nor the gateway. */
+static int check_range(const struct lfe_gen_opts *o, uint32_t mask, uint32_t lo, uint32_t hi,
+		       const char *name, char *err, size_t errlen)
+{
+	if ((lo & mask) != (o->src_ip & mask) || (hi & mask) != (o->src_ip & mask))
+		return errf(err, errlen, "%s must lie inside --src-ip's subnet", name);
+	if ((o->dst_ip >= lo && o->dst_ip <= hi) || (o->gateway >= lo && o->gateway <= hi))
+		return errf(err, errlen, "%s includes the server or the gateway", name);
+	return 0;
+}
 
 /* "A-B" or "A/len" (the host addresses of the prefix). */
 static int parse_ip_range(const char *s, uint32_t *lo, uint32_t *hi)
@@ -170,12 +188,15 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "syn-rate", required_argument, NULL, O_SYNRATE },
 		{ "bind-frac", required_argument, NULL, O_BFRAC },
 		{ "lcores", required_argument, NULL, O_LCORES },
+		{ "flood-reply", required_argument, NULL, O_FLOODREPLY },
+		{ "flood-ips", required_argument, NULL, O_FLOODIPS },
+		{ "flood-rate", required_argument, NULL, O_FLOODRATE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
 	bool have_dport = false, have_tls_sub = false;
-	bool have_syn = false, have_bfrac = false;
+	bool have_syn = false, have_bfrac = false, have_freply = false, have_frate = false;
 	uint32_t v;
 	int c;
 
@@ -218,8 +239,10 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 				o->wl = LFE_WL_MIX;
 			else if (strcmp(a, "hold") == 0)
 				o->wl = LFE_WL_HOLD;
+			else if (strcmp(a, "synflood") == 0)
+				o->wl = LFE_WL_SYNFLOOD;
 			else
-				return errf(err, errlen, "--workload: \"%s\": persistent, session, mix or hold", a);
+				return errf(err, errlen, "--workload: \"%s\": persistent, session, mix, hold or synflood", a);
 			break;
 		case O_CONNS:
 			if (parse_u32(a, 1, LFE_GEN_MAX_CONNS, &o->conns) < 0)
@@ -324,6 +347,19 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 				return errf(err, errlen,
 					    "--src-ips: \"%s\": want A-B or A/len (len >= 8), at most 65536 addresses", a);
 			break;
+		case O_FLOODIPS:
+			if (parse_ip_range(a, &o->flood_lo, &o->flood_hi) < 0 || o->flood_lo == 0 ||
+			    o->flood_hi - o->flood_lo >= 65536u)
+				return errf(err, errlen,
+					    "--flood-ips: \"%s\": want A-B or A/len (len >= 8), at most 65536 addresses", a);
+			break;
+		case O_FLOODRATE:
+			if (strcmp(a, "max") == 0)
+				o->flood_rate = 0;
+			else if (parse_pos_double(a, &o->flood_rate) < 0)
+				return errf(err, errlen, "--flood-rate: \"%s\": SYNs per second (> 0) or max", a);
+			have_frate = true;
+			break;
 		case O_SYNRATE:
 			if (parse_pos_double(a, &o->syn_rate) < 0)
 				return errf(err, errlen, "--syn-rate: \"%s\": connections per second (> 0)", a);
@@ -341,6 +377,15 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		case O_LCORES:
 			if (parse_u32(a, 1, LFE_GEN_MAX_LCORES, &o->lcores) < 0)
 				return errf(err, errlen, "--lcores: \"%s\": 1..%u", a, LFE_GEN_MAX_LCORES);
+			break;
+		case O_FLOODREPLY:
+			if (strcmp(a, "none") == 0)
+				o->flood_rst = false;
+			else if (strcmp(a, "rst") == 0)
+				o->flood_rst = true;
+			else
+				return errf(err, errlen, "--flood-reply: \"%s\": none or rst", a);
+			have_freply = true;
 			break;
 		case O_QUIET:
 			o->quiet = true;
@@ -409,13 +454,8 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		return errf(err, errlen, "--wrong-pct + --unknown-pct exceed 100");
 	if ((uint64_t)o->user_base + 2ull * o->users > UINT32_MAX)
 		return errf(err, errlen, "--user-base + 2 * --users must fit in 32 bits");
-	if (o->src_lo) {
-		if ((o->src_lo & mask) != (o->src_ip & mask) || (o->src_hi & mask) != (o->src_ip & mask))
-			return errf(err, errlen, "--src-ips must lie inside --src-ip's subnet");
-		if ((o->dst_ip >= o->src_lo && o->dst_ip <= o->src_hi) ||
-		    (o->gateway >= o->src_lo && o->gateway <= o->src_hi))
-			return errf(err, errlen, "--src-ips includes the server or the gateway");
-	}
+	if (o->src_lo && check_range(o, mask, o->src_lo, o->src_hi, "--src-ips", err, errlen) < 0)
+		return -EINVAL;
 	uint64_t nips = o->src_lo ? (uint64_t)o->src_hi - o->src_lo + 1u : 1u;
 	if (nips * ((uint32_t)(o->sport_hi - o->sport_lo) + 1u) < o->conns)
 		return errf(err, errlen, "--sport-range%s gives fewer (address, port) pairs than --conns",
@@ -428,6 +468,25 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 	} else if (have_bfrac) {
 		return errf(err, errlen, "--bind-frac is for --workload hold");
 	}
+	if (o->wl == LFE_WL_SYNFLOOD) {
+		if (o->tls || o->starttls)
+			return errf(err, errlen, "--workload synflood sends SYNs only: no --tls/--starttls");
+		if (have_syn)
+			return errf(err, errlen, "--workload synflood: its rate is --flood-rate");
+		if (!o->flood_lo) {
+			o->flood_lo = o->src_lo ? o->src_lo : o->src_ip;
+			o->flood_hi = o->src_lo ? o->src_hi : o->src_ip;
+		}
+	} else if (o->flood_lo) {
+		/* Beside a workload: sources of their own, never the workload's. */
+		uint32_t lo = o->src_lo ? o->src_lo : o->src_ip, hi = o->src_lo ? o->src_hi : o->src_ip;
+		if (o->flood_lo <= hi && lo <= o->flood_hi)
+			return errf(err, errlen, "--flood-ips overlaps --src-ip/--src-ips");
+	} else if (have_freply || have_frate) {
+		return errf(err, errlen, "--flood-rate and --flood-reply need --flood-ips or --workload synflood");
+	}
+	if (o->flood_lo && check_range(o, mask, o->flood_lo, o->flood_hi, "--flood-ips", err, errlen) < 0)
+		return -EINVAL;
 	if (o->lcores > o->conns)
 		return errf(err, errlen, "--lcores exceeds --conns");
 	if (o->lcores > 1 && (o->tls || o->starttls))

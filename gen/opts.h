@@ -13,6 +13,7 @@ enum lfe_gen_workload {
 	LFE_WL_SESSION = 1,      /* connect, bind, unbind, close, repeat */
 	LFE_WL_MIX = 2,          /* 1..8 binds per connection, wrong/unknown shares */
 	LFE_WL_HOLD = 3,         /* open N connections and hold them; a fraction binds */
+	LFE_WL_SYNFLOOD = 4,     /* SYNs from every source tuple, never completed */
 };
 
 /* Most connections one run may hold (all lcores together). */
@@ -65,6 +66,12 @@ struct lfe_gen_opts {
 	double syn_rate;         /* connections opened per second; 0 = unpaced */
 	double bind_frac;        /* hold: share of connections that bind (0..1) */
 	uint32_t lcores;         /* generator lcores, each with its own queue pair */
+	/* SYN flood (--workload synflood, or --flood-ips beside any workload):
+	 * source addresses (host order, inclusive; 0: no flood), SYNs per
+	 * second (0 = max), and whether each SYN-ACK is answered with RST. */
+	uint32_t flood_lo, flood_hi;
+	double flood_rate;
+	bool flood_rst;
 };
 
 /* Defaults for everything optional (wrong/unknown shares depend on the

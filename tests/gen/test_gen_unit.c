@@ -3,7 +3,8 @@
  * the server's encoders and hand-made vectors, malformed ones included),
  * gen/hist.c (bucket bounds, quantiles), gen/opts.c (every option's
  * acceptance and refusal), gen/pdu.c (pre-encoded binds byte for byte
- * against the encoder) and gen/dist.c (the Zipf sampler's shape). Table-driven; exits non-zero on any failure. */
+ * against the encoder), gen/dist.c (the Zipf sampler's shape) and
+ * gen/tuples.c (source tuples spread evenly over the addresses). Table-driven; exits non-zero on any failure. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "gen/hist.h"
 #include "gen/opts.h"
 #include "gen/pdu.h"
+#include "gen/tuples.h"
 #include "ldap/client.h"
 #include "ldap/msg.h"
 
@@ -559,6 +561,20 @@ static void test_opts(void)
 		{ BASE "--tls=yes", -EINVAL },
 		{ BASE "--starttls --tls-resume --workload session", 0 },
 		{ BASE "--starttls=1", -EINVAL },
+		{ BASE "--workload synflood --src-ips 10.0.0.64-10.0.0.127", 0 },
+		{ BASE "--workload synflood --flood-rate 100000 --flood-reply rst", 0 },
+		{ BASE "--workload synflood --syn-rate 100000", -EINVAL },   /* its rate is --flood-rate */
+		{ BASE "--workload session --flood-ips 10.0.0.64-10.0.0.127 --flood-rate max", 0 },
+		{ BASE "--src-ips 10.0.0.100-10.0.0.131 --flood-ips 10.0.0.64-10.0.0.127", -EINVAL },   /* overlap */
+		{ BASE "--flood-ips 10.0.0.2-10.0.0.9", -EINVAL },   /* holds --src-ip */
+		{ BASE "--flood-ips 10.0.0.1/24", -EINVAL },          /* holds the server */
+		{ BASE "--flood-ips 10.0.1.64-10.0.1.127", -EINVAL }, /* off the subnet */
+		{ BASE "--flood-rate 5000", -EINVAL },                /* no flood asked */
+		{ BASE "--flood-ips 10.0.0.64/26 --flood-rate 0", -EINVAL },
+		{ BASE "--workload synflood --flood-reply none", 0 },
+		{ BASE "--workload synflood --flood-reply ack", -EINVAL },
+		{ BASE "--flood-reply rst", -EINVAL },            /* synflood only */
+		{ BASE "--workload synflood --tls", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct lfe_gen_opts o;
@@ -582,6 +598,15 @@ static void test_opts(void)
 	CHECK(parse_line(BASE "--workload hold --src-ips 10.0.0.64/26", &o, err, sizeof(err)) == 0 &&
 	      o.wl == LFE_WL_HOLD && o.src_lo == 0x0a000041 && o.src_hi == 0x0a00007e && o.syn_rate == 20000 &&
 	      o.bind_frac == 0.1 && o.lcores == 1, "hold defaults, prefix range without network/broadcast");
+	CHECK(parse_line(BASE "--workload synflood", &o, err, sizeof(err)) == 0 && o.wl == LFE_WL_SYNFLOOD &&
+	      o.flood_rate == 0 && !o.flood_rst && o.flood_lo == 0x0a000002 && o.flood_hi == 0x0a000002,
+	      "synflood: unpaced, no reply, from --src-ip by default");
+	CHECK(parse_line(BASE "--workload synflood --flood-reply rst --flood-rate 5e4 --src-ips 10.0.0.64/26", &o,
+			 err, sizeof(err)) == 0 && o.flood_rst && o.flood_rate == 50000 && o.flood_lo == 0x0a000041 &&
+	      o.flood_hi == 0x0a00007e, "synflood fields, sources from --src-ips");
+	CHECK(parse_line(BASE "--workload persistent --flood-ips 10.0.0.200-10.0.0.201", &o, err, sizeof(err)) == 0 &&
+	      o.wl == LFE_WL_PERSISTENT && o.flood_lo == 0x0a0000c8 && o.flood_hi == 0x0a0000c9 && o.flood_rate == 0,
+	      "a flood beside a workload");
 	CHECK(parse_line(BASE "--workload persistent", &o, err, sizeof(err)) == 0 && o.syn_rate == 0,
 	      "no SYN pacing unless asked outside hold");
 	CHECK(parse_line(BASE "--help", &o, err, sizeof(err)) == -EINVAL && strcmp(err, "help") == 0, "help");
@@ -601,6 +626,92 @@ static void test_opts(void)
 #undef BASE
 }
 
+/* ---- gen/tuples.c ---- */
+
+/* Every connection's tuples lie in the ranges, map back to it, are
+ * distinct across the run, and the first tuples put at most
+ * ceil(conns / n_ips) connections on one address: a server's per-source
+ * cap sized for an even share must hold them all (the bench's 1M on 64
+ * addresses once put 17,000 on each of 59 and was capped at 15,689). */
+static void test_tuples(void)
+{
+	static const struct {
+		uint32_t n_ips;
+		uint16_t plo, phi;
+		uint32_t conns;
+	} cases[] = {
+		{ 64, 10000, 60999, 1000000 },   /* run-bench.sh LFE_BENCH_HOLD=1000000 */
+		{ 32, 10000, 60999, 100000 },    /* test_hold.sh */
+		{ 16, 10000, 60999, 100000 },
+		{ 1, 10000, 60999, 16 },
+		{ 3, 1000, 1009, 30 },           /* exactly one tuple each */
+		{ 2, 1, 65535, 1 },              /* per capped at 65535 */
+	};
+	static uint32_t per_ip[64];
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct lfe_gen_tuples t;
+		uint32_t ip_lo = 0x0a000040u, n = cases[c].conns;
+		CHECK(lfe_gen_tuples_init(&t, ip_lo, cases[c].n_ips, cases[c].plo, cases[c].phi, n) == 0,
+		      "tuples %zu: init", c);
+		uint64_t space = (uint64_t)cases[c].n_ips * ((uint32_t)(cases[c].phi - cases[c].plo) + 1u);
+		CHECK(t.per >= 1 && t.per <= 65535 && (uint64_t)t.per * n <= space, "tuples %zu: per %u", c, t.per);
+		uint8_t *seen = calloc((size_t)(space / 8 + 1), 1);
+		memset(per_ip, 0, sizeof(per_ip));
+		uint32_t ks = t.per < 4 ? t.per : 4, bad = 0, dup = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			for (uint32_t k = 0; k < ks; k++) {
+				uint32_t ip;
+				uint16_t port;
+				lfe_gen_tuple(&t, i, k, &ip, &port);
+				if (ip < ip_lo || ip - ip_lo >= cases[c].n_ips || port < cases[c].plo ||
+				    port > cases[c].phi || lfe_gen_tuple_conn(&t, ip, port) != i) {
+					bad++;
+					continue;
+				}
+				uint64_t at = (uint64_t)(port - cases[c].plo) * cases[c].n_ips + (ip - ip_lo);
+				if (seen[at / 8] & (1u << (at % 8)))
+					dup++;
+				seen[at / 8] |= (uint8_t)(1u << (at % 8));
+				if (k == 0)
+					per_ip[ip - ip_lo]++;
+			}
+		}
+		free(seen);
+		CHECK(bad == 0, "tuples %zu: %u tuples out of range or not mapped back", c, bad);
+		CHECK(dup == 0, "tuples %zu: %u tuples shared by two connections", c, dup);
+		uint32_t most = 0, even = (n + cases[c].n_ips - 1u) / cases[c].n_ips;
+		for (uint32_t a = 0; a < cases[c].n_ips; a++)
+			most = per_ip[a] > most ? per_ip[a] : most;
+		CHECK(most <= even, "tuples %zu: %u connections on one address, even share %u", c, most, even);
+		/* Outside the ranges, or past the tuples in use: no owner. */
+		CHECK(lfe_gen_tuple_conn(&t, ip_lo - 1u, cases[c].plo) == -1, "tuples %zu: address below", c);
+		CHECK(lfe_gen_tuple_conn(&t, ip_lo + cases[c].n_ips, cases[c].plo) == -1, "tuples %zu: address above", c);
+		if (cases[c].phi < 65535)
+			CHECK(lfe_gen_tuple_conn(&t, ip_lo, (uint16_t)(cases[c].phi + 1u)) == -1, "tuples %zu: port above", c);
+		if ((uint64_t)t.per * n < space) {
+			uint64_t at = (uint64_t)t.per * n;
+			uint32_t ip = ip_lo + (uint32_t)(at % cases[c].n_ips);
+			uint16_t port = (uint16_t)(cases[c].plo + at / cases[c].n_ips);
+			CHECK(lfe_gen_tuple_conn(&t, ip, port) == -1, "tuples %zu: unused tuple has an owner", c);
+		}
+	}
+	/* The flood walk covers the whole space, address first, and wraps. */
+	struct lfe_gen_tuples t;
+	uint32_t ip;
+	uint16_t port;
+	CHECK(lfe_gen_tuples_init(&t, 100, 4, 50, 59, 1) == 0, "flood init");
+	lfe_gen_tuple_at(&t, 5, &ip, &port);
+	CHECK(ip == 101 && port == 51, "tuple_at 5: %u:%u", ip, port);
+	lfe_gen_tuple_at(&t, 40 + 7, &ip, &port);
+	CHECK(ip == 103 && port == 51, "tuple_at wraps: %u:%u", ip, port);
+	/* Refusals. */
+	CHECK(lfe_gen_tuples_init(&t, 1, 0, 1, 2, 1) == -EINVAL, "no addresses");
+	CHECK(lfe_gen_tuples_init(&t, 1, 1, 1, 2, 0) == -EINVAL, "no connections");
+	CHECK(lfe_gen_tuples_init(&t, 1, 1, 3, 2, 1) == -EINVAL, "ports reversed");
+	CHECK(lfe_gen_tuples_init(&t, 1, 2, 1, 2, 5) == -EINVAL, "fewer tuples than connections");
+	CHECK(lfe_gen_tuples_init(&t, 0xfffffffeu, 3, 1, 2, 1) == -EINVAL, "addresses wrap");
+}
+
 int main(void)
 {
 	test_bind_vectors();
@@ -612,6 +723,7 @@ int main(void)
 	test_opts();
 	test_pdu();
 	test_dist();
+	test_tuples();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

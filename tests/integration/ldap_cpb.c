@@ -3,7 +3,11 @@
  * PHP/Python-ldap: each authentication is connect + simple bind + unbind
  * on a fresh TCP connection, the way many login services do it.
  *
- *   ldap_cpb URI DN PASSWORD THREADS SECONDS
+ *   ldap_cpb URI DN PASSWORD THREADS SECONDS [persistent]
+ *
+ * With "persistent" each thread keeps one connection and binds on it again
+ * and again (reconnecting only after an error): the rate of a client that
+ * pools its connections, such as nslcd or SSSD.
  *
  * Prints one line per second, "sec N binds B errors E", then a summary:
  * "total B errors E cpu_user_s U cpu_sys_s S". Exit 0 when it ran (the
@@ -24,6 +28,7 @@
 static const char *uri, *dn, *pw;
 static atomic_ulong n_ok, n_err;
 static atomic_bool stop;
+static bool persistent;
 
 static void *worker(void *arg)
 {
@@ -40,8 +45,12 @@ static void *worker(void *arg)
 		struct timeval tmo = { .tv_sec = 5 };
 		ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &tmo);
 		ldap_set_option(ld, LDAP_OPT_TIMEOUT, &tmo);
-		int rc = ldap_sasl_bind_s(ld, dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
-		atomic_fetch_add(rc == LDAP_SUCCESS ? &n_ok : &n_err, 1);
+		int rc;
+		do {
+			rc = ldap_sasl_bind_s(ld, dn, LDAP_SASL_SIMPLE, &cred, NULL, NULL, NULL);
+			atomic_fetch_add(rc == LDAP_SUCCESS ? &n_ok : &n_err, 1);
+		} while (persistent && rc == LDAP_SUCCESS &&
+			 !atomic_load_explicit(&stop, memory_order_relaxed));
 		ldap_unbind_ext_s(ld, NULL, NULL);
 	}
 	return NULL;
@@ -49,8 +58,10 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: %s URI DN PASSWORD THREADS SECONDS\n", argv[0]);
+	if (argc == 7 && strcmp(argv[6], "persistent") == 0) {
+		persistent = true;
+	} else if (argc != 6) {
+		fprintf(stderr, "usage: %s URI DN PASSWORD THREADS SECONDS [persistent]\n", argv[0]);
 		return 2;
 	}
 	uri = argv[1];

@@ -26,6 +26,9 @@ lfe_fail() { echo "FAIL: $*" >&2; exit 1; }
 # lfe_eq WHAT GOT WANT
 lfe_eq() { [[ "$2" == "$3" ]] || lfe_fail "$1: got '$2', want '$3'"; lfe_log "ok: $1"; }
 
+# _lfe_desc PID: its descendants' PIDs.
+_lfe_desc() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do echo -n "$c "; _lfe_desc "$c"; done; }
+
 lfe_cleanup() {
 	local rc=$?
 	set +e
@@ -33,7 +36,18 @@ lfe_cleanup() {
 		kill -KILL "$LFE_PID" 2>/dev/null
 		wait "$LFE_PID" 2>/dev/null
 	fi
-	for p in ${LFE_EXTRA_PIDS:-}; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	# An extra PID is often the subshell of `lfe_cli timeout N CMD &`: its
+	# descendants get TERM too, then KILL after 3 s, or CMD outlives the
+	# test holding its EAL prefix until its own timeout.
+	local all=
+	for p in ${LFE_EXTRA_PIDS:-}; do all+=" $(_lfe_desc "$p") $p"; done
+	[[ -n ${all// /} ]] && kill -TERM $all 2>/dev/null
+	for ((i = 0; i < 30; i++)); do
+		kill -0 $all 2>/dev/null || break   # true while any is alive
+		sleep 0.1
+	done
+	for p in $all; do kill -KILL "$p" 2>/dev/null; done
+	for p in ${LFE_EXTRA_PIDS:-}; do wait "$p" 2>/dev/null; done
 	ip netns del "$LFE_SRV" 2>/dev/null
 	ip netns del "$LFE_CLI" 2>/dev/null
 	rm -rf "/var/run/dpdk/$LFE_PREFIX" 2>/dev/null
@@ -215,6 +229,22 @@ EOF
 }
 
 lfe_dn() { echo "uid=$1,ou=people,$LFE_SUFFIX"; }
+
+# lfe_dump FILE COUNT FILTER: tcpdump -v on the client's veth, COUNT packets
+# matching FILTER into FILE (at most 40 s); returns once it listens
+# (bounded), its PID in $LFE_DUMP_PID (also in LFE_EXTRA_PIDS).
+lfe_dump() {
+	: > "$1.err"
+	lfe_cli timeout 40 tcpdump -i veth0 -nn -v -c "$2" "$3" > "$1" 2> "$1.err" &
+	LFE_DUMP_PID=$!
+	LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $LFE_DUMP_PID"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q listening "$1.err" && return 0
+		sleep 0.1
+	done
+	lfe_fail "tcpdump did not start"
+}
 
 # ---- TLS test PKI (openssl CLI; keys made here, none committed) ----
 # lfe_pki: a CA in $LFE_PKI (ca.crt/ca.key), a server certificate for

@@ -28,18 +28,8 @@ DN=$(lfe_dn alice)
 # dump FILE: capture SYN,ACKs on the client's veth; returns once
 # tcpdump listens (bounded), its PID in $dump.
 dump() {
-	: > "$1.err"
-	lfe_cli timeout 40 tcpdump -i veth0 -nn -v -c 2 \
-		'tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)' \
-		> "$1" 2> "$1.err" &
-	dump=$!
-	LFE_EXTRA_PIDS="$dump"
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q listening "$1.err" && return 0
-		sleep 0.1
-	done
-	lfe_fail "tcpdump did not start"
+	lfe_dump "$1" 2 'tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)'
+	dump=$LFE_DUMP_PID
 }
 # synack FILE: the first SYN,ACK tcpdump saw (empty if none).
 synack() { grep -m1 -A1 'Flags \[S\.\]' "$1" | tr '\n' ' ' || true; }
