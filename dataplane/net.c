@@ -42,19 +42,54 @@ static inline void wr32(uint8_t *p, uint32_t v)
 }
 
 /* Chunks after the first must start at an even offset of the summed data. */
+/* The sum is byte-order independent (RFC 1071 §2(B)): add the data as
+ * host-order 32-bit words (8 bytes a step, loaded with memcpy: frames have
+ * no alignment promise), fold to 16 bits, then swap to network order on a
+ * little-endian host. The result is folded to 16 bits (0 only for an
+ * all-zero sum), so a sum taken in chunks equals the sum taken at once. */
+static inline uint32_t fold16(uint64_t s)
+{
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	return (uint32_t)((s & 0xffffu) + (s >> 16));
+}
+
 uint32_t lfe_csum_add(uint32_t sum, const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	uint64_t s = sum;
-	size_t i = 0;
+	uint64_t s = 0;
 
-	for (; i + 1 < len; i += 2)
-		s += rd16(p + i);
-	if (i < len)
-		s += (uint32_t)p[i] << 8;
-	while (s >> 32)
-		s = (s & 0xffffffffu) + (s >> 32);
-	return (uint32_t)s;
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		s += (v & 0xffffffffu) + (v >> 32);
+	}
+	if (len >= 4) {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		s += v;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		s += v;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		uint16_t v = 0;
+		memcpy(&v, p, 1);   /* the odd byte, padded with a zero byte after it */
+		s += v;
+	}
+	uint32_t w = fold16(s);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	w = (uint32_t)__builtin_bswap16((uint16_t)w);
+#endif
+	return fold16((uint64_t)sum + w);
 }
 
 uint16_t lfe_csum_fold(uint32_t sum)
