@@ -631,21 +631,23 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
 		}
 		o += tn;
 		out[o++] = '=';
-		/* Scan and copy the value in one pass, folding case as we go
-		 * (branch-free) when the attribute ignores it. */
+		/* Find the value's end, check the room once, then copy it,
+		 * folding case (branch-free: the loop vectorizes) when the
+		 * attribute ignores it. */
 		uint8_t fold = (d && d->case_ignore) ? 0x20 : 0;
 		size_t vs = ++i;
-		while (i < len) {
-			uint8_t ch = dn[i];
-			if (!(plain_class[ch] & PL_VALUE))
-				break;
-			if (o == lim)
-				return -EAGAIN;
-			out[o++] = (char)(ch | (fold & (uint8_t)-((unsigned)(ch - 'A') < 26u)));
+		while (i < len && (plain_class[dn[i]] & PL_VALUE))
 			i++;
-		}
 		if (i == vs || (i < len && (dn[i] != ',' || i + 1 == len)))
 			return -EAGAIN;
+		size_t vn = i - vs;
+		if (vn > lim - o)   /* o <= lim: checked before the type */
+			return -EAGAIN;
+		for (size_t k = 0; k < vn; k++) {
+			uint8_t ch = dn[vs + k];
+			out[o + k] = (char)(ch | (fold & (uint8_t)-((unsigned)(ch - 'A') < 26u)));
+		}
+		o += vn;
 		i++;   /* past ',' (or past the end, which ends the loop) */
 	}
 	out[o] = '\0';
