@@ -211,7 +211,12 @@ def main():
     print("instructions per bind: %.0f (difference of the windows, idle turns out; %.0f with them); "
           "%.0f and %.0f (each window alone, idle out)"
           % (res["per_bind"], res["raw_per_bind"], res["per_bind_window_n"], res["per_bind_window_2n"]))
-    print("binds per busy loop turn: %.1f" % res["binds_per_busy_turn"])
+    res["segments_per_bind_2n"] = [b["calls"].get("lfe_tcp_input", 0) / bb,
+                                   b["calls"].get("lfe_worker_tx_seg", 0) / bb]
+    print("binds per busy loop turn: %.1f; TCP segments per bind in the 2N window: %.2f in, %.2f out "
+          "(1 and 1 when every request carries the ACK of the last answer and every answer the "
+          "ACK of its request; more under load: the generator's delayed ACKs, retransmissions)"
+          % (res["binds_per_busy_turn"], res["segments_per_bind_2n"][0], res["segments_per_bind_2n"][1]))
     print()
     print("| layer (self, by source file; idle turns out) | instr/bind | share |")
     print("|---|---|---|")
