@@ -1704,6 +1704,13 @@ void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 	t->now = now;
 	if (c->state == ST_FREE || (c->flags & F_ABORT))
 		return;
+	if (!c->held && !(c->flags & (F_FIN_NOTIFY | F_OOO_FIN))) {
+		/* The kick after every ACK of a cleartext answer: nothing held
+		 * to offer, no FIN waiting, so the window cannot move. */
+		if (c->flags & F_ACK_NOW)
+			pend(t, c);
+		return;
+	}
 	uint32_t before = rwnd(t, c);
 	deliver_held(t, c);
 	if (c->state == ST_FREE)
