@@ -2,16 +2,26 @@
  * reference implementation; checked against its test vectors. */
 #include "siphash.h"
 
+#include <string.h>
+
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+/* The state travels in locals (registers) through the rounds: through the
+ * struct pointer the compiler would store and reload it around every byte
+ * read (a uint8_t may alias it). */
+#define SIPROUND(v0, v1, v2, v3) do { \
+	v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+	v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+	v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
+	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); \
+} while (0)
 
 static inline void round2(struct lfe_siphash *s)
 {
-	for (int i = 0; i < 2; i++) {
-		s->v0 += s->v1; s->v1 = ROTL(s->v1, 13); s->v1 ^= s->v0; s->v0 = ROTL(s->v0, 32);
-		s->v2 += s->v3; s->v3 = ROTL(s->v3, 16); s->v3 ^= s->v2;
-		s->v0 += s->v3; s->v3 = ROTL(s->v3, 21); s->v3 ^= s->v0;
-		s->v2 += s->v1; s->v1 = ROTL(s->v1, 17); s->v1 ^= s->v2; s->v2 = ROTL(s->v2, 32);
-	}
+	uint64_t v0 = s->v0, v1 = s->v1, v2 = s->v2, v3 = s->v3;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	s->v0 = v0; s->v1 = v1; s->v2 = v2; s->v3 = v3;
 }
 
 static inline void compress(struct lfe_siphash *s, uint64_t m)
@@ -21,12 +31,23 @@ static inline void compress(struct lfe_siphash *s, uint64_t m)
 	s->v0 ^= m;
 }
 
-uint64_t lfe_siphash_load64(const uint8_t *p)
+static inline uint64_t load64(const uint8_t *p)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+#else
 	uint64_t v = 0;
 	for (unsigned i = 0; i < 8; i++)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
+#endif
+}
+
+uint64_t lfe_siphash_load64(const uint8_t *p)
+{
+	return load64(p);
 }
 
 void lfe_siphash_init(struct lfe_siphash *s, const uint64_t k[2], int wide)
@@ -47,17 +68,28 @@ void lfe_siphash_update(struct lfe_siphash *s, const void *p, size_t len)
 
 	s->len += len;
 	if (have) {
+		uint64_t t = s->tail;
 		for (; i < len && have < 8; i++, have++)
-			s->tail |= (uint64_t)b[i] << (8 * have);
-		if (have < 8)
+			t |= (uint64_t)b[i] << (8 * have);
+		if (have < 8) {
+			s->tail = t;
 			return;
-		compress(s, s->tail);
-		s->tail = 0;
+		}
+		compress(s, t);
 	}
-	for (; i + 8 <= len; i += 8)
-		compress(s, lfe_siphash_load64(b + i));
+	uint64_t v0 = s->v0, v1 = s->v1, v2 = s->v2, v3 = s->v3;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t m = load64(b + i);
+		v3 ^= m;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	s->v0 = v0; s->v1 = v1; s->v2 = v2; s->v3 = v3;
+	uint64_t t = 0;
 	for (unsigned k = 0; i < len; i++, k++)
-		s->tail |= (uint64_t)b[i] << (8 * k);
+		t |= (uint64_t)b[i] << (8 * k);
+	s->tail = t;   /* have == 0 here: the tail was empty or just compressed */
 }
 
 static void finish(struct lfe_siphash *s, uint64_t xor2)

@@ -1665,17 +1665,22 @@ size_t lfe_tcp_send_free(struct lfe_tcp_conn *c)
 	return (t->smask + 1) - (c->snd_end - c->snd_una);
 }
 
+/* n bytes (1..the room lfe_tcp_send_space just reported) were written. */
+static void commit(struct lfe_tcp_conn *c, size_t n)
+{
+	c->snd_end += (uint32_t)n;
+	c->sreserved = false;
+	pend(c->t, c);
+}
+
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
 {
 	uint8_t *p;
 	size_t room = lfe_tcp_send_space(c, &p);
 	if (n > room)
 		n = room;
-	if (!n)
-		return;
-	c->snd_end += (uint32_t)n;
-	c->sreserved = false;
-	pend(c->t, c);
+	if (n)
+		commit(c, n);
 }
 
 size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len)
@@ -1688,7 +1693,7 @@ size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len)
 		if (!n)
 			break;
 		memcpy(p, (const uint8_t *)data + done, n);
-		lfe_tcp_send_commit(c, n);
+		commit(c, n);   /* n <= room: no second lfe_tcp_send_space */
 		done += n;
 	}
 	return done;
@@ -1699,6 +1704,13 @@ void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 	t->now = now;
 	if (c->state == ST_FREE || (c->flags & F_ABORT))
 		return;
+	if (!c->held && !(c->flags & (F_FIN_NOTIFY | F_OOO_FIN))) {
+		/* The kick after every ACK of a cleartext answer: nothing held
+		 * to offer, no FIN waiting, so the window cannot move. */
+		if (c->flags & F_ACK_NOW)
+			pend(t, c);
+		return;
+	}
 	uint32_t before = rwnd(t, c);
 	deliver_held(t, c);
 	if (c->state == ST_FREE)

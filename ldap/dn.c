@@ -566,18 +566,40 @@ static int sort_rdn(struct wbuf *w, size_t (*seg)[2], size_t navas)
 	return 0;
 }
 
-/* Byte classes of the fast path, one table lookup per input byte. */
-enum { PL_TSTART = 1, PL_TYPE = 2, PL_VALUE = 4 };
+/* Byte classes of the fast path's attribute types, one table lookup per
+ * input byte (values: value_map below). */
+enum { PL_TSTART = 1, PL_TYPE = 2 };
 static const uint8_t plain_class[256] = {
-#define R3(a) [a] = PL_TYPE | PL_VALUE
-	['-'] = PL_TYPE | PL_VALUE, ['.'] = PL_VALUE, ['_'] = PL_VALUE, ['@'] = PL_VALUE,
+#define R3(a) [a] = PL_TYPE
+	['-'] = PL_TYPE,
 	R3('0'), R3('1'), R3('2'), R3('3'), R3('4'), R3('5'), R3('6'), R3('7'), R3('8'), R3('9'),
-#define A2(c) [c] = PL_TSTART | PL_TYPE | PL_VALUE, [c + 32] = PL_TSTART | PL_TYPE | PL_VALUE
+#define A2(c) [c] = PL_TSTART | PL_TYPE, [c + 32] = PL_TSTART | PL_TYPE
 	A2('A'), A2('B'), A2('C'), A2('D'), A2('E'), A2('F'), A2('G'), A2('H'), A2('I'),
 	A2('J'), A2('K'), A2('L'), A2('M'), A2('N'), A2('O'), A2('P'), A2('Q'), A2('R'),
 	A2('S'), A2('T'), A2('U'), A2('V'), A2('W'), A2('X'), A2('Y'), A2('Z'),
 #undef A2
 #undef R3
+};
+
+/* The fast path's value bytes mapped to what it writes: [0] as they are,
+ * [1] case-folded (case-ignore types); 0 for every byte that ends a value
+ * or sends the DN to the full parser. One load per byte tests and maps. */
+static const uint8_t value_map[2][256] = {
+#define V(c) [c] = c
+#define KEEP(c) [c] = c, [c + 32] = c + 32
+#define FOLD(c) [c] = c + 32, [c + 32] = c + 32
+#define COMMON V('-'), V('.'), V('_'), V('@'), V('0'), V('1'), V('2'), V('3'), V('4'), \
+	V('5'), V('6'), V('7'), V('8'), V('9')
+#define LETTERS(M) M('A'), M('B'), M('C'), M('D'), M('E'), M('F'), M('G'), M('H'), M('I'), \
+	M('J'), M('K'), M('L'), M('M'), M('N'), M('O'), M('P'), M('Q'), M('R'), M('S'), \
+	M('T'), M('U'), M('V'), M('W'), M('X'), M('Y'), M('Z')
+	{ COMMON, LETTERS(KEEP) },
+	{ COMMON, LETTERS(FOLD) },
+#undef LETTERS
+#undef COMMON
+#undef FOLD
+#undef KEEP
+#undef V
 };
 
 /* The types of nearly every bind DN, found without scanning attr_defs. */
@@ -631,19 +653,21 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
 		}
 		o += tn;
 		out[o++] = '=';
-		/* Scan and copy the value in one pass, folding case as we go
-		 * (branch-free) when the attribute ignores it. */
-		uint8_t fold = (d && d->case_ignore) ? 0x20 : 0;
+		/* Copy the value, mapped (case-folded when the attribute
+		 * ignores case), up to the room left; a value byte beyond the
+		 * room sends the DN to the full parser, which says -ENOSPC. */
+		const uint8_t *map = value_map[d && d->case_ignore];
 		size_t vs = ++i;
-		while (i < len) {
-			uint8_t ch = dn[i];
-			if (!(plain_class[ch] & PL_VALUE))
+		size_t end = len - i > lim - o ? i + (lim - o) : len;   /* o <= lim: checked above */
+		while (i < end) {
+			uint8_t m = map[dn[i]];
+			if (m == 0)
 				break;
-			if (o == lim)
-				return -EAGAIN;
-			out[o++] = (char)(ch | (fold & (uint8_t)-((unsigned)(ch - 'A') < 26u)));
+			out[o++] = (char)m;
 			i++;
 		}
+		if (i == end && i < len && map[dn[i]] != 0)
+			return -EAGAIN;
 		if (i == vs || (i < len && (dn[i] != ',' || i + 1 == len)))
 			return -EAGAIN;
 		i++;   /* past ',' (or past the end, which ends the loop) */

@@ -281,6 +281,32 @@ static ssize_t finish_msg(struct lfe_berw *w, int32_t msgid, uint8_t op_tag, siz
 	return lfe_berw_finish(w);
 }
 
+/* The answer to nearly every bind: an LDAPResult with no matched DN, no
+ * message, a one-byte code. Written straight out, byte for byte what the
+ * writer below produces: 30 L 02 n ID.. TAG 07 0a 01 RC 04 00 04 00, ID in
+ * the fewest two's complement bytes (msgid >= 0). */
+static ssize_t enc_plain_result(uint8_t *out, size_t cap, int32_t msgid, uint8_t tag, uint8_t code)
+{
+	uint32_t id = (uint32_t)msgid;
+	size_t n = id < 0x80u ? 1 : id < 0x8000u ? 2 : id < 0x800000u ? 3 : 4;
+	size_t total = 13 + n;
+	if (cap < total)
+		return -ENOSPC;
+	uint8_t *p = out;
+	*p++ = LFE_BER_SEQUENCE;
+	*p++ = (uint8_t)(11 + n);
+	*p++ = LFE_BER_INTEGER;
+	*p++ = (uint8_t)n;
+	for (size_t i = n; i-- > 0;)
+		*p++ = (uint8_t)(id >> (8 * i));
+	static const uint8_t tail[] = { 0x07, LFE_BER_ENUMERATED, 0x01, 0, LFE_BER_OCTETS, 0x00,
+					LFE_BER_OCTETS, 0x00 };
+	*p++ = tag;
+	memcpy(p, tail, sizeof tail);
+	p[3] = code;
+	return (ssize_t)total;
+}
+
 ssize_t lfe_ldap_enc_result(uint8_t *out, size_t cap, int32_t msgid,
 			    enum lfe_ldap_op resp_op, const struct lfe_ldap_result *r)
 {
@@ -300,6 +326,9 @@ ssize_t lfe_ldap_enc_result(uint8_t *out, size_t cap, int32_t msgid,
 	}
 	if (!msgid_ok(msgid) || (int)r->code < 0)
 		return -EINVAL;
+	if (r->matched_dn.len == 0 && r->diag.len == 0 && (int)r->code < 128)
+		return enc_plain_result(out, cap, msgid, (uint8_t)LFE_BER_APP_CONS(resp_op),
+					(uint8_t)r->code);
 	lfe_berw_init(&w, out, cap);
 	put_result_fields(&w, r);
 	return finish_msg(&w, msgid, (uint8_t)LFE_BER_APP_CONS(resp_op), 0);

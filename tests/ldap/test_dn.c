@@ -182,6 +182,24 @@ static void test_space(void)
 	CHECK(lfe_dn_normalize((const uint8_t *)"", 0, out, 0) == -ENOSPC, "empty DN, cap 0");
 	/* A malformed DN is -EINVAL whatever the buffer. */
 	CHECK(lfe_dn_normalize((const uint8_t *)"cn", 2, out, 1) == -EINVAL, "invalid beats space");
+	/* Every room, from none to more than enough, on DNs the fast path
+	 * takes (the room is checked per value there): the same answer as the
+	 * full parser, and nothing written past the room. */
+	static const char *plain[] = {
+		"UID=JDoe,OU=People,DC=Example,DC=com", "uid=a,dc=b", "cn=x-y.z@w,o=Org", "sn=A",
+	};
+	for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++) {
+		const uint8_t *q = (const uint8_t *)plain[k];
+		size_t n = strlen(plain[k]);
+		for (size_t cap = 1; cap <= n + 2; cap++) {
+			char a[64], b[64];
+			memset(a, 'X', sizeof a);
+			ssize_t ra = lfe_dn_normalize(q, n, a, cap);
+			ssize_t rb = lfe_dn_normalize_full(q, n, b, cap);
+			CHECK(ra == rb && (ra < 0 || strcmp(a, b) == 0), "fast = full at every room");
+			CHECK(a[cap] == 'X', "nothing past the room");
+		}
+	}
 }
 
 /* Bounds: 64 RDNs, 16 AVAs, LFE_DN_MAX output bytes. */

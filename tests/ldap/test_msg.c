@@ -191,6 +191,51 @@ static void check_reencode(const char *what, int32_t msgid, enum lfe_ldap_op op,
 	CHECK(n == 14 && memcmp(out, want, 14) == 0, "%s: re-encoded response", what);
 }
 
+/* Results without matched DN or message (every bind answer) at msgids on
+ * each side of a length step: the bytes X.690 gives (INTEGER in the fewest
+ * two's complement octets), and -ENOSPC at every room short of them. */
+static void test_plain_results(void)
+{
+	static const int32_t ids[] = { 0, 1, 127, 128, 255, 256, 32767, 32768, 8388607, 8388608,
+				       INT32_MAX };
+	static const enum lfe_ldap_op ops[] = { LFE_OP_BIND_RESP, LFE_OP_SEARCH_DONE, LFE_OP_DEL_RESP };
+	static const int codes[] = { 0, 49, 127 };
+	for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		uint8_t id[5];
+		size_t n = 0;
+		uint32_t v = (uint32_t)ids[i];
+		/* big-endian, then drop leading octets while the next keeps the sign */
+		for (int k = 3; k >= 0; k--)
+			id[n++] = (uint8_t)(v >> (8 * k));
+		size_t skip = 0;
+		while (skip < 3 && id[skip] == 0 && !(id[skip + 1] & 0x80))
+			skip++;
+		for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+			for (size_t c = 0; c < sizeof codes / sizeof codes[0]; c++) {
+				uint8_t want[32], out[32];
+				size_t w = 0, idn = n - skip;
+				want[w++] = 0x30;
+				want[w++] = (uint8_t)(2 + idn + 9);
+				want[w++] = 0x02;
+				want[w++] = (uint8_t)idn;
+				memcpy(want + w, id + skip, idn);
+				w += idn;
+				const uint8_t rest[] = { (uint8_t)(0x60 | ops[o]), 0x07, 0x0a, 0x01,
+							 (uint8_t)codes[c], 0x04, 0x00, 0x04, 0x00 };
+				memcpy(want + w, rest, sizeof rest);
+				w += sizeof rest;
+				struct lfe_ldap_result r = { .code = (enum lfe_ldap_rc)codes[c] };
+				ssize_t got = lfe_ldap_enc_result(out, sizeof out, ids[i], ops[o], &r);
+				CHECK(got == (ssize_t)w && memcmp(out, want, w) == 0, "plain result msgid %d",
+				      (int)ids[i]);
+				for (size_t cap = 0; cap < w; cap++)
+					CHECK(lfe_ldap_enc_result(out, cap, ids[i], ops[o], &r) == -ENOSPC,
+					      "plain result, room %zu", cap);
+			}
+		}
+	}
+}
+
 static void check_vector(const struct vexp *e, const uint8_t *pdu, size_t len)
 {
 	struct lfe_ldap_msg m;
@@ -618,6 +663,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_vectors(argv[1]);
+	test_plain_results();
 	test_mcases();
 	test_limits();
 	test_encoders();

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# tests/bench/callgrind-bind.sh — callgrind instructions per persistent bind
+# of one ldapfe worker, by layer and by stage, for before/after figures.
+# Not part of CI; needs root (a namespace, EAL) and valgrind.
+#
+# ldapfe (--no-huge, one worker) runs under callgrind and ldapfe-gen
+# (native) sends persistent simple binds over net_memif. After a warm-up,
+# three windows are dumped: N binds (LFE_CG_BINDS, counted by the daemon's
+# telemetry), 2N binds, and idle (generator gone, connections open).
+# tests/bench/callgrind_bind.py then prints
+#   per bind = (cost(2N) - cost(N)) / (binds(2N) - binds(N)),
+# whatever a window costs once cancelling, with the worker loop's idle
+# polls taken out: each window's polls that found no frame, times the cost
+# of a poll measured in the idle window. Work paced by the clock, not by
+# binds (the timer wheel's tick, the store reader's renew, the control
+# poll, the counter publish) is not collected (callgrind --toggle-collect):
+# under valgrind a bind takes ~50x longer, so per bind it would be
+# overstated ~50x. Binds are counted exactly as calls of the glue's be_bind
+# (one per BindRequest with a DN and a password).
+#
+# Two figures worth taking: LFE_CG_GEN_USERS=1000 (every bind a credential
+# cache hit: the path outside the store) and the default (100,000 users,
+# uniform: cache misses, the store's lookup and the {SSHA} hash).
+#
+# Environment (defaults):
+#   LFE_CG_BUILD=build-bench   build dir (meson -O3 -g, made if absent; the
+#                             same as run-bench.sh's)
+#   LFE_CG_USERS=100000        store size ({SSHA}); the store is made in
+#                             BUILD/bench-work/store-N if absent (the one
+#                             run-bench.sh makes and reuses)
+#   LFE_CG_GEN_USERS=USERS     users the generator binds as (uniform): a
+#                             few thousand keep every bind a credential
+#                             cache hit after the first round
+#   LFE_CG_STORE=              use this store instead (users user%07u,
+#                             passwords pw%07u under ou=people,dc=example,dc=com)
+#   LFE_CG_CONNS=256           generator connections (the per-source cap;
+#                             many keep the server under valgrind busy)
+#   LFE_CG_BINDS=3000          binds in the N window (the 2N window: twice)
+#   LFE_CG_WARM_BINDS=         binds before the windows (default: 8 per
+#                             generator user up to 5000 users, so that the
+#                             credential cache holds them all; else 2000)
+#   LFE_CG_IDLE_S=3            seconds of the idle window
+#   LFE_CG_CONF=               daemon config items section.key=value,
+#                             e.g. "store.bind_cache=0"
+#   LFE_CG_OUT=BUILD/callgrind-bind  dumps, logs, result.txt, result.json
+#   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${LFE_CG_BUILD:-$ROOT/build-bench}
+[[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
+USERS=${LFE_CG_USERS:-100000}
+GEN_USERS=${LFE_CG_GEN_USERS:-$USERS}
+CONNS=${LFE_CG_CONNS:-256}
+BINDS=${LFE_CG_BINDS:-3000}
+WARM_BINDS=${LFE_CG_WARM_BINDS:-$((GEN_USERS <= 5000 ? 8 * GEN_USERS : 2000))}
+IDLE_S=${LFE_CG_IDLE_S:-3}
+OUT=${LFE_CG_OUT:-$BUILD/callgrind-bind}
+TAG=${LFE_NS_TAG:-}
+SUFFIX="dc=example,dc=com"
+NS=lfe-cg$TAG
+PFX=lfe-cg$TAG
+SADDR=10.99.52.1
+CADDR=10.99.52.2
+PY=/usr/bin/python3
+
+[[ $EUID -eq 0 ]] || { echo "callgrind-bind.sh: needs root" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "callgrind-bind.sh: needs valgrind" >&2; exit 1; }
+log() { echo "[$(date +%T)] $*" >&2; }
+die() { echo "callgrind-bind.sh: $*" >&2; exit 1; }
+
+if [[ ! -f $BUILD/build.ninja ]]; then
+	# -O3 with debug info: callgrind attributes instructions to source files.
+	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
+fi
+meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
+LDAPFE=$BUILD/dataplane/ldapfe
+GEN=$BUILD/gen/ldapfe-gen
+WORK=$BUILD/bench-work
+mkdir -p "$WORK" "$OUT"
+
+STORE=${LFE_CG_STORE:-$WORK/store-$USERS}
+if [[ -z ${LFE_CG_STORE:-} && ! -f $WORK/data-$USERS.done ]]; then
+	rm -rf "$STORE"
+	log "generating $USERS users ({SSHA}) and importing them"
+	"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/users-$USERS.ldif"
+	mkdir -p "$STORE"
+	"$BUILD/mgmt/ldapfectl" --store "$STORE" init --suffix "$SUFFIX" >/dev/null
+	"$BUILD/mgmt/ldapfectl" --store "$STORE" import "$WORK/users-$USERS.ldif" >/dev/null
+	touch "$WORK/data-$USERS.done"
+fi
+[[ -d $STORE ]] || die "no store at $STORE"
+
+LFE_PID=
+GEN_PID=
+cleanup() {
+	local rc=$?
+	set +e
+	for p in $GEN_PID $LFE_PID; do
+		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 1; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
+	done
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "/var/run/dpdk/$PFX-srv" "/var/run/dpdk/$PFX-gen"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns del "$NS" 2>/dev/null || true
+ip netns add "$NS"
+ip netns exec "$NS" ip link set lo up
+SOCK=$OUT/memif.sock
+rm -f "$SOCK"
+CONF=$OUT/ldapfe.conf
+{
+	printf '[store]\npath = %s\n[ldap]\nport = 389\nmax_conns_per_core = 65536\n' "$STORE"
+	printf '[port0]\ndev = net_memif0,role=server,id=0,socket=%s,socket-abstract=no\naddress = %s/24\n' \
+		"$SOCK" "$SADDR"
+	printf '[workers]\nlcores = 0\n'
+} > "$CONF.base"
+# LFE_CG_CONF items go under their sections (appended: a later key wins).
+"$PY" - "$CONF.base" "$CONF" ${LFE_CG_CONF:-} <<'EOF'
+import re, sys
+src, dst, items = sys.argv[1], sys.argv[2], sys.argv[3:]
+secs, cur = {}, None
+for line in open(src).read().splitlines():
+    m = re.match(r"^\[(.+)\]$", line)
+    if m:
+        cur = m.group(1); secs.setdefault(cur, [])
+    elif line.strip():
+        secs[cur].append(line)
+for it in items:
+    m = re.match(r"^(\w+)\.(\w+)=(.*)$", it)
+    if not m:
+        sys.exit("callgrind-bind.sh: bad config item %r" % it)
+    s, k, v = m.groups()
+    secs[s] = [l for l in secs.setdefault(s, []) if l.split("=")[0].strip() != k] + ["%s = %s" % (k, v)]
+open(dst, "w").write("".join("[%s]\n%s\n" % (s, "\n".join(l)) for s, l in secs.items()))
+EOF
+
+rm -f "$OUT"/callgrind.out.*
+log "ldapfe under callgrind (store $STORE, generator users $GEN_USERS, conf items: ${LFE_CG_CONF:-none})"
+# --fair-sched: the worker busy-polls, and valgrind runs one thread at a
+# time; memif's control thread must get its turn to bring the link up.
+ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
+	--toggle-collect=lfe_worker_main --toggle-collect=lfe_tcp_timers \
+	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_control_poll \
+	--toggle-collect='publish*' \
+	--callgrind-out-file="$OUT/callgrind.out.%p" \
+	"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX-srv" \
+	--log-level=lib.eal:error -- --config "$CONF" > "$OUT/ldapfe.log" 2>&1 &
+LFE_PID=$!
+for ((i = 0; i < 1800; i++)); do
+	grep -q "ldapfe: ready" "$OUT/ldapfe.log" 2>/dev/null && break
+	kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe exited: $(tail -5 "$OUT/ldapfe.log")"
+	sleep 0.1
+done
+grep -q "ldapfe: ready" "$OUT/ldapfe.log" || die "ldapfe not ready in 180 s"
+
+# Binds answered so far and connections open, from the daemon's telemetry.
+tel() {
+	"$PY" - "/var/run/dpdk/$PFX-srv/dpdk_telemetry.v2" <<'EOF'
+import json, socket, sys
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(20)
+    s.connect(sys.argv[1])
+    json.loads(s.recv(16384).decode())
+    s.send(b"/ldapfe/stats")
+    t = json.loads(s.recv(1 << 20).decode())["/ldapfe/stats"]["total"]
+    print(t["binds_ok"] + t["binds_failed"], t["conns_active"])
+except Exception:
+    print(-1, -1)
+EOF
+}
+# wait_binds N: until the daemon has answered N binds (10 minutes at most).
+wait_binds() {
+	local t0=$SECONDS b
+	while :; do
+		read -r b _ < <(tel)
+		((b >= $1)) && return 0
+		((SECONDS - t0 < 600)) || die "only $b of $1 binds in 10 minutes"
+		kill -0 "$GEN_PID" 2>/dev/null || die "generator exited: $(tail -2 "$OUT/gen.log")"
+		sleep 0.2
+	done
+}
+start_gen() {
+	ip netns exec "$NS" timeout 900 "$GEN" -l 1 --no-pci --no-huge -m 256 \
+		--file-prefix "$PFX-gen" --log-level=lib.eal:error \
+		-- --port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
+		--src-ip "$CADDR/24" --dst-ip "$SADDR" \
+		--users "$GEN_USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+		--workload persistent --conns "$CONNS" --rate max --duration 800 --quiet \
+		--binds-per-conn 0 --connect-timeout-ms 30000 > "$OUT/gen.log" 2>&1 &
+	GEN_PID=$!
+}
+# The generator gives the memif link 10 s; under valgrind the server's
+# control thread may need longer: try again while it reports the link down.
+for ((try = 1; ; try++)); do
+	log "generator: $CONNS connections, persistent binds (try $try)"
+	start_gen
+	up=0
+	for ((i = 0; i < 300; i++)); do
+		sleep 0.2
+		kill -0 "$GEN_PID" 2>/dev/null || break
+		read -r b c < <(tel)
+		((c == CONNS && b > 0)) && { up=1; break; }
+	done
+	((up)) && break
+	kill -0 "$GEN_PID" 2>/dev/null && { kill -TERM "$GEN_PID"; wait "$GEN_PID" 2>/dev/null; }
+	GEN_PID=
+	grep -q "still down" "$OUT/gen.log" && ((try < 4)) || die "generator: $(tail -2 "$OUT/gen.log")"
+done
+cg() { callgrind_control "$1" "$LFE_PID" >/dev/null 2>&1 || die "callgrind_control $1 failed"; }
+# Warm-up: every connection has bound (and the credential cache, when the
+# generator's users are few, holds them all) before the windows open.
+read -r b _ < <(tel)
+wait_binds $((b + WARM_BINDS))
+log "windows: $BINDS and $((2 * BINDS)) binds, then ${IDLE_S} s idle"
+read -r b _ < <(tel)
+cg -z
+wait_binds $((b + BINDS))
+cg -d   # dump 1: the N window
+read -r b _ < <(tel)
+wait_binds $((b + 2 * BINDS))
+cg -d   # dump 2: the 2N window
+kill -TERM "$GEN_PID"
+wait "$GEN_PID" 2>/dev/null || true
+GEN_PID=
+sleep 1
+cg -z
+sleep "$IDLE_S"
+cg -d   # dump 3: idle, no traffic (the connections stay open, unused)
+sleep 1
+kill -TERM "$LFE_PID"
+wait "$LFE_PID" 2>/dev/null || true
+LFE_PID=
+d=("$OUT"/callgrind.out.*.[123])
+((${#d[@]} == 3)) || die "expected 3 dumps, got: ${d[*]}"
+base=${d[0]%.[123]}
+"$PY" "$ROOT/tests/bench/callgrind_bind.py" "$base.1" "$base.2" "$base.3" --json "$OUT/result.json" \
+	| tee "$OUT/result.txt"
