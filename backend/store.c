@@ -142,7 +142,9 @@ struct lfe_store_reader {
 	struct lfe_store *st;
 	MDB_txn *txn;
 	MDB_cursor *cur[N_IDX];
+	MDB_cursor *ecur;           /* on "entries": the bind lookup */
 	bool live;                  /* txn is a snapshot (its last renew worked) */
+	struct lfe_store_reader_stats stats;
 };
 
 static int map_err(int rc)
@@ -546,6 +548,10 @@ struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
 			return NULL;
 		}
 	}
+	if (mdb_cursor_open(r->txn, st->dbi[DB_ENTRIES], &r->ecur) != 0) {
+		lfe_store_reader_free(r);
+		return NULL;
+	}
 	r->live = true;
 	return r;
 }
@@ -558,6 +564,8 @@ void lfe_store_reader_free(struct lfe_store_reader *r)
 	for (int i = 0; i < N_IDX; i++)
 		if (r->cur[i])
 			mdb_cursor_close(r->cur[i]);
+	if (r->ecur)
+		mdb_cursor_close(r->ecur);
 	if (r->txn)
 		mdb_txn_abort(r->txn);
 	free(r);
@@ -577,6 +585,9 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 		if (rc != 0)
 			return map_err(rc);
 	}
+	rc = mdb_cursor_renew(r->txn, r->ecur);
+	if (rc != 0)
+		return map_err(rc);
 	r->live = true;
 	return 0;
 }
@@ -584,6 +595,11 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 uint64_t lfe_store_reader_txnid(const struct lfe_store_reader *r)
 {
 	return r->live ? mdb_txn_id(r->txn) : 0;
+}
+
+const struct lfe_store_reader_stats *lfe_store_reader_stats(const struct lfe_store_reader *r)
+{
+	return &r->stats;
 }
 
 static int get_in(MDB_txn *txn, struct lfe_store *st, const char *ndn, size_t ndn_len,
@@ -688,9 +704,12 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 /* The dummy verification of an unknown DN (or an entry without a usable
  * userPassword): the same work as a real entry of the bind scheme, on the
  * same path — inline when the scheme is fast, a job when it is slow. */
-static int verify_dummy(const struct lfe_store *st, const uint8_t *pw, size_t pw_len,
+static int verify_dummy(struct lfe_store_reader *r, const uint8_t *pw, size_t pw_len,
 			unsigned pw_flags, struct lfe_bind_job *job)
 {
+	const struct lfe_store *st = r->st;
+
+	r->stats.dummies++;
 	if (st->dummy_slow && job) {
 		*job = st->dummy;
 		return -EAGAIN;
@@ -711,31 +730,24 @@ static int verify_dummy(const struct lfe_store *st, const uint8_t *pw, size_t pw
 	return -EACCES;
 }
 
-int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
-			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
-			  struct lfe_bind_job *job)
+/* Check pw against the userPassword values of one entry record (store.h,
+ * lfe_store_verify_bind). decoy: the record is not the bind DN's but the
+ * one its lookup landed on (the DN is unknown): the same work as a wrong
+ * password on it, and never a success. */
+static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t rec_len,
+			 const uint8_t *pw, size_t pw_len, unsigned pw_flags, bool decoy,
+			 struct lfe_bind_job *job)
 {
 	struct lfe_bytes list, v;
 	uint32_t n_vals;
 	struct lfe_bind_job local = { 0 }, *j = job ? job : &local;
 	int rc;
 
-	memset(j, 0, sizeof(*j));
-	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
-	 * a success here, and it costs what a wrong password costs. */
-	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
-	/* The hot path of every bind: no whole-record validation here, the
-	 * userPassword lookup checks every length it hops over. */
-	MDB_val k = mval(ndn, ndn_len), rec;
-	rc = map_err(mdb_get(r->txn, r->st->dbi[DB_ENTRIES], &k, &rec));
-	if (rc == -ENOENT)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
-	if (rc < 0)
-		return rc;
-	if (lfe_record_find_attr(rec.mv_data, rec.mv_size, "userPassword", 12, &n_vals, &list) != 1 ||
+	r->stats.records_read++;
+	r->stats.decoys += decoy;
+	if (lfe_record_find_attr(rec, rec_len, "userPassword", 12, &n_vals, &list) != 1 ||
 	    n_vals == 0)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
 	bool any = false;
 	while (lfe_record_next_val(&list, &v) == 1) {
 		if (v.len == 0)
@@ -747,24 +759,69 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 			continue;
 		}
 		/* A locked or expired account answers like a wrong password,
-		 * after the same work (acctlock.h). */
-		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0) {
+		 * after the same work (acctlock.h). A decoy goes on like a
+		 * wrong password, whatever the result. */
+		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0 && !decoy) {
 			lfe_bind_job_wipe(j);
-			return lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0) ? -EACCES : 0;
+			return lfe_acct_locked(rec, rec_len, time(NULL), 0) ? -EACCES : 0;
 		}
 	}
 	if (!any)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
 	if (j->n_vals == 0)
 		return -EACCES;
-	/* Known now, while the record is at hand; the verifier has no store. */
-	j->locked = lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0);
+	/* Known now, while the record is at hand; the verifier has no store.
+	 * A decoy's job is "locked": every value is tried, none can answer
+	 * success. */
+	j->locked = lfe_acct_locked(rec, rec_len, time(NULL), 0) | decoy;
 	if (job)
 		return -EAGAIN;
 	/* No job wanted (tools, tests): run the slow check here. */
 	rc = lfe_bind_job_run(&local, pw, pw_len, pw_flags);
 	lfe_bind_job_wipe(&local);
 	return rc;
+}
+
+/* The bind lookup. An unknown DN must cost what a wrong password costs, and
+ * most of that cost at a million entries is memory: the B-tree walk and the
+ * record's cache lines, not the hash. So an existing DN and an unknown one
+ * take the same LMDB step, a range lookup (MDB_SET_RANGE), which walks the
+ * tree to where the DN is or would be and lands on the entry there (the
+ * DN's own, or the next one: a real record of the same leaf, as cold as
+ * the DN's own would be); past the last entry it takes the last one (the
+ * same rightmost leaf). An unknown DN then verifies the password against
+ * that real record's values as a wrong password would (decoy: never a
+ * success), so scheme, cost parameters, value count, slow or fast path are
+ * those of a real entry next to it, and the same DN always lands on the
+ * same entry, as a real user always reads its own. The dummy record is left
+ * for an empty password, an entry without a usable userPassword and an
+ * empty store. Residual: a DN that sorts after the last entry of a leaf
+ * lands on the first entry of the next leaf (LMDB steps to the sibling
+ * page), one page more than a hit. */
+int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
+			  struct lfe_bind_job *job)
+{
+	int rc;
+
+	if (job)
+		memset(job, 0, sizeof(*job));
+	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
+	 * a success here, and it costs what a wrong password costs. */
+	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
+	/* The hot path of every bind: no whole-record validation here, the
+	 * userPassword lookup checks every length it hops over. */
+	MDB_val k = mval(ndn, ndn_len), rec;
+	rc = mdb_cursor_get(r->ecur, &k, &rec, MDB_SET_RANGE);
+	if (rc == MDB_NOTFOUND)
+		rc = mdb_cursor_get(r->ecur, &k, &rec, MDB_LAST);
+	if (rc == MDB_NOTFOUND)
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
+	if (rc != 0)
+		return map_err(rc);
+	bool decoy = k.mv_size != ndn_len || memcmp(k.mv_data, ndn, ndn_len) != 0;
+	return verify_record(r, rec.mv_data, rec.mv_size, pw, pw_len, pw_flags, decoy, job);
 }
 
 /* ---- writer ---- */

@@ -106,12 +106,15 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 /* Verify a simple bind, first phase: look the DN up and check pw against
  * its fast userPassword values, inside the reader's transaction.
  *   0        a value matched;
- *   -EACCES  no match (wrong password, or an unknown DN / entry without a
- *            password / empty password after a dummy verification of the
- *            bind scheme that costs what a real entry costs);
+ *   -EACCES  no match (wrong password; an unknown DN after the same work
+ *            as a wrong password on the real entry its lookup lands on,
+ *            which never answers success; an entry without a password or
+ *            an empty password after a dummy verification of the bind
+ *            scheme that costs what a real entry costs);
  *   -EAGAIN  a slow scheme is involved: *job holds copies of the entry's
- *            slow values (or the dummy value, for the cases above when the
- *            bind scheme is slow); the caller runs lfe_bind_job_run()
+ *            slow values (for an unknown DN those of the entry its lookup
+ *            landed on, marked to fail; or the dummy value, for the other
+ *            cases above when the bind scheme is slow); the caller runs lfe_bind_job_run()
  *            elsewhere (a verifier thread), with no second lookup, and
  *            wipes the job;
  *   other negative errno on a store error.
@@ -121,6 +124,20 @@ struct lfe_bind_job;
 int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
 			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
 			  struct lfe_bind_job *job);
+
+/* What lfe_store_verify_bind did on this reader (for tests and
+ * benchmarks; plain counters, never reset). records_read: entry records
+ * whose userPassword was read; decoys: of which for an unknown DN (the
+ * real record its lookup landed on, see store.c); dummies: verifications
+ * against the dummy value (empty password, entry without a usable
+ * userPassword, empty store). An unknown DN and a wrong password both read
+ * one record. */
+struct lfe_store_reader_stats {
+	uint64_t records_read;
+	uint64_t decoys;
+	uint64_t dummies;
+};
+const struct lfe_store_reader_stats *lfe_store_reader_stats(const struct lfe_store_reader *r);
 
 /* Scheme of the dummy verification (above): NULL or "" → the store's
  * default (lfe_store_set_default_scheme, kept in meta), else e.g.
@@ -162,8 +179,10 @@ struct lfe_store_info {
 };
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info);
 
-/* Scheme of the dummy verification for unknown DNs (default "{SSHA512}"):
- * set it to the scheme most entries use so both paths cost the same. Kept
+/* Scheme of the dummy verification (default "{SSHA512}") of an entry
+ * without a usable userPassword, an empty password or an empty store (an
+ * unknown DN reads a real entry instead, see lfe_store_verify_bind): set
+ * it to the scheme most entries use so all paths cost the same. Kept
  * in meta; readers pick it up when they open the store. Writer only. */
 int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme);
 

@@ -95,13 +95,51 @@ int main(void)
 	CHECK_EQ(put_user(st, "many", (const char *const[]){ crypt_other, crypt_other, crypt_other,
 							     crypt_other, crypt_pw }, 5), 0);
 
-	/* Fast default ({SSHA512} of a new store): unknown DNs are answered
-	 * inline, no job. */
+	/* An unknown DN costs what a wrong password costs on the real entry
+	 * its lookup lands on (the next DN in key order, or the last entry):
+	 * one record read, that entry's scheme and path, never a success.
+	 * uid=elk lands on uid=fast: inline, like a wrong password there. */
 	struct lfe_store_reader *r = lfe_store_reader_new(st);
 	CHECK(r != NULL);
+	const struct lfe_store_reader_stats *rs = lfe_store_reader_stats(r);
 	memset(&job, 0x5a, sizeof(job));
-	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &job), -EACCES);
+	CHECK_EQ(verify(r, "uid=fast,dc=example,dc=com", "wrong", &job), -EACCES);
+	CHECK(rs->records_read == 1 && rs->decoys == 0 && rs->dummies == 0);
+	CHECK_EQ(verify(r, "uid=elk,dc=example,dc=com", "secret", &job), -EACCES);
+	CHECK(rs->records_read == 2 && rs->decoys == 1 && rs->dummies == 0);
+	/* uid=ghost lands on uid=many: slow values, so a job like a wrong
+	 * password of uid=many gets (the old dummy answered it inline, at a
+	 * fraction of that cost), with its values, marked to fail. */
+	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &j_unknown), -EAGAIN);
+	CHECK(rs->records_read == 3 && rs->decoys == 2 && rs->dummies == 0);
+	CHECK(!j_unknown.dummy && j_unknown.locked && j_unknown.n_vals == LFE_BIND_JOB_VALS &&
+	      j_unknown.len[0] == strlen(crypt_other) &&
+	      memcmp(j_unknown.buf, crypt_other, j_unknown.len[0]) == 0);
+	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &job), -EAGAIN);
+	CHECK(memcmp(&job, &j_unknown, sizeof(job)) == 0);   /* the same DN, the same entry */
+	CHECK_EQ(run(&job, "other"), -EACCES);               /* uid=many's own password */
+	/* After the last entry: the last one (uid=slow). Its own password
+	 * fails too, in a job and inline (NULL job). */
+	CHECK_EQ(verify(r, "uid=zz,dc=example,dc=com", "secret", &job), -EAGAIN);
+	CHECK(job.locked && job.n_vals == 1 && memcmp(job.buf, crypt_pw, job.len[0]) == 0);
+	CHECK_EQ(run(&job, "secret"), -EACCES);
+	CHECK_EQ(verify(r, "uid=zz,dc=example,dc=com", "secret", NULL), -EACCES);
+	CHECK_EQ(verify(r, "uid=elk,dc=example,dc=com", "secret", NULL), -EACCES);
+	/* A cleartext neighbour ("uid=clear"): its own value presented for the
+	 * unknown DN before it still fails; the entry itself binds. */
+	CHECK_EQ(put_user(st, "clear", (const char *const[]){ "secret" }, 1), 0);
+	CHECK_EQ(lfe_store_reader_renew(r), 0);
+	CHECK_EQ(lfe_store_verify_bind(r, "uid=cla,dc=example,dc=com", 25, (const uint8_t *)"secret",
+				       6, LFE_PW_ALLOW_CLEARTEXT, &job), -EACCES);
+	CHECK_EQ(lfe_store_verify_bind(r, "uid=clear,dc=example,dc=com", 27, (const uint8_t *)"secret",
+				       6, LFE_PW_ALLOW_CLEARTEXT, &job), 0);
+	CHECK_EQ(lfe_store_del(st, "uid=clear,dc=example,dc=com", 27), 0);
+	CHECK_EQ(lfe_store_reader_renew(r), 0);
+	/* Fast default ({SSHA512} of a new store): an entry without a
+	 * password gets the dummy, inline. */
+	uint64_t dummies = rs->dummies;
 	CHECK_EQ(verify(r, "uid=nopw,dc=example,dc=com", "secret", &job), -EACCES);
+	CHECK(rs->dummies == dummies + 1);
 	CHECK_EQ(verify(r, "uid=fast,dc=example,dc=com", "secret", &job), 0);
 	CHECK_EQ(verify(r, "uid=fast,dc=example,dc=com", "wrong", &job), -EACCES);
 	/* A slow user: a job with a copy of the value, whatever the password. */
@@ -120,24 +158,23 @@ int main(void)
 	CHECK(all_zero(&job, sizeof(job)));
 	lfe_store_reader_free(r);
 
-	/* A slow store default: the dummy of an unknown DN, of an entry without
-	 * userPassword and of an empty password is a job too (same path as a
-	 * real slow entry), holding a value of that scheme with its default
-	 * cost parameters. */
+	/* A slow store default: the dummy of an entry without userPassword
+	 * and of an empty password is a job too (same path as a real slow
+	 * entry), holding a value of that scheme with its default cost
+	 * parameters. An unknown DN still takes its landing entry's path. */
 	CHECK_EQ(lfe_store_set_default_scheme(st, "{ARGON2}"), 0);
 	r = lfe_store_reader_new(st);
-	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &j_unknown), -EAGAIN);
-	CHECK(j_unknown.dummy && j_unknown.n_vals == 1 &&
-	      strncmp(j_unknown.buf, "{ARGON2}$argon2id$v=19$m=19456,t=2,p=1$", 39) == 0);
+	CHECK_EQ(verify(r, "uid=elk,dc=example,dc=com", "secret", &job), -EACCES);
 	CHECK_EQ(verify(r, "uid=nopw,dc=example,dc=com", "secret", &j_nopw), -EAGAIN);
-	CHECK(j_nopw.dummy);
+	CHECK(j_nopw.dummy && j_nopw.n_vals == 1 &&
+	      strncmp(j_nopw.buf, "{ARGON2}$argon2id$v=19$m=19456,t=2,p=1$", 39) == 0);
 	CHECK_EQ(verify(r, "uid=slow,dc=example,dc=com", "", &j_empty), -EAGAIN);
 	CHECK(j_empty.dummy);
 	/* The fast user is still answered inline. */
 	CHECK_EQ(verify(r, "uid=fast,dc=example,dc=com", "secret", &job), 0);
 	/* NULL job: both phases here (tools). */
 	CHECK_EQ(verify(r, "uid=slow,dc=example,dc=com", "secret", NULL), 0);
-	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", NULL), -EACCES);
+	CHECK_EQ(verify(r, "uid=nopw,dc=example,dc=com", "secret", NULL), -EACCES);
 	lfe_store_reader_free(r);
 
 	/* The daemon's override, refused when unknown; "" = the meta default. */
@@ -145,16 +182,16 @@ int main(void)
 	CHECK_EQ(lfe_store_set_bind_scheme(st, "SSHA"), -EINVAL);
 	CHECK_EQ(lfe_store_set_bind_scheme(st, "{SSHA}"), 0);
 	r = lfe_store_reader_new(st);
-	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &job), -EACCES);
+	CHECK_EQ(verify(r, "uid=nopw,dc=example,dc=com", "secret", &job), -EACCES);
 	lfe_store_reader_free(r);
 	CHECK_EQ(lfe_store_set_bind_scheme(st, "{CRYPT}"), 0);
 	r = lfe_store_reader_new(st);
-	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &job), -EAGAIN);
+	CHECK_EQ(verify(r, "uid=nopw,dc=example,dc=com", "secret", &job), -EAGAIN);
 	CHECK(job.dummy && strncmp(job.buf, "{CRYPT}$6$", 10) == 0);
 	lfe_store_reader_free(r);
 	CHECK_EQ(lfe_store_set_bind_scheme(st, ""), 0);
 	r = lfe_store_reader_new(st);
-	CHECK_EQ(verify(r, "uid=ghost,dc=example,dc=com", "secret", &job), -EAGAIN);
+	CHECK_EQ(verify(r, "uid=nopw,dc=example,dc=com", "secret", &job), -EAGAIN);
 	CHECK(strncmp(job.buf, "{ARGON2}", 8) == 0);
 	lfe_store_reader_free(r);
 
@@ -165,6 +202,7 @@ int main(void)
 	CHECK_EQ(run(&j_slow, "wrong"), -EACCES);
 	CHECK_EQ(run(&j_dual, "other"), 0);
 	CHECK_EQ(run(&j_unknown, "secret"), -EACCES);
+	CHECK_EQ(run(&j_unknown, "other"), -EACCES);   /* uid=many's own password */
 	CHECK_EQ(run(&j_unknown, "lfe-dummy-bind"), -EACCES);   /* the dummy's own password */
 	CHECK_EQ(run(&j_nopw, "secret"), -EACCES);
 	CHECK_EQ(run(&j_empty, ""), -EACCES);

@@ -416,7 +416,10 @@ static void test_bind(struct lfe_store *st)
 		{ "uid=ann,dc=example,dc=com", "Secret", -EACCES },
 		{ "uid=ann,dc=example,dc=com", "secret ", -EACCES },
 		{ "uid=ann,dc=example,dc=com", "", -EACCES },
-		{ "uid=nobody,dc=example,dc=com", "secret", -EACCES },
+		/* Unknown: the work of a wrong password on the entry its lookup
+		 * lands on (uid=slow, the next DN), which never answers success,
+		 * not even with that entry's own password. */
+		{ "uid=nobody,dc=example,dc=com", "secret", -EAGAIN },
 		{ "uid=Ann,dc=example,dc=com", "secret", -EACCES },   /* not normalized */
 		{ "", "secret", -EACCES },
 		{ "cn=nopw,dc=example,dc=com", "secret", -EACCES },
@@ -452,8 +455,8 @@ static void test_bind(struct lfe_store *st)
 		int rc = lfe_store_verify_bind(r, cases[i].dn, strlen(cases[i].dn),
 					       (const uint8_t *)cases[i].pw, strlen(cases[i].pw), 0, &job);
 		/* The second phase needs only the job; NULL runs both here. */
-		int want = strcmp(cases[i].pw, "secret") == 0 && strstr(cases[i].dn, "nopw") == NULL ? 0 :
-			   -EACCES;
+		int want = strcmp(cases[i].pw, "secret") == 0 && strstr(cases[i].dn, "nopw") == NULL &&
+			   strstr(cases[i].dn, "nobody") == NULL ? 0 : -EACCES;
 		if (rc == -EAGAIN) {
 			CHECK_EQ(lfe_bind_job_run(&job, (const uint8_t *)cases[i].pw,
 						  strlen(cases[i].pw), 0), want);
