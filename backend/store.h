@@ -29,7 +29,11 @@
 
 #include "../ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
 
-#define LFE_STORE_FORMAT_VERSION 1u
+/* What this build writes: 2 = format 1 plus the bind index "bind" (DN
+ * hash → the entry's userPassword and lock attributes, kept by every
+ * writer in the entry's transaction). This build reads 1 and 2; a format
+ * 1 build refuses 2, so it cannot leave the index stale. */
+#define LFE_STORE_FORMAT_VERSION 2u
 
 struct lfe_store;          /* an open environment */
 struct lfe_store_reader;   /* one read transaction, owned by one thread */
@@ -168,6 +172,12 @@ int lfe_store_batch_begin(struct lfe_store *st);
 int lfe_store_batch_commit(struct lfe_store *st);
 void lfe_store_batch_abort(struct lfe_store *st);
 
+/* Make (or remake) the bind index from "entries" in one write transaction
+ * and set the store's format to 2 (format 1 builds then refuse it): for a
+ * store made by a format 1 build. Readers that open the store afterwards
+ * use it. A rebuild draws a new key. -EBUSY inside a batch. */
+int lfe_store_bind_index_build(struct lfe_store *st);
+
 struct lfe_store_info {
 	uint32_t format_version;
 	uint64_t entries;
@@ -176,6 +186,7 @@ struct lfe_store_info {
 	char suffix_orig[1024];         /* as given to lfe_store_init */
 	uint64_t last_txnid;            /* LMDB's last committed transaction */
 	int64_t last_change;            /* its time (unix s; data.mdb's mtime), 0 unknown */
+	bool bind_index;                /* format 2: binds read the bind index */
 };
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info);
 
