@@ -906,6 +906,36 @@ static int bix_del(struct lfe_store *st, MDB_txn *txn, const char *ndn, size_t n
 	return map_err(mdb_del(txn, st->dbi[DB_BIND], &k, NULL));
 }
 
+int lfe_store_get_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+		       const uint8_t **rec, size_t *rec_len)
+{
+	struct lfe_entry_view e;
+	int rc;
+
+	if (ndn_len == 0 || ndn_len > r->st->maxkey)
+		return -ENOENT;
+	if (r->bcur) {
+		uint8_t kb[8];
+		struct lfe_bytes dn;
+		MDB_val k = bix_key(r->st, ndn, ndn_len, kb), v;
+
+		rc = mdb_cursor_get(r->bcur, &k, &v, MDB_SET_KEY);
+		if (rc == MDB_NOTFOUND)
+			return -ENOENT;
+		if (rc != 0)
+			return map_err(rc);
+		if (bix_dn(&v, &dn, rec, rec_len))
+			return dn.len == ndn_len && memcmp(dn.p, ndn, ndn_len) == 0 ? 0 : -ENOENT;
+		/* a collision marker: the entry itself */
+	}
+	rc = lfe_store_get(r, ndn, ndn_len, &e);
+	if (rc == 0) {
+		*rec = e.rec;
+		*rec_len = e.rec_len;
+	}
+	return rc;
+}
+
 /* The dummy verification of an unknown DN (or an entry without a usable
  * userPassword): the same work as a real entry of the bind scheme, on the
  * same path — inline when the scheme is fast, a job when it is slow. */

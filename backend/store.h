@@ -88,6 +88,13 @@ struct lfe_entry_view {
 int lfe_store_get(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
 		  struct lfe_entry_view *e);
 
+/* The record a bind reads for a normalized DN (record.h format): with the
+ * bind index (format 2) the index's small record (the DN, userPassword and
+ * the account-lock attributes, nothing else), else the entry's own. Valid
+ * like lfe_store_get's. 0, -ENOENT, -EBADMSG. */
+int lfe_store_get_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+		       const uint8_t **rec, size_t *rec_len);
+
 /* Iterate the attributes of an entry: *cursor starts at 0; returns 1 and
  * fills a (values in vals[0..min(n,cap)), a->n_vals = n), 0 at the end,
  * or -EBADMSG. */

@@ -4,7 +4,8 @@
  * consumer does it, lock attributes) every bind answers what the entries
  * say; a slot holding another DN (a hash collision) never answers for the
  * bind DN and turns into a marker that sends binds to "entries"; the index
- * has exactly the entries' members. */
+ * has exactly the entries' members; lfe_store_get_bind finds present DNs
+ * only. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,18 @@ static void check_model(struct lfe_store *st, const char *what)
 	for (int u = 0; u < N_USERS; u++) {
 		for (int v = 1; v <= 4; v++) {
 			int want = cur[u] == v && !locked[u] ? 0 : -EACCES;
+			if (v == 1) {
+				/* lfe_store_get_bind: the record of a present DN only */
+				char dn[64];
+				const uint8_t *rec;
+				size_t rl;
+				dn_of(u, dn, sizeof(dn));
+				int grc = lfe_store_get_bind(r, dn, strlen(dn), &rec, &rl);
+				if (grc != (cur[u] ? 0 : -ENOENT)) {
+					fprintf(stderr, "%s: get_bind u%02d: %d\n", what, u, grc);
+					bad++;
+				}
+			}
 			int rc = bind(r, u, v);
 			if (rc != want) {
 				fprintf(stderr, "%s: u%02d pw v%d: %d, expected %d\n", what, u, v, rc, want);
@@ -276,6 +289,11 @@ int main(void)
 		return 1;
 	struct lfe_store_reader *r = lfe_store_reader_new(st);
 	CHECK_EQ(bind(r, 2, cur[2]), -EACCES);   /* the slot is u04's: not u02's answer */
+	{
+		const uint8_t *rec;
+		size_t rl;
+		CHECK_EQ(lfe_store_get_bind(r, "uid=u02,dc=example,dc=com", 25, &rec, &rl), -ENOENT);
+	}
 	CHECK_EQ(bind(r, 2, cur[4]), -EACCES);
 	{
 		char pw[32];
