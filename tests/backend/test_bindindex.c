@@ -51,7 +51,7 @@ static void pw_of(int u, int v, char *pw, size_t cap)
 
 static int put_user(struct lfe_store *st, int u, int v, bool lock, bool replace)
 {
-	char dn[64], pw[32], hashed[128], uid[8];
+	char dn[64], pw[32], hashed[128], uid[16];
 	struct lfe_bytes oc = S("person"), uv, pv, lv = S("000001010000Z");
 
 	dn_of(u, dn, sizeof(dn));
