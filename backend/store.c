@@ -1042,15 +1042,20 @@ static int land(MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op wrap)
  *   - With the bind index the key is the DN's keyed hash: the entry landed
  *     on is drawn uniformly (two unknown DNs share it with chance 1/N, and
  *     no one without the store's key can choose it); past the greatest
- *     hash, the smallest.
+ *     hash, the smallest. The search key is never present (see below), so
+ *     both run the same full binary search.
  *   - Without it (format 1) the key is the DN and the entry the next DN;
  *     past the last DN, the last entry. There unknown DNs that sort
  *     together share one entry (DNs after the last one all share the last
  *     one, which stays in cache): build the index.
  * The dummy record is left for an empty password, an entry without a
- * usable userPassword and an empty store. Residual, both ways: a key that
+ * usable userPassword and an empty store. With the index, a key that
  * sorts after the last one of a leaf lands on the first of the next leaf
- * (LMDB steps to the sibling page), one page more than a hit. */
+ * (LMDB steps to the sibling page): an unknown DN whose hash falls there,
+ * and (searching just below its hash) a present DN whose hash is the first
+ * of a leaf, alike. Without the index a hit's binary search stops early at
+ * the exact match and only unknown DNs take that step: residuals of the
+ * fallback. */
 int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
 			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
 			  struct lfe_bind_job *job)
@@ -1073,9 +1078,20 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 		struct lfe_bytes dn;
 		const uint8_t *br;
 		size_t bl;
-		MDB_val want = bix_key(r->st, ndn, ndn_len, kb);
+		uint8_t sk[9];
+		(void)bix_key(r->st, ndn, ndn_len, kb);
 
-		k = want;
+		/* The search key is the 9 bytes (h − 1)‖FF, just below the
+		 * 8-byte hash h: no key equals it, so a present DN and an
+		 * unknown one both run LMDB's binary search in the leaf to its
+		 * end (an exact match stops it early: a hit would read one node
+		 * less) and land on the first key ≥ h. h = 0 wraps to FF…FF‖FF,
+		 * past every key, and MDB_FIRST lands right. */
+		memcpy(sk, kb, 8);
+		sk[8] = 0xff;
+		for (int i = 7; i >= 0 && sk[i]-- == 0; i--)
+			;
+		k = mval(sk, sizeof(sk));
 		rc = land(r->bcur, &k, &rec, MDB_FIRST);
 		if (rc == -ENOENT)
 			return verify_dummy(r, pw, pw_len, pw_flags, job);
