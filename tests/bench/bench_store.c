@@ -27,7 +27,10 @@
  *     against an unknown DN, each then taking the full path — beside the
  *     full path alone for both (the dummy scheme is {SSHA}, the users');
  *   - the timing oracle: the cost of an unknown DN over that of a wrong
- *     password for an existing user (1.00 = indistinguishable). Two kinds
+ *     password for an existing user (1.00 = indistinguishable), from the
+ *     runs above and (modes "paired", "cpaired") from binds of the kinds
+ *     taking turns, each timed alone, which a shared machine's load
+ *     changes disturb much less. Two kinds
  *     of unknown DN: one that sorts between existing entries (the DN of a
  *     random user with "ou=people" changed to "ou=qeople"), as a guessed
  *     name does, and one that sorts after every entry (user's "uid=user"
@@ -172,14 +175,16 @@ static int import(const char *path, unsigned n, char (*hashes)[48])
 
 enum op {
 	OP_LOOKUP, OP_VERIFY, OP_CACHE_HIT, OP_WRONG, OP_UNKNOWN, OP_UNKNOWN_MID, OP_CACHE_WRONG,
-	OP_CACHE_UNKNOWN, OP_CACHE_UNKNOWN_MID, OP_N
+	OP_CACHE_UNKNOWN, OP_CACHE_UNKNOWN_MID, OP_N,
+	/* not timed runs of their own: the paired oracle (oracle_paired) */
+	OP_PAIRED = OP_N, OP_CPAIRED, OP_ALL
 };
 
-static const char *const op_short[OP_N] = {
+static const char *const op_short[OP_ALL] = {
 	[OP_LOOKUP] = "lookup", [OP_VERIFY] = "verify", [OP_CACHE_HIT] = "hit",
 	[OP_WRONG] = "wrong", [OP_UNKNOWN] = "unknown", [OP_UNKNOWN_MID] = "unknown-mid",
 	[OP_CACHE_WRONG] = "cwrong", [OP_CACHE_UNKNOWN] = "cunknown",
-	[OP_CACHE_UNKNOWN_MID] = "cunknown-mid",
+	[OP_CACHE_UNKNOWN_MID] = "cunknown-mid", [OP_PAIRED] = "paired", [OP_CPAIRED] = "cpaired",
 };
 
 static const char *const op_names[OP_N] = {
@@ -314,6 +319,47 @@ static void print_ratio(const char *what, const double *ns, enum op unknown, enu
 		       "ratio %.2f\n", what, ns[unknown], ns[wrong], ns[unknown] / ns[wrong]);
 }
 
+/* The timing oracle, paired: binds with a wrong password, of an unknown DN
+ * between entries and of one after the last entry, for random users, take
+ * turns, each timed alone (CLOCK_MONOTONIC); the medians of each kind come
+ * from the same stretch of time, so a change of load on a shared machine
+ * (which moves the separate runs above by 10-20%) hits all three alike.
+ * kinds: OP_WRONG, OP_UNKNOWN_MID, OP_UNKNOWN (or their cache-miss twins). */
+#define PAIRED_SAMPLES 100000u
+static void oracle_paired(struct op_ctx *c, const enum op kinds[3], const char *what)
+{
+	static double t[3][PAIRED_SAMPLES];
+	char dn[64], pw[16];
+	int dl = snprintf(dn, sizeof(dn), DN_FMT, 0u);
+	double med[3];
+
+	memcpy(pw, "pw-", 3);
+	for (unsigned i = 0; i < PAIRED_SAMPLES; i++) {
+		for (unsigned k = 0; k < 3; k++) {
+			unsigned u = (unsigned)(rng(&c->seed) % c->n);
+			double t0;
+
+			c->op = kinds[(i + k) % 3];
+			t0 = now_s();
+			if (!one_op(c, dn, (size_t)dl, pw, u))
+				c->failures++;
+			t[(i + k) % 3][i] = now_s() - t0;
+			dn[DIGITS_AT - 1] = 'r';
+			dn[OU_AT] = 'p';
+		}
+		if (i % 4096 == 4095)
+			lfe_store_reader_renew(c->r);
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		qsort(t[k], PAIRED_SAMPLES, sizeof(t[k][0]), cmp_double);
+		med[k] = t[k][PAIRED_SAMPLES / 2] * 1e9;
+	}
+	printf("timing oracle, paired, %s (medians of %u each, turns): wrong password %.0f ns, "
+	       "unknown DN between entries %.0f ns (ratio %.3f), after the last entry %.0f ns "
+	       "(ratio %.3f)\n", what, PAIRED_SAMPLES, med[0], med[1], med[1] / med[0], med[2],
+	       med[2] / med[0]);
+}
+
 static int lookups(const char *path, unsigned n, const char *modes)
 {
 	double ns[OP_N] = { 0 };
@@ -337,7 +383,8 @@ static int lookups(const char *path, unsigned n, const char *modes)
 	c.r = lfe_store_reader_new(st);
 	c.cc = lfe_credcache_new(n, NULL, NULL);
 	bool cached = mode_on(modes, OP_CACHE_HIT) || mode_on(modes, OP_CACHE_WRONG) ||
-		      mode_on(modes, OP_CACHE_UNKNOWN) || mode_on(modes, OP_CACHE_UNKNOWN_MID);
+		      mode_on(modes, OP_CACHE_UNKNOWN) || mode_on(modes, OP_CACHE_UNKNOWN_MID) ||
+		      mode_on(modes, OP_CPAIRED);
 	if (c.r && c.cc && cached) {
 		/* Every user bound once: the hits below find their entries. */
 		char dn[64], pw[16];
@@ -364,6 +411,12 @@ static int lookups(const char *path, unsigned n, const char *modes)
 		       rates[RUNS - 1], 1e9 / rates[RUNS / 2], walls[RUNS / 2]);
 		ns[mode] = 1e9 / rates[RUNS / 2];
 	}
+	if (c.r && c.cc && mode_on(modes, OP_PAIRED))
+		oracle_paired(&c, (const enum op[3]){ OP_WRONG, OP_UNKNOWN_MID, OP_UNKNOWN },
+			      "no cache");
+	if (c.r && c.cc && mode_on(modes, OP_CPAIRED))
+		oracle_paired(&c, (const enum op[3]){ OP_CACHE_WRONG, OP_CACHE_UNKNOWN_MID,
+						      OP_CACHE_UNKNOWN }, "cache miss");
 	print_ratio("between entries, no cache", ns, OP_UNKNOWN_MID, OP_WRONG);
 	print_ratio("after the last entry, no cache", ns, OP_UNKNOWN, OP_WRONG);
 	print_ratio("between entries, cache miss", ns, OP_CACHE_UNKNOWN_MID, OP_CACHE_WRONG);
