@@ -134,6 +134,14 @@ static bool shadow_expired(struct lfe_bytes v, int64_t now)
 	return now / 86400 >= days;
 }
 
+bool lfe_acct_attr_type(const uint8_t *type, size_t len)
+{
+	struct lfe_bytes t = { type, len };
+
+	return type_is(t, "pwdAccountLockedTime", 20) || type_is(t, "nsAccountLock", 13) ||
+	       type_is(t, "pwdEndTime", 10) || type_is(t, "shadowExpire", 12);
+}
+
 bool lfe_acct_locked(const uint8_t *rec, size_t len, int64_t now, int64_t lockout_s)
 {
 	struct lfe_bytes dn, type, list, v;

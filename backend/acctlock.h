@@ -40,6 +40,12 @@
  * counts as locked. */
 bool lfe_acct_locked(const uint8_t *rec, size_t len, int64_t now, int64_t lockout_s);
 
+/* true when an attribute of this type (ASCII case-insensitive) can lock
+ * the account in lfe_acct_locked: a record that keeps these attributes and
+ * userPassword answers every bind question the full record does (the
+ * store's bind index, store.c). */
+bool lfe_acct_attr_type(const uint8_t *type, size_t len);
+
 /* Parse an LDAP GeneralizedTime ("YYYYMMDDHH[MM[SS]][.frac](Z|±HH[MM])")
  * into seconds since the epoch. 0 or -EINVAL. Exposed for the tests. */
 int lfe_gentime_parse(const uint8_t *s, size_t len, int64_t *out);

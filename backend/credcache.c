@@ -197,14 +197,17 @@ struct proof {
 static int prove(const struct lfe_credcache *c, struct lfe_store_reader *r, const char *ndn,
 		 size_t ndn_len, int64_t now, struct proof *p)
 {
-	struct lfe_entry_view e;
+	const uint8_t *rec;
+	size_t rec_len;
 	struct lfe_bytes list;
 	uint32_t n_vals;
-	int rc = lfe_store_get(r, ndn, ndn_len, &e);
+	/* The bind index's record when there is one: the same userPassword
+	 * and lock attributes, in fewer cache lines. */
+	int rc = lfe_store_get_bind(r, ndn, ndn_len, &rec, &rec_len);
 
 	if (rc < 0)
 		return rc;
-	rc = lfe_record_find_attr(e.rec, e.rec_len, "userPassword", 12, &n_vals, &list);
+	rc = lfe_record_find_attr(rec, rec_len, "userPassword", 12, &n_vals, &list);
 	if (rc < 0)
 		return rc;
 	if (rc == 0 || n_vals == 0)
@@ -216,8 +219,8 @@ static int prove(const struct lfe_credcache *c, struct lfe_store_reader *r, cons
 	lfe_siphash_update(&s, nv, sizeof(nv));
 	lfe_siphash_update(&s, list.p, list.len);
 	p->digest = lfe_siphash_final(&s);
-	p->locked_now = lfe_acct_locked(e.rec, e.rec_len, now, 0);
-	p->timeless = !p->locked_now && !lfe_acct_locked(e.rec, e.rec_len, FAR_FUTURE, 0);
+	p->locked_now = lfe_acct_locked(rec, rec_len, now, 0);
+	p->timeless = !p->locked_now && !lfe_acct_locked(rec, rec_len, FAR_FUTURE, 0);
 	return 0;
 }
 

@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -63,6 +64,7 @@
 #include "acctlock.h"
 #include "pwscheme.h"
 #include "record.h"
+#include "siphash.h"
 
 #define LFE_STORE_DEFAULT_MAP   (4ull << 30)
 #define LFE_STORE_MAX_ATTRS     1024u
@@ -71,11 +73,12 @@
 #define BYTES(lit)              ((struct lfe_bytes){ (const uint8_t *)(lit), sizeof(lit) - 1 })
 
 enum { IDX_UID, IDX_MAIL, IDX_CN, IDX_OC, N_IDX, IDX_NONE = N_IDX };
-enum { DB_ENTRIES = N_IDX, DB_META, N_DB };
+enum { DB_ENTRIES = N_IDX, DB_META, DB_BIND, N_DB };
 
 static const char *const db_names[N_DB] = {
 	[IDX_UID] = "idx.uid", [IDX_MAIL] = "idx.mail", [IDX_CN] = "idx.cn",
 	[IDX_OC] = "idx.objectclass", [DB_ENTRIES] = "entries", [DB_META] = "meta",
+	[DB_BIND] = "bind",
 };
 
 /* Names (and RFC 4519 aliases) of the indexed attribute types. */
@@ -95,11 +98,12 @@ static const struct {
 #define META_ENTRIES     "entries"
 #define META_COOKIE      "sync.cookie"
 #define META_PWDEFAULT   "pw.default"
+#define META_BINDKEY     "bind.key"     /* format 2: the bind index's SipHash key */
 
 /* Messages that name both versions must be static (store.h); format
  * versions are small, so a table covers every one we can meet. */
-_Static_assert(LFE_STORE_FORMAT_VERSION == 1, "update version_msgs");
-#define VMSG(n) "store format version " #n ", this build reads format version 1"
+_Static_assert(LFE_STORE_FORMAT_VERSION == 2, "update version_msgs");
+#define VMSG(n) "store format version " #n ", this build reads format versions 1 and 2"
 static const char *const version_msgs[] = {
 	VMSG(0), VMSG(1), VMSG(2), VMSG(3), VMSG(4), VMSG(5), VMSG(6), VMSG(7),
 	VMSG(8), VMSG(9), VMSG(10), VMSG(11), VMSG(12), VMSG(13), VMSG(14), VMSG(15),
@@ -131,6 +135,13 @@ struct lfe_store {
 	 * when this build can hash it, else the bare "{SCHEME}". */
 	struct lfe_bind_job dummy;
 	bool dummy_slow;
+	uint32_t fmt;               /* format version of the store (1 or 2) */
+	/* Format 2: the bind index "bind" (see "Bind index" below) exists and
+	 * every writer keeps it; its key is the store's, in meta. */
+	bool bix;
+	uint64_t bix_key[2];
+	uint8_t *bix_buf;           /* writer: the index value being built */
+	size_t bix_cap;
 	/* A typical user record whose userPassword is the dummy value (fast
 	 * schemes with a full value only): an unknown DN walks it exactly as a
 	 * wrong password walks the real record, so the two cost the same. */
@@ -142,8 +153,13 @@ struct lfe_store_reader {
 	struct lfe_store *st;
 	MDB_txn *txn;
 	MDB_cursor *cur[N_IDX];
+	MDB_cursor *ecur;           /* on "entries": the bind lookup */
+	MDB_cursor *bcur;           /* on "bind" (format 2), else NULL */
 	bool live;                  /* txn is a snapshot (its last renew worked) */
+	struct lfe_store_reader_stats stats;
 };
+
+static int bix_new_key(struct lfe_store *st, MDB_txn *txn);
 
 static int map_err(int rc)
 {
@@ -288,9 +304,9 @@ static int load_meta(struct lfe_store *st, const char **msg)
 	      (uint32_t)((const uint8_t *)v.mv_data)[1] << 8 |
 	      (uint32_t)((const uint8_t *)v.mv_data)[2] << 16 |
 	      (uint32_t)((const uint8_t *)v.mv_data)[3] << 24;
-	if (fmt != LFE_STORE_FORMAT_VERSION) {
+	if (fmt != 1 && fmt != LFE_STORE_FORMAT_VERSION) {
 		*msg = fmt < sizeof(version_msgs) / sizeof(version_msgs[0]) ? version_msgs[fmt] :
-		       "store format version above 15, this build reads format version 1";
+		       "store format version above 15, this build reads format versions 1 and 2";
 		rc = -EPROTO;
 		goto out;
 	}
@@ -315,8 +331,9 @@ static int load_meta(struct lfe_store *st, const char **msg)
 		*msg = "store meta has an invalid default password scheme";
 		goto out;
 	}
+	st->fmt = fmt;
 	for (int i = 0; i < N_DB; i++) {
-		if (i == DB_META)
+		if (i == DB_META || (i == DB_BIND && fmt < 2))
 			continue;
 		rc = map_err(mdb_dbi_open(txn, db_names[i], i < N_IDX ? MDB_DUPSORT : 0,
 					  &st->dbi[i]));
@@ -325,6 +342,17 @@ static int load_meta(struct lfe_store *st, const char **msg)
 			rc = rc == -ENOENT ? -EBADMSG : rc;
 			goto out;
 		}
+	}
+	if (fmt >= 2) {
+		rc = meta_get(txn, st, META_BINDKEY, &v);
+		if (rc < 0 || v.mv_size != 16) {
+			*msg = "store meta has no valid bind index key";
+			rc = rc == 0 || rc == -ENOENT ? -EBADMSG : rc;
+			goto out;
+		}
+		st->bix_key[0] = ld_u64(v.mv_data);
+		st->bix_key[1] = ld_u64((const uint8_t *)v.mv_data + 8);
+		st->bix = true;
 	}
 	/* Commit, not abort: DBI handles opened in a txn survive only a commit. */
 	rc = map_err(mdb_txn_commit(txn));
@@ -409,6 +437,7 @@ void lfe_store_close(struct lfe_store *st)
 	if (st->env)
 		mdb_env_close(st->env);
 	free(st->scratch);
+	free(st->bix_buf);
 	free(st);
 }
 
@@ -455,8 +484,11 @@ int lfe_store_init(struct lfe_store *st, const char *suffix)
 		rc = meta_put(txn, st, META_SUFFIX_ORIG, suffix, slen);
 	if (rc == 0)
 		rc = meta_put(txn, st, META_ENTRIES, cnt, sizeof(cnt));
+	if (rc == 0)
+		rc = bix_new_key(st, txn);
 	if (rc < 0) {
 		mdb_txn_abort(txn);
+		st->bix = false;
 		return rc;
 	}
 	rc = map_err(mdb_txn_commit(txn));
@@ -465,6 +497,7 @@ int lfe_store_init(struct lfe_store *st, const char *suffix)
 	memcpy(st->suffix, nsuf, (size_t)nl + 1);
 	st->suffix_len = (size_t)nl;
 	memcpy(st->suffix_orig, suffix, slen + 1);
+	st->fmt = LFE_STORE_FORMAT_VERSION;
 	st->ready = true;
 	return lfe_store_set_bind_scheme(st, NULL);
 }
@@ -546,6 +579,11 @@ struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
 			return NULL;
 		}
 	}
+	if (mdb_cursor_open(r->txn, st->dbi[DB_ENTRIES], &r->ecur) != 0 ||
+	    (st->bix && mdb_cursor_open(r->txn, st->dbi[DB_BIND], &r->bcur) != 0)) {
+		lfe_store_reader_free(r);
+		return NULL;
+	}
 	r->live = true;
 	return r;
 }
@@ -558,6 +596,10 @@ void lfe_store_reader_free(struct lfe_store_reader *r)
 	for (int i = 0; i < N_IDX; i++)
 		if (r->cur[i])
 			mdb_cursor_close(r->cur[i]);
+	if (r->ecur)
+		mdb_cursor_close(r->ecur);
+	if (r->bcur)
+		mdb_cursor_close(r->bcur);
 	if (r->txn)
 		mdb_txn_abort(r->txn);
 	free(r);
@@ -577,6 +619,11 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 		if (rc != 0)
 			return map_err(rc);
 	}
+	rc = mdb_cursor_renew(r->txn, r->ecur);
+	if (rc == 0 && r->bcur)
+		rc = mdb_cursor_renew(r->txn, r->bcur);
+	if (rc != 0)
+		return map_err(rc);
 	r->live = true;
 	return 0;
 }
@@ -584,6 +631,11 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 uint64_t lfe_store_reader_txnid(const struct lfe_store_reader *r)
 {
 	return r->live ? mdb_txn_id(r->txn) : 0;
+}
+
+const struct lfe_store_reader_stats *lfe_store_reader_stats(const struct lfe_store_reader *r)
+{
+	return &r->stats;
 }
 
 static int get_in(MDB_txn *txn, struct lfe_store *st, const char *ndn, size_t ndn_len,
@@ -685,12 +737,214 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 	return rc == MDB_NOTFOUND ? 0 : map_err(rc);
 }
 
+/* ---- bind index (format 2) ----
+ *
+ * "bind": 8-byte key = SipHash-2-4 of the normalized DN under the store's
+ * key (meta "bind.key", 16 random bytes drawn when the index is made),
+ * big-endian so LMDB's byte order is the hash's order. Value:
+ *   1 byte  flags: BIX_COLLIDED = two DNs had this hash; nothing follows,
+ *           binds of that hash look in "entries";
+ *   then    a record (record.h) whose DN is the normalized DN and whose
+ *           attributes are the entry's userPassword (the first attribute
+ *           of that type, the one lfe_record_find_attr finds) and its
+ *           account-lock attributes (acctlock.h): everything a bind reads.
+ * About 120 bytes an entry against ~400 in "entries", with 8-byte keys:
+ * more entries per leaf, fewer levels, one value read per bind.
+ *
+ * Every entry has one key, with or without a password, so the index has
+ * the entries' members and count. Writers keep it in the same write
+ * transaction as the entry (put, set_password, del, clear; batches too):
+ * a reader's snapshot sees both or neither. Format 1 stores have no index
+ * (binds read "entries"); this build refuses nothing and a format 1 build
+ * refuses format 2 stores, so an old writer can never leave the index
+ * stale. lfe_store_bind_index_build makes one.
+ *
+ * Unknown DNs (verify_bind): the hash is keyed and uniform, so the range
+ * lookup of an unknown DN's hash lands on a uniformly drawn real entry,
+ * the same one for the same DN, in the leaf where the DN's hash would be:
+ * the same walk and one value read, as a hit. */
+#define BIX_COLLIDED 0x01u
+
+static int bix_new_key(struct lfe_store *st, MDB_txn *txn)
+{
+	uint8_t k[16];
+
+	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
+		return -EIO;
+	int rc = meta_put(txn, st, META_BINDKEY, k, sizeof(k));
+	if (rc == 0) {
+		st->bix_key[0] = ld_u64(k);
+		st->bix_key[1] = ld_u64(k + 8);
+		st->bix = true;
+	}
+	explicit_bzero(k, sizeof(k));
+	return rc;
+}
+
+static MDB_val bix_key(const struct lfe_store *st, const char *ndn, size_t len, uint8_t out[8])
+{
+	uint64_t h = lfe_siphash24(st->bix_key, ndn, len);
+
+	for (int i = 7; i >= 0; i--, h >>= 8)
+		out[i] = (uint8_t)h;
+	return mval(out, 8);
+}
+
+/* The index value of a valid record rec (of normalized DN ndn) in
+ * st->bix_buf: its length, or -errno. */
+static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const uint8_t *rec,
+			 size_t len)
+{
+	struct lfe_bytes dn, type, list;
+	uint32_t n_attrs, n_vals, n = 0;
+	size_t off, out = 1 + LFE_RECORD_HDR_LEN + nl;
+	bool pw = false;
+	int rc;
+
+	if (len + nl + 1 > st->bix_cap) {
+		size_t cap = len + nl + 1 < 4096 ? 4096 : len + nl + 1;
+		uint8_t *p = realloc(st->bix_buf, cap);
+
+		if (!p)
+			return -ENOMEM;
+		st->bix_buf = p;
+		st->bix_cap = cap;
+	}
+	rc = lfe_record_header(rec, len, &dn, &n_attrs, &off);
+	if (rc < 0)
+		return rc;
+	while ((rc = lfe_record_next_attr(rec, len, &off, &type, &n_vals, &list)) == 1) {
+		bool is_pw = !pw && type.len == 12 && strncasecmp((const char *)type.p, "userPassword", 12) == 0;
+
+		if (!is_pw && !lfe_acct_attr_type(type.p, type.len))
+			continue;
+		pw |= is_pw;
+		/* The attribute's bytes as they are: type_len .. end of values. */
+		const uint8_t *a = type.p - 1;
+		size_t alen = (size_t)(list.p + list.len - a);
+		memcpy(st->bix_buf + out, a, alen);
+		out += alen;
+		n++;
+	}
+	if (rc < 0)
+		return rc;
+	uint8_t *h = st->bix_buf + 1;
+	st->bix_buf[0] = 0;
+	h[0] = LFE_RECORD_VERSION;
+	h[1] = 0;
+	h[2] = (uint8_t)nl;
+	h[3] = (uint8_t)(nl >> 8);
+	h[4] = (uint8_t)n;
+	h[5] = (uint8_t)(n >> 8);
+	memcpy(h + LFE_RECORD_HDR_LEN, ndn, nl);
+	return (ssize_t)out;
+}
+
+/* The DN of an index value, false for a collision marker or a value that
+ * does not parse. */
+static bool bix_dn(const MDB_val *v, struct lfe_bytes *dn, const uint8_t **rec, size_t *rec_len)
+{
+	uint32_t n_attrs;
+	size_t off;
+
+	if (v->mv_size < 1 || (((const uint8_t *)v->mv_data)[0] & BIX_COLLIDED))
+		return false;
+	*rec = (const uint8_t *)v->mv_data + 1;
+	*rec_len = v->mv_size - 1;
+	return lfe_record_header(*rec, *rec_len, dn, &n_attrs, &off) == 0;
+}
+
+/* Index the entry ndn → record rec (just written in txn): a new key, the
+ * same DN's value replaced, or a collision marker when another DN has the
+ * hash (then binds of that hash read "entries", which is always right). */
+static int bix_put(struct lfe_store *st, MDB_txn *txn, const char *ndn, size_t nl,
+		   const uint8_t *rec, size_t len)
+{
+	uint8_t kb[8];
+	MDB_val k = bix_key(st, ndn, nl, kb), old, v;
+	struct lfe_bytes dn;
+	const uint8_t *orec;
+	size_t olen;
+	ssize_t vl;
+	int rc = mdb_get(txn, st->dbi[DB_BIND], &k, &old);
+
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return map_err(rc);
+	if (rc == 0 && !(bix_dn(&old, &dn, &orec, &olen) &&
+			 dn.len == nl && memcmp(dn.p, ndn, nl) == 0)) {
+		static const uint8_t marker = BIX_COLLIDED;
+
+		if (old.mv_size == 1 && ((const uint8_t *)old.mv_data)[0] == marker)
+			return 0;
+		v = mval(&marker, 1);
+		return map_err(mdb_put(txn, st->dbi[DB_BIND], &k, &v, 0));
+	}
+	vl = bix_value(st, ndn, nl, rec, len);
+	if (vl < 0)
+		return (int)vl;
+	v = mval(st->bix_buf, (size_t)vl);
+	return map_err(mdb_put(txn, st->dbi[DB_BIND], &k, &v, 0));
+}
+
+/* Drop ndn's key, unless it is a collision marker (kept: it only sends
+ * binds of that hash to "entries"). */
+static int bix_del(struct lfe_store *st, MDB_txn *txn, const char *ndn, size_t nl)
+{
+	uint8_t kb[8];
+	MDB_val k = bix_key(st, ndn, nl, kb), old;
+	struct lfe_bytes dn;
+	const uint8_t *orec;
+	size_t olen;
+	int rc = mdb_get(txn, st->dbi[DB_BIND], &k, &old);
+
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return map_err(rc);
+	if (!bix_dn(&old, &dn, &orec, &olen) || dn.len != nl || memcmp(dn.p, ndn, nl) != 0)
+		return 0;
+	return map_err(mdb_del(txn, st->dbi[DB_BIND], &k, NULL));
+}
+
+int lfe_store_get_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+		       const uint8_t **rec, size_t *rec_len)
+{
+	struct lfe_entry_view e;
+	int rc;
+
+	if (ndn_len == 0 || ndn_len > r->st->maxkey)
+		return -ENOENT;
+	if (r->bcur) {
+		uint8_t kb[8];
+		struct lfe_bytes dn;
+		MDB_val k = bix_key(r->st, ndn, ndn_len, kb), v;
+
+		rc = mdb_cursor_get(r->bcur, &k, &v, MDB_SET_KEY);
+		if (rc == MDB_NOTFOUND)
+			return -ENOENT;
+		if (rc != 0)
+			return map_err(rc);
+		if (bix_dn(&v, &dn, rec, rec_len))
+			return dn.len == ndn_len && memcmp(dn.p, ndn, ndn_len) == 0 ? 0 : -ENOENT;
+		/* a collision marker: the entry itself */
+	}
+	rc = lfe_store_get(r, ndn, ndn_len, &e);
+	if (rc == 0) {
+		*rec = e.rec;
+		*rec_len = e.rec_len;
+	}
+	return rc;
+}
+
 /* The dummy verification of an unknown DN (or an entry without a usable
  * userPassword): the same work as a real entry of the bind scheme, on the
  * same path — inline when the scheme is fast, a job when it is slow. */
-static int verify_dummy(const struct lfe_store *st, const uint8_t *pw, size_t pw_len,
+static int verify_dummy(struct lfe_store_reader *r, const uint8_t *pw, size_t pw_len,
 			unsigned pw_flags, struct lfe_bind_job *job)
 {
+	const struct lfe_store *st = r->st;
+
+	r->stats.dummies++;
 	if (st->dummy_slow && job) {
 		*job = st->dummy;
 		return -EAGAIN;
@@ -711,31 +965,24 @@ static int verify_dummy(const struct lfe_store *st, const uint8_t *pw, size_t pw
 	return -EACCES;
 }
 
-int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
-			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
-			  struct lfe_bind_job *job)
+/* Check pw against the userPassword values of one entry record (store.h,
+ * lfe_store_verify_bind). decoy: the record is not the bind DN's but the
+ * one its lookup landed on (the DN is unknown): the same work as a wrong
+ * password on it, and never a success. */
+static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t rec_len,
+			 const uint8_t *pw, size_t pw_len, unsigned pw_flags, bool decoy,
+			 struct lfe_bind_job *job)
 {
 	struct lfe_bytes list, v;
 	uint32_t n_vals;
 	struct lfe_bind_job local = { 0 }, *j = job ? job : &local;
 	int rc;
 
-	memset(j, 0, sizeof(*j));
-	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
-	 * a success here, and it costs what a wrong password costs. */
-	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
-	/* The hot path of every bind: no whole-record validation here, the
-	 * userPassword lookup checks every length it hops over. */
-	MDB_val k = mval(ndn, ndn_len), rec;
-	rc = map_err(mdb_get(r->txn, r->st->dbi[DB_ENTRIES], &k, &rec));
-	if (rc == -ENOENT)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
-	if (rc < 0)
-		return rc;
-	if (lfe_record_find_attr(rec.mv_data, rec.mv_size, "userPassword", 12, &n_vals, &list) != 1 ||
+	r->stats.records_read++;
+	r->stats.decoys += decoy;
+	if (lfe_record_find_attr(rec, rec_len, "userPassword", 12, &n_vals, &list) != 1 ||
 	    n_vals == 0)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
 	bool any = false;
 	while (lfe_record_next_val(&list, &v) == 1) {
 		if (v.len == 0)
@@ -747,24 +994,140 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 			continue;
 		}
 		/* A locked or expired account answers like a wrong password,
-		 * after the same work (acctlock.h). */
-		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0) {
+		 * after the same work (acctlock.h). A decoy goes on like a
+		 * wrong password, whatever the result. */
+		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0 && !decoy) {
 			lfe_bind_job_wipe(j);
-			return lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0) ? -EACCES : 0;
+			return lfe_acct_locked(rec, rec_len, time(NULL), 0) ? -EACCES : 0;
 		}
 	}
 	if (!any)
-		return verify_dummy(r->st, pw, pw_len, pw_flags, job);
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
 	if (j->n_vals == 0)
 		return -EACCES;
-	/* Known now, while the record is at hand; the verifier has no store. */
-	j->locked = lfe_acct_locked(rec.mv_data, rec.mv_size, time(NULL), 0);
+	/* Known now, while the record is at hand; the verifier has no store.
+	 * A decoy's job is "locked": every value is tried, none can answer
+	 * success. */
+	j->locked = lfe_acct_locked(rec, rec_len, time(NULL), 0) | decoy;
 	if (job)
 		return -EAGAIN;
 	/* No job wanted (tools, tests): run the slow check here. */
 	rc = lfe_bind_job_run(&local, pw, pw_len, pw_flags);
 	lfe_bind_job_wipe(&local);
 	return rc;
+}
+
+/* a == b, reading every byte of the shorter whatever differs: a decoy's DN
+ * (another entry's, often of the same length) costs the compare a hit's
+ * does, not an early exit. */
+static bool same_all_bytes(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen;
+	unsigned d = alen != blen;
+
+	for (size_t i = 0; i < n; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
+/* Position c on key *k or the next key after it; past the last key, on
+ * `wrap` (MDB_FIRST or MDB_LAST). 0, -ENOENT (empty database) or -errno. */
+static int land(MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op wrap)
+{
+	int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
+
+	if (rc == MDB_NOTFOUND)
+		rc = mdb_cursor_get(c, k, v, wrap);
+	return map_err(rc);
+}
+
+/* The bind lookup. An unknown DN must cost what a wrong password costs, and
+ * most of that cost at a million entries is memory: the B-tree walk and the
+ * record's cache lines, not the hash. So an existing DN and an unknown one
+ * take the same LMDB step, a range lookup (MDB_SET_RANGE), which walks the
+ * tree to where the key is or would be and lands on the entry there: the
+ * DN's own, or for an unknown DN a real one of the same leaf, as cold as
+ * the DN's own would be. An unknown DN then verifies the password against
+ * that real entry's values as a wrong password would (decoy: never a
+ * success), so scheme, cost parameters, value count, slow or fast path are
+ * those of a real entry, and the same DN always lands on the same entry,
+ * as a real user always reads its own.
+ *   - With the bind index the key is the DN's keyed hash: the entry landed
+ *     on is drawn uniformly (two unknown DNs share it with chance 1/N, and
+ *     no one without the store's key can choose it); past the greatest
+ *     hash, the smallest. The search key is never present (see below), so
+ *     both run the same full binary search.
+ *   - Without it (format 1) the key is the DN and the entry the next DN;
+ *     past the last DN, the last entry. There unknown DNs that sort
+ *     together share one entry (DNs after the last one all share the last
+ *     one, which stays in cache): build the index.
+ * The dummy record is left for an empty password, an entry without a
+ * usable userPassword and an empty store. With the index, a key that
+ * sorts after the last one of a leaf lands on the first of the next leaf
+ * (LMDB steps to the sibling page): an unknown DN whose hash falls there,
+ * and (searching just below its hash) a present DN whose hash is the first
+ * of a leaf, alike. Without the index a hit's binary search stops early at
+ * the exact match and only unknown DNs take that step: residuals of the
+ * fallback. */
+int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
+			  struct lfe_bind_job *job)
+{
+	int rc;
+
+	if (job)
+		memset(job, 0, sizeof(*job));
+	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
+	 * a success here, and it costs what a wrong password costs. */
+	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
+	/* The hot path of every bind: no whole-record validation here, the
+	 * userPassword lookup checks every length it hops over. */
+	MDB_val k, rec;
+	if (r->bcur) {
+		/* Through the bind index (above): past the greatest hash, the
+		 * smallest (a drawn entry as well). */
+		uint8_t kb[8];
+		struct lfe_bytes dn;
+		const uint8_t *br;
+		size_t bl;
+		uint8_t sk[9];
+		(void)bix_key(r->st, ndn, ndn_len, kb);
+
+		/* The search key is the 9 bytes (h − 1)‖FF, just below the
+		 * 8-byte hash h: no key equals it, so a present DN and an
+		 * unknown one both run LMDB's binary search in the leaf to its
+		 * end (an exact match stops it early: a hit would read one node
+		 * less) and land on the first key ≥ h. h = 0 wraps to FF…FF‖FF,
+		 * past every key, and MDB_FIRST lands right. */
+		memcpy(sk, kb, 8);
+		sk[8] = 0xff;
+		for (int i = 7; i >= 0 && sk[i]-- == 0; i--)
+			;
+		k = mval(sk, sizeof(sk));
+		rc = land(r->bcur, &k, &rec, MDB_FIRST);
+		if (rc == -ENOENT)
+			return verify_dummy(r, pw, pw_len, pw_flags, job);
+		if (rc < 0)
+			return rc;
+		if (bix_dn(&rec, &dn, &br, &bl)) {
+			/* Both compares always run (no short cut): a decoy costs
+			 * what a hit costs. */
+			bool hit = same_all_bytes(k.mv_data, k.mv_size, kb, 8) &
+				   same_all_bytes(dn.p, dn.len, (const uint8_t *)ndn, ndn_len);
+			return verify_record(r, br, bl, pw, pw_len, pw_flags, !hit, job);
+		}
+		/* A collision marker (or a value that does not parse): "entries"
+		 * answers. */
+	}
+	k = mval(ndn, ndn_len);
+	rc = land(r->ecur, &k, &rec, MDB_LAST);
+	if (rc == -ENOENT)
+		return verify_dummy(r, pw, pw_len, pw_flags, job);
+	if (rc < 0)
+		return rc;
+	bool decoy = k.mv_size != ndn_len || memcmp(k.mv_data, ndn, ndn_len) != 0;
+	return verify_record(r, rec.mv_data, rec.mv_size, pw, pw_len, pw_flags, decoy, job);
 }
 
 /* ---- writer ---- */
@@ -1084,6 +1447,8 @@ int lfe_store_put(struct lfe_store *st, struct lfe_bytes dn,
 		lfe_record_write(v.mv_data, v.mv_size, dn, attrs, n_attrs);
 		if (dn_is_max)
 			set_max(st, N_IDX, &k);
+		if (st->bix)
+			rc = bix_put(st, txn, ndn, (size_t)nl, v.mv_data, v.mv_size);
 	}
 	if (rc == 0 && had)
 		rc = unindex_record(st, txn, old.mv_size, &k);
@@ -1139,6 +1504,8 @@ int lfe_store_del(struct lfe_store *st, const char *dn, size_t len)
 	rc = map_err(mdb_del(txn, st->dbi[DB_ENTRIES], &k, NULL));
 	if (rc == 0)
 		rc = unindex_record(st, txn, old.mv_size, &k);
+	if (rc == 0 && st->bix)
+		rc = bix_del(st, txn, k.mv_data, k.mv_size);
 	if (rc == 0)
 		st->delta--;
 	return wtxn_end(st, txn, rc, true);
@@ -1174,6 +1541,8 @@ int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
 	rc = map_err(mdb_put(txn, st->dbi[DB_ENTRIES], &k, &v, MDB_RESERVE));
 	if (rc == 0)
 		lfe_record_replace_write(st->scratch, old.mv_size, &repl, v.mv_data, v.mv_size);
+	if (rc == 0 && st->bix)
+		rc = bix_put(st, txn, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
 	return wtxn_end(st, txn, rc, true);
 }
 
@@ -1243,6 +1612,57 @@ void lfe_store_batch_abort(struct lfe_store *st)
 	st->delta = 0;
 }
 
+int lfe_store_bind_index_build(struct lfe_store *st)
+{
+	static const uint8_t fmt[4] = { LFE_STORE_FORMAT_VERSION, 0, 0, 0 };
+	MDB_cursor *c = NULL;
+	MDB_txn *txn;
+	MDB_val k, v;
+	int rc, mrc;
+
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	if (st->batch)
+		return -EBUSY;
+	rc = map_err(mdb_txn_begin(st->env, NULL, 0, &txn));
+	if (rc < 0)
+		return rc;
+	rc = map_err(mdb_dbi_open(txn, db_names[DB_BIND], MDB_CREATE, &st->dbi[DB_BIND]));
+	if (rc == 0)
+		rc = map_err(mdb_drop(txn, st->dbi[DB_BIND], 0));
+	if (rc == 0)
+		rc = bix_new_key(st, txn);   /* a rebuild draws a new key */
+	if (rc == 0)
+		rc = map_err(mdb_cursor_open(txn, st->dbi[DB_ENTRIES], &c));
+	if (rc == 0) {
+		/* "entries" is only read here: the cursor's values stay valid
+		 * while "bind" is written. */
+		mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+		while (mrc == 0 && rc == 0) {
+			rc = lfe_record_validate(v.mv_data, v.mv_size);
+			if (rc == 0)
+				rc = bix_put(st, txn, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
+			mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+		}
+		if (rc == 0 && mrc != MDB_NOTFOUND)
+			rc = map_err(mrc);
+		mdb_cursor_close(c);
+	}
+	if (rc == 0)
+		rc = meta_put(txn, st, META_FORMAT, fmt, sizeof(fmt));
+	if (rc == 0)
+		rc = map_err(mdb_txn_commit(txn));
+	else
+		mdb_txn_abort(txn);
+	if (rc == 0)
+		st->fmt = LFE_STORE_FORMAT_VERSION;
+	else
+		st->bix = st->fmt >= 2;   /* an aborted rebuild leaves the old index */
+	return rc;
+}
+
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
 {
 	MDB_envinfo ei;
@@ -1252,7 +1672,8 @@ int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
 	int rc;
 
 	memset(info, 0, sizeof(*info));
-	info->format_version = LFE_STORE_FORMAT_VERSION;
+	info->format_version = st->ready ? st->fmt : LFE_STORE_FORMAT_VERSION;
+	info->bind_index = st->bix;
 	mdb_env_info(st->env, &ei);
 	mdb_env_stat(st->env, &es);
 	info->map_bytes_used = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
@@ -1489,6 +1910,8 @@ int lfe_store_clear(struct lfe_store *st)
 		rc = map_err(mdb_drop(st->batch, st->dbi[db], 0));
 	if (rc == 0)
 		rc = map_err(mdb_drop(st->batch, st->dbi[DB_ENTRIES], 0));
+	if (rc == 0 && st->bix)
+		rc = map_err(mdb_drop(st->batch, st->dbi[DB_BIND], 0));
 	if (rc == 0)
 		rc = meta_put(st->batch, st, META_ENTRIES, zero, sizeof(zero));
 	/* The consumer's own state ("sync/…") goes with the entries. */

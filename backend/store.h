@@ -29,7 +29,11 @@
 
 #include "../ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
 
-#define LFE_STORE_FORMAT_VERSION 1u
+/* What this build writes: 2 = format 1 plus the bind index "bind" (DN
+ * hash → the entry's userPassword and lock attributes, kept by every
+ * writer in the entry's transaction). This build reads 1 and 2; a format
+ * 1 build refuses 2, so it cannot leave the index stale. */
+#define LFE_STORE_FORMAT_VERSION 2u
 
 struct lfe_store;          /* an open environment */
 struct lfe_store_reader;   /* one read transaction, owned by one thread */
@@ -84,6 +88,13 @@ struct lfe_entry_view {
 int lfe_store_get(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
 		  struct lfe_entry_view *e);
 
+/* The record a bind reads for a normalized DN (record.h format): with the
+ * bind index (format 2) the index's small record (the DN, userPassword and
+ * the account-lock attributes, nothing else), else the entry's own. Valid
+ * like lfe_store_get's. 0, -ENOENT, -EBADMSG. */
+int lfe_store_get_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
+		       const uint8_t **rec, size_t *rec_len);
+
 /* Iterate the attributes of an entry: *cursor starts at 0; returns 1 and
  * fills a (values in vals[0..min(n,cap)), a->n_vals = n), 0 at the end,
  * or -EBADMSG. */
@@ -106,12 +117,15 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 /* Verify a simple bind, first phase: look the DN up and check pw against
  * its fast userPassword values, inside the reader's transaction.
  *   0        a value matched;
- *   -EACCES  no match (wrong password, or an unknown DN / entry without a
- *            password / empty password after a dummy verification of the
- *            bind scheme that costs what a real entry costs);
+ *   -EACCES  no match (wrong password; an unknown DN after the same work
+ *            as a wrong password on the real entry its lookup lands on,
+ *            which never answers success; an entry without a password or
+ *            an empty password after a dummy verification of the bind
+ *            scheme that costs what a real entry costs);
  *   -EAGAIN  a slow scheme is involved: *job holds copies of the entry's
- *            slow values (or the dummy value, for the cases above when the
- *            bind scheme is slow); the caller runs lfe_bind_job_run()
+ *            slow values (for an unknown DN those of the entry its lookup
+ *            landed on, marked to fail; or the dummy value, for the other
+ *            cases above when the bind scheme is slow); the caller runs lfe_bind_job_run()
  *            elsewhere (a verifier thread), with no second lookup, and
  *            wipes the job;
  *   other negative errno on a store error.
@@ -121,6 +135,20 @@ struct lfe_bind_job;
 int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t ndn_len,
 			  const uint8_t *pw, size_t pw_len, unsigned pw_flags,
 			  struct lfe_bind_job *job);
+
+/* What lfe_store_verify_bind did on this reader (for tests and
+ * benchmarks; plain counters, never reset). records_read: entry records
+ * whose userPassword was read; decoys: of which for an unknown DN (the
+ * real record its lookup landed on, see store.c); dummies: verifications
+ * against the dummy value (empty password, entry without a usable
+ * userPassword, empty store). An unknown DN and a wrong password both read
+ * one record. */
+struct lfe_store_reader_stats {
+	uint64_t records_read;
+	uint64_t decoys;
+	uint64_t dummies;
+};
+const struct lfe_store_reader_stats *lfe_store_reader_stats(const struct lfe_store_reader *r);
 
 /* Scheme of the dummy verification (above): NULL or "" → the store's
  * default (lfe_store_set_default_scheme, kept in meta), else e.g.
@@ -151,6 +179,12 @@ int lfe_store_batch_begin(struct lfe_store *st);
 int lfe_store_batch_commit(struct lfe_store *st);
 void lfe_store_batch_abort(struct lfe_store *st);
 
+/* Make (or remake) the bind index from "entries" in one write transaction
+ * and set the store's format to 2 (format 1 builds then refuse it): for a
+ * store made by a format 1 build. Readers that open the store afterwards
+ * use it. A rebuild draws a new key. -EBUSY inside a batch. */
+int lfe_store_bind_index_build(struct lfe_store *st);
+
 struct lfe_store_info {
 	uint32_t format_version;
 	uint64_t entries;
@@ -159,11 +193,14 @@ struct lfe_store_info {
 	char suffix_orig[1024];         /* as given to lfe_store_init */
 	uint64_t last_txnid;            /* LMDB's last committed transaction */
 	int64_t last_change;            /* its time (unix s; data.mdb's mtime), 0 unknown */
+	bool bind_index;                /* format 2: binds read the bind index */
 };
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info);
 
-/* Scheme of the dummy verification for unknown DNs (default "{SSHA512}"):
- * set it to the scheme most entries use so both paths cost the same. Kept
+/* Scheme of the dummy verification (default "{SSHA512}") of an entry
+ * without a usable userPassword, an empty password or an empty store (an
+ * unknown DN reads a real entry instead, see lfe_store_verify_bind): set
+ * it to the scheme most entries use so all paths cost the same. Kept
  * in meta; readers pick it up when they open the store. Writer only. */
 int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme);
 

@@ -1405,9 +1405,33 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	}
 	info.suffix[sizeof(info.suffix) - 1] = '\0';
 	info.suffix_orig[sizeof(info.suffix_orig) - 1] = '\0';
-	printf("store: %s\nsuffix: %s\nentries: %llu\nsize: %llu bytes\nformat: %u\n", c->store,
+	printf("store: %s\nsuffix: %s\nentries: %llu\nsize: %llu bytes\nformat: %u\n"
+	       "bind index: %s\n", c->store,
 	       info.suffix_orig[0] ? info.suffix_orig : info.suffix, (unsigned long long)info.entries,
-	       (unsigned long long)info.map_bytes_used, info.format_version);
+	       (unsigned long long)info.map_bytes_used, info.format_version,
+	       info.bind_index ? "yes" : "no");
+	return EXIT_OK;
+}
+
+static int cmd_reindex(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	struct lfe_store *st;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
+			return rc;
+	if (optind != argc)
+		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (!(st = open_store(c, false)))
+		return EXIT_FAIL;
+	rc = lfe_store_bind_index_build(st);
+	lfe_store_close(st);
+	if (rc < 0) {
+		errf("cannot build the bind index of %s: %s", c->store, store_err(rc));
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 
@@ -1457,6 +1481,10 @@ static const struct cmd commands[] = {
 	  "Check a password (first line of stdin, or a prompt) against the entry.\n"
 	  "Prints \"ok {SCHEME}\" and exits 0, or prints \"invalid\" and exits 1.\n" },
 	{ "info", cmd_info, "info", "Print the suffix, entry count, store size and format version.\n" },
+	{ "reindex", cmd_reindex, "reindex",
+	  "(Re)build the bind index (a store made by an older ldapfe has none: binds\n"
+	  "then read the whole entries) in one transaction; the store becomes format 2,\n"
+	  "which older ldapfe builds refuse.\n" },
 	{ "sync", cmd_sync, "sync -H URI -b BASE [-D DN -y PWFILE] [-Z] ... | sync --status",
 	  "Keep the store in sync with an LDAP directory (RFC 4533); see: ldapfectl sync --help\n" },
 	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */

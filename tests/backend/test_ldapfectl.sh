@@ -47,7 +47,7 @@ P=ou=people,$SUF
 # ---- help and usage (exit 2) ----
 run "help" 0 "" help;                           out_has "help" "import [--replace] [--progress] FILE.ldif|-"
 run "--help" 0 "" --help;                       out_has "--help" "COMMAND"
-for c in init import export user passwd del show verify info help; do
+for c in init import export user passwd del show verify info reindex help; do
 	run "$c --help" 0 "" "$c" --help;       out_has "$c --help" "usage: ldapfectl"
 	run "help $c" 0 "" help "$c";           out_has "help $c" "$c"
 done
@@ -90,7 +90,7 @@ run "info on empty dir" 1 "" --store "$tmp/empty" info;  err_has "info on empty 
 run "init" 0 "" init --suffix "$SUF";           out_has "init" "suffix $SUF"
 run "init twice" 1 "" init --suffix dc=other;   err_has "init twice" "already initialised (suffix $SUF)"
 run "info empty" 0 "" info
-out_has "info empty" "suffix: $SUF"; out_has "info empty" "entries: 0"; out_has "info empty" "format: 1"
+out_has "info empty" "suffix: $SUF"; out_has "info empty" "entries: 0"; out_has "info empty" "format: 2"; out_has "info empty" "bind index: yes"
 out_has "info empty" "size: "
 
 # ---- import the samples ----
@@ -293,6 +293,14 @@ run "verify old bob" 1 "bob pass 2"$'\n' verify "uid=bob,$P"
 run "passwd missing" 1 "x"$'\n' passwd "uid=nobody,$P"; err_has "passwd missing" "no entry uid=nobody"
 run "passwd empty" 1 "" passwd "uid=alice,$P";   err_has "passwd empty" "empty password refused"
 run "verify alice kept" 0 "Wonderland 2"$'\n' verify "uid=alice,$P"
+# reindex rebuilds the bind index (new key); the entries answer as before
+# (verify reads the entry itself: the index is tested in test_bindjob/test_bindindex)
+run "reindex" 0 "" reindex
+run "reindex extra arg" 2 "" reindex x
+run "info after reindex" 0 "" info; out_has "info after reindex" "bind index: yes"
+run "verify alice after reindex" 0 "Wonderland 2"$'\n' verify "uid=alice,$P"
+run "verify old alice after reindex" 1 "alice-secret"$'\n' verify "uid=alice,$P"
+run "verify crypt after reindex" 0 "crypted"$'\n' verify "uid=bob,$P"
 
 # ---- passwords typed on a terminal: prompts, no echo, confirmation ----
 # ttyrun.py ANSWER... -- CMD...: runs CMD with a pty as stdin and stderr, types

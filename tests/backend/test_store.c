@@ -203,7 +203,7 @@ static void raw_put(const char *path, const char *db, const char *key,
 static void test_version_mismatch(void)
 {
 	static const struct { uint8_t v[4]; const char *found; } cases[] = {
-		{ { 2, 0, 0, 0 }, "version 2" },
+		{ { 3, 0, 0, 0 }, "version 3" },
 		{ { 0, 0, 0, 0 }, "version 0" },
 		{ { 0, 1, 0, 0 }, "above 15" },
 	};
@@ -224,10 +224,10 @@ static void test_version_mismatch(void)
 			st = lfe_store_open(dir("ver"), flags, 0, &err, &msg);
 			CHECK(st == NULL);
 			CHECK_EQ(err, -EPROTO);
-			CHECK(msg && strstr(msg, cases[i].found) && strstr(msg, "version 1"));
+			CHECK(msg && strstr(msg, cases[i].found) && strstr(msg, "versions 1 and 2"));
 			lfe_store_close(st);
 		}
-		raw_put(dir("ver"), "meta", "format", (const uint8_t[]){ 1, 0, 0, 0 }, 4);
+		raw_put(dir("ver"), "meta", "format", (const uint8_t[]){ 2, 0, 0, 0 }, 4);
 	}
 	{
 		struct lfe_store *st = lfe_store_open(dir("ver"), LFE_STORE_RDONLY, 0, NULL, NULL);
@@ -416,8 +416,12 @@ static void test_bind(struct lfe_store *st)
 		{ "uid=ann,dc=example,dc=com", "Secret", -EACCES },
 		{ "uid=ann,dc=example,dc=com", "secret ", -EACCES },
 		{ "uid=ann,dc=example,dc=com", "", -EACCES },
-		{ "uid=nobody,dc=example,dc=com", "secret", -EACCES },
-		{ "uid=Ann,dc=example,dc=com", "secret", -EACCES },   /* not normalized */
+		/* Unknown: the work of a wrong password on the entry its lookup
+		 * lands on (drawn by the bind index's keyed hash: inline or a
+		 * job), which never answers success, not even with that
+		 * entry's own password. rc 1: either. */
+		{ "uid=nobody,dc=example,dc=com", "secret", 1 },
+		{ "uid=Ann,dc=example,dc=com", "secret", 1 },   /* not normalized: unknown */
 		{ "", "secret", -EACCES },
 		{ "cn=nopw,dc=example,dc=com", "secret", -EACCES },
 		{ "uid=slow,dc=example,dc=com", "secret", -EAGAIN },
@@ -452,8 +456,8 @@ static void test_bind(struct lfe_store *st)
 		int rc = lfe_store_verify_bind(r, cases[i].dn, strlen(cases[i].dn),
 					       (const uint8_t *)cases[i].pw, strlen(cases[i].pw), 0, &job);
 		/* The second phase needs only the job; NULL runs both here. */
-		int want = strcmp(cases[i].pw, "secret") == 0 && strstr(cases[i].dn, "nopw") == NULL ? 0 :
-			   -EACCES;
+		int want = strcmp(cases[i].pw, "secret") == 0 && strstr(cases[i].dn, "nopw") == NULL &&
+			   cases[i].rc != 1 ? 0 : -EACCES;
 		if (rc == -EAGAIN) {
 			CHECK_EQ(lfe_bind_job_run(&job, (const uint8_t *)cases[i].pw,
 						  strlen(cases[i].pw), 0), want);
@@ -462,7 +466,7 @@ static void test_bind(struct lfe_store *st)
 						       (const uint8_t *)cases[i].pw, strlen(cases[i].pw),
 						       0, NULL), want);
 		}
-		if (rc != cases[i].rc) {
+		if (rc != cases[i].rc && !(cases[i].rc == 1 && (rc == -EACCES || rc == -EAGAIN))) {
 			fprintf(stderr, "bind %s / '%s': %d, expected %d\n", cases[i].dn,
 				cases[i].pw, rc, cases[i].rc);
 			failures++;

@@ -1,9 +1,16 @@
 /* tests/bench/bench_store.c — import and bind-verification speed of the
  * LMDB store.
  *
- *   bench_store [N [DIR]]     N users (default 1000000), store in DIR
+ *   bench_store [N [DIR [MODES]]]
+ *                             N users (default 1000000), store in DIR
  *                             (default a fresh /tmp/lfe-bench-store.XXXXXX,
- *                             removed at the end)
+ *                             removed at the end; a DIR that already holds
+ *                             a store of N users is reused, not imported
+ *                             again); MODES: a comma list of the short
+ *                             names below (default: all)
+ *   LFE_BENCH_SECONDS=S        CPU seconds per run (default 1; small under
+ *                             valgrind --tool=cachegrind, which then counts
+ *                             misses per operation: see "operations")
  *
  * Users are uid=userNNNNNNN,ou=people,dc=example,dc=com with objectClass
  * (4 values), uid, cn, sn, mail, uidNumber and an {SSHA} userPassword of
@@ -18,12 +25,23 @@
  *     room for every user, each bound once first): a hit while the store
  *     is unchanged, and misses — a wrong password of an existing user
  *     against an unknown DN, each then taking the full path — beside the
- *     full path alone for both (the dummy scheme is {SSHA}, the users').
+ *     full path alone for both (the dummy scheme is {SSHA}, the users');
+ *   - the timing oracle: the cost of an unknown DN over that of a wrong
+ *     password for an existing user (1.00 = indistinguishable), from the
+ *     runs above and (modes "paired", "cpaired") from binds of the kinds
+ *     taking turns, each timed alone, which a shared machine's load
+ *     changes disturb much less. Two kinds
+ *     of unknown DN: one that sorts between existing entries (the DN of a
+ *     random user with "ou=people" changed to "ou=qeople"), as a guessed
+ *     name does, and one that sorts after every entry (user's "uid=user"
+ *     changed to "uid=usex": all of them land on the same last leaf of
+ *     the B-tree, so they stay in cache whatever the store does).
  * Rates are per CPU second of this thread (what one dedicated core would
  * do); the wall-clock rate is printed beside them, lower when the machine
  * is shared.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +54,7 @@
 #define SUFFIX   "dc=example,dc=com"
 #define DN_FMT   "uid=user%07u,ou=people," SUFFIX
 #define DIGITS_AT 8   /* offset of NNNNNNN in DN_FMT */
+#define OU_AT    19   /* offset of the "p" of "ou=people" in DN_FMT */
 #define RUNS     5
 
 static double clock_s(clockid_t id)
@@ -155,8 +174,17 @@ static int import(const char *path, unsigned n, char (*hashes)[48])
 }
 
 enum op {
-	OP_LOOKUP, OP_VERIFY, OP_CACHE_HIT, OP_WRONG, OP_UNKNOWN, OP_CACHE_WRONG, OP_CACHE_UNKNOWN,
-	OP_N
+	OP_LOOKUP, OP_VERIFY, OP_CACHE_HIT, OP_WRONG, OP_UNKNOWN, OP_UNKNOWN_MID, OP_CACHE_WRONG,
+	OP_CACHE_UNKNOWN, OP_CACHE_UNKNOWN_MID, OP_N,
+	/* not timed runs of their own: the paired oracle (oracle_paired) */
+	OP_PAIRED = OP_N, OP_CPAIRED, OP_ALL
+};
+
+static const char *const op_short[OP_ALL] = {
+	[OP_LOOKUP] = "lookup", [OP_VERIFY] = "verify", [OP_CACHE_HIT] = "hit",
+	[OP_WRONG] = "wrong", [OP_UNKNOWN] = "unknown", [OP_UNKNOWN_MID] = "unknown-mid",
+	[OP_CACHE_WRONG] = "cwrong", [OP_CACHE_UNKNOWN] = "cunknown",
+	[OP_CACHE_UNKNOWN_MID] = "cunknown-mid", [OP_PAIRED] = "paired", [OP_CPAIRED] = "cpaired",
 };
 
 static const char *const op_names[OP_N] = {
@@ -164,13 +192,17 @@ static const char *const op_names[OP_N] = {
 	[OP_VERIFY] = "lookup+{SSHA} verify",
 	[OP_CACHE_HIT] = "bind, cache hit (store unchanged)",
 	[OP_WRONG] = "bind, wrong password, no cache",
-	[OP_UNKNOWN] = "bind, unknown DN, no cache",
+	[OP_UNKNOWN] = "bind, unknown DN after the last entry, no cache",
+	[OP_UNKNOWN_MID] = "bind, unknown DN between entries, no cache",
 	[OP_CACHE_WRONG] = "bind, wrong password, cache miss",
-	[OP_CACHE_UNKNOWN] = "bind, unknown DN, cache miss",
+	[OP_CACHE_UNKNOWN] = "bind, unknown DN after the last entry, cache miss",
+	[OP_CACHE_UNKNOWN_MID] = "bind, unknown DN between entries, cache miss",
 };
 
 struct op_ctx {
 	struct lfe_store_reader *r;
+	double seconds;             /* CPU time per run */
+	uint64_t ops;               /* operations run in all, every mode */
 	struct lfe_credcache *cc;
 	unsigned n;
 	uint64_t seed;
@@ -210,16 +242,22 @@ static bool one_op(struct op_ctx *c, char *dn, size_t dl, char *pw, unsigned u)
 		return cached_bind(c, dn, dl, pw, 10) == 0;
 	case OP_WRONG:
 	case OP_UNKNOWN:
+	case OP_UNKNOWN_MID:
 		/* unknown: the same DN with one byte off, which no entry has */
 		if (c->op == OP_UNKNOWN)
 			dn[DIGITS_AT - 1] = 'x';
+		else if (c->op == OP_UNKNOWN_MID)
+			dn[OU_AT] = 'q';
 		else
 			pw[3] ^= 0x40;
 		return lfe_store_verify_bind(c->r, dn, dl, (const uint8_t *)pw, 10, 0, NULL) == -EACCES;
 	case OP_CACHE_WRONG:
 	case OP_CACHE_UNKNOWN:
+	case OP_CACHE_UNKNOWN_MID:
 		if (c->op == OP_CACHE_UNKNOWN)
 			dn[DIGITS_AT - 1] = 'x';
+		else if (c->op == OP_CACHE_UNKNOWN_MID)
+			dn[OU_AT] = 'q';
 		else
 			pw[3] ^= 0x40;
 		return cached_bind(c, dn, dl, pw, 10) == -EACCES;
@@ -245,19 +283,92 @@ static double run(struct op_ctx *c, double *wall)
 			if (!one_op(c, dn, (size_t)dl, pw, u))
 				c->failures++;
 			dn[DIGITS_AT - 1] = 'r';   /* undo OP_UNKNOWN's change */
+			dn[OU_AT] = 'p';           /* and OP_UNKNOWN_MID's */
 		}
 		ops += 4096;
 		lfe_store_reader_renew(c->r);
 		t = cpu_s();
-	} while (t - t0 < 1.0);
+	} while (t - t0 < c->seconds);
+	c->ops += ops;
 	*wall = ops / (now_s() - w0);
 	return ops / (t - t0);
 }
 
-static int lookups(const char *path, unsigned n)
+/* Is op named in modes (a comma list of op_short names; NULL: all)? */
+static bool mode_on(const char *modes, enum op op)
 {
+	size_t len = strlen(op_short[op]);
+
+	if (!modes)
+		return true;
+	for (const char *p = modes; *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (l == len && strncmp(p, op_short[op], len) == 0)
+			return true;
+		p += l + (p[l] == ',');
+	}
+	return false;
+}
+
+/* "unknown DN / wrong password" cost ratio of two measured modes. */
+static void print_ratio(const char *what, const double *ns, enum op unknown, enum op wrong)
+{
+	if (ns[unknown] > 0 && ns[wrong] > 0)
+		printf("timing oracle, %s: unknown DN %.0f ns, wrong password %.0f ns, "
+		       "ratio %.2f\n", what, ns[unknown], ns[wrong], ns[unknown] / ns[wrong]);
+}
+
+/* The timing oracle, paired: binds with a wrong password, of an unknown DN
+ * between entries and of one after the last entry, for random users, take
+ * turns, each timed alone (CLOCK_MONOTONIC); the medians of each kind come
+ * from the same stretch of time, so a change of load on a shared machine
+ * (which moves the separate runs above by 10-20%) hits all three alike.
+ * kinds: OP_WRONG, OP_UNKNOWN_MID, OP_UNKNOWN (or their cache-miss twins). */
+#define PAIRED_SAMPLES 100000u
+static void oracle_paired(struct op_ctx *c, const enum op kinds[3], const char *what)
+{
+	static double t[3][PAIRED_SAMPLES];
+	char dn[64], pw[16];
+	int dl = snprintf(dn, sizeof(dn), DN_FMT, 0u);
+	double med[3];
+
+	memcpy(pw, "pw-", 3);
+	for (unsigned i = 0; i < PAIRED_SAMPLES; i++) {
+		for (unsigned k = 0; k < 3; k++) {
+			unsigned u = (unsigned)(rng(&c->seed) % c->n);
+			double t0;
+
+			c->op = kinds[(i + k) % 3];
+			t0 = now_s();
+			if (!one_op(c, dn, (size_t)dl, pw, u))
+				c->failures++;
+			t[(i + k) % 3][i] = now_s() - t0;
+			dn[DIGITS_AT - 1] = 'r';
+			dn[OU_AT] = 'p';
+		}
+		if (i % 4096 == 4095)
+			lfe_store_reader_renew(c->r);
+	}
+	for (unsigned k = 0; k < 3; k++) {
+		qsort(t[k], PAIRED_SAMPLES, sizeof(t[k][0]), cmp_double);
+		med[k] = t[k][PAIRED_SAMPLES / 2] * 1e9;
+	}
+	printf("timing oracle, paired, %s (medians of %u each, turns): wrong password %.0f ns, "
+	       "unknown DN between entries %.0f ns (ratio %.3f), after the last entry %.0f ns "
+	       "(ratio %.3f)\n", what, PAIRED_SAMPLES, med[0], med[1], med[1] / med[0], med[2],
+	       med[2] / med[0]);
+}
+
+static int lookups(const char *path, unsigned n, const char *modes)
+{
+	double ns[OP_N] = { 0 };
 	struct lfe_store *st;
-	struct op_ctx c = { .n = n, .seed = 0x9e3779b97f4a7c15ull };
+	struct op_ctx c = { .n = n, .seed = 0x9e3779b97f4a7c15ull, .seconds = 1.0 };
+	const char *sec = getenv("LFE_BENCH_SECONDS");
+
+	if (sec && strtod(sec, NULL) > 0)
+		c.seconds = strtod(sec, NULL);
 	const char *msg = "";
 	int err = 0;
 
@@ -271,7 +382,10 @@ static int lookups(const char *path, unsigned n)
 		fprintf(stderr, "cannot set the bind scheme\n");
 	c.r = lfe_store_reader_new(st);
 	c.cc = lfe_credcache_new(n, NULL, NULL);
-	if (c.r && c.cc) {
+	bool cached = mode_on(modes, OP_CACHE_HIT) || mode_on(modes, OP_CACHE_WRONG) ||
+		      mode_on(modes, OP_CACHE_UNKNOWN) || mode_on(modes, OP_CACHE_UNKNOWN_MID) ||
+		      mode_on(modes, OP_CPAIRED);
+	if (c.r && c.cc && cached) {
 		/* Every user bound once: the hits below find their entries. */
 		char dn[64], pw[16];
 		int dl = snprintf(dn, sizeof(dn), DN_FMT, 0u);
@@ -285,6 +399,8 @@ static int lookups(const char *path, unsigned n)
 	for (int mode = 0; mode < OP_N && c.r && c.cc; mode++) {
 		double rates[RUNS], walls[RUNS];
 
+		if (!mode_on(modes, (enum op)mode))
+			continue;
 		c.op = (enum op)mode;
 		for (int i = 0; i < RUNS; i++)
 			rates[i] = run(&c, &walls[i]);
@@ -293,7 +409,19 @@ static int lookups(const char *path, unsigned n)
 		printf("%s: median %.0f /CPU-s on one core (min %.0f, max %.0f), %.0f ns/op; "
 		       "wall median %.0f /s\n", op_names[mode], rates[RUNS / 2], rates[0],
 		       rates[RUNS - 1], 1e9 / rates[RUNS / 2], walls[RUNS / 2]);
+		ns[mode] = 1e9 / rates[RUNS / 2];
 	}
+	if (c.r && c.cc && mode_on(modes, OP_PAIRED))
+		oracle_paired(&c, (const enum op[3]){ OP_WRONG, OP_UNKNOWN_MID, OP_UNKNOWN },
+			      "no cache");
+	if (c.r && c.cc && mode_on(modes, OP_CPAIRED))
+		oracle_paired(&c, (const enum op[3]){ OP_CACHE_WRONG, OP_CACHE_UNKNOWN_MID,
+						      OP_CACHE_UNKNOWN }, "cache miss");
+	print_ratio("between entries, no cache", ns, OP_UNKNOWN_MID, OP_WRONG);
+	print_ratio("after the last entry, no cache", ns, OP_UNKNOWN, OP_WRONG);
+	print_ratio("between entries, cache miss", ns, OP_CACHE_UNKNOWN_MID, OP_CACHE_WRONG);
+	print_ratio("after the last entry, cache miss", ns, OP_CACHE_UNKNOWN, OP_CACHE_WRONG);
+	printf("operations: %llu in all modes\n", (unsigned long long)c.ops);
 	if (c.failures)
 		printf("FAILED operations: %u\n", c.failures);
 	if (c.cc) {
@@ -309,6 +437,17 @@ static int lookups(const char *path, unsigned n)
 	return c.failures != 0;
 }
 
+/* Entries of the store in path, 0 when there is none. */
+static uint64_t stored_entries(const char *path)
+{
+	struct lfe_store_info info;
+	struct lfe_store *st = lfe_store_open(path, LFE_STORE_RDONLY, 0, NULL, NULL);
+	uint64_t n = st && lfe_store_info(st, &info) == 0 ? info.entries : 0;
+
+	lfe_store_close(st);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1000000u;
@@ -320,8 +459,12 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (n == 0 || n > 9999999) {
-		fprintf(stderr, "usage: %s [N (1..9999999) [DIR]]\n", argv[0]);
+		fprintf(stderr, "usage: %s [N (1..9999999) [DIR [MODES]]]\n", argv[0]);
 		return 2;
+	}
+	if (path && stored_entries(path) == n) {
+		printf("reusing the store of %u users in %s\n", n, path);
+		return lookups(path, n, argc > 3 ? argv[3] : NULL);
 	}
 	if (!path && !(path = mkdtemp(tmpl))) {
 		perror("mkdtemp");
@@ -345,7 +488,7 @@ int main(int argc, char **argv)
 	rc = import(path, n, hashes);
 	free(hashes);
 	if (rc == 0)
-		rc = lookups(path, n);
+		rc = lookups(path, n, argc > 3 ? argv[3] : NULL);
 	if (argc <= 2) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
 		if (system(cmd) != 0)
