@@ -57,8 +57,10 @@ lfe_eq "old password refused" "$(rc_of -D "$(lfe_dn alice)" -w alice-pw)" 49
 
 # Telemetry: the counters of what just happened.
 tel=$(lfe_telemetry /ldapfe/stats)
-ok=$("$PY" -c 'import json,sys; t=json.loads(sys.argv[1])["/ldapfe/stats"]["total"]; print(t["binds_ok"], t["binds_failed"], t["binds_offloaded"], t["icmp_replies"] >= 5)' "$tel")
-lfe_eq "telemetry binds ok/failed/offloaded, icmp" "$ok" "4 4 2 True"
+ok=$("$PY" -c 'import json,sys; t=json.loads(sys.argv[1])["/ldapfe/stats"]["total"]; print(t["binds_ok"], t["binds_failed"], t["binds_offloaded"] in (2, 3), t["icmp_replies"] >= 5)' "$tel")
+# Offloaded: dave's two binds, and mallory's if the unknown DN landed on
+# dave (the store's keyed hash draws the real entry it takes the path of).
+lfe_eq "telemetry binds ok/failed/offloaded (2 or 3), icmp" "$ok" "4 4 True True"
 
 # A connection left open, then SIGTERM: exit 0 within a second, counters printed.
 lfe_cli timeout 20 "$PY" -c '
