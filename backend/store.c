@@ -1113,8 +1113,9 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 		if (bix_dn(&rec, &dn, &br, &bl)) {
 			/* Both compares always run (no short cut): a decoy costs
 			 * what a hit costs. */
-			bool hit = same_all_bytes(k.mv_data, k.mv_size, kb, 8) &
-				   same_all_bytes(dn.p, dn.len, (const uint8_t *)ndn, ndn_len);
+			unsigned key_eq = same_all_bytes(k.mv_data, k.mv_size, kb, 8);
+			unsigned dn_eq = same_all_bytes(dn.p, dn.len, (const uint8_t *)ndn, ndn_len);
+			bool hit = (key_eq & dn_eq) != 0;
 			return verify_record(r, br, bl, pw, pw_len, pw_flags, !hit, job);
 		}
 		/* A collision marker (or a value that does not parse): "entries"
