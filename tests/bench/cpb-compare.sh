@@ -8,10 +8,13 @@
 # only when the server's SYN,ACK had timestamps). Also prints the packets
 # of one session (ldapwhoami) against each server, and the client's CPU.
 # Not part of the test suite.
+# Then the same client in persistent mode (each thread one connection,
+# binding again and again) for LFE_CPB_PERSIST_SECS (default 20; 0: skip).
 #   tests/bench/cpb-compare.sh [SECONDS] [THREADS]    (default 60 16)
 source "$(dirname "$0")/../integration/lib.sh"
 SECS=${1:-60}
 TH=${2:-16}
+PSECS=${LFE_CPB_PERSIST_SECS:-20}
 CPB=$LFE_BUILD/tests/integration/ldap_cpb
 [[ -x $CPB ]] || { echo "SKIP: $CPB not built"; exit 77; }
 lfe_init cpbbench 91
@@ -33,11 +36,16 @@ run() {   # run NAME: sessions/s series into cpb-NAME.txt
 	lfe_cli timeout $((SECS + 60)) "$CPB" "$URI" "$DN" pw-0 "$TH" "$SECS" > "$LFE_WORK/cpb-$1.txt"
 }
 
-summary() {   # summary NAME
-	awk -v n="$SECS" -v name="$1" '
+runp() {   # runp NAME: persistent binds/s series into cpbp-NAME.txt
+	((PSECS > 0)) || return 0
+	lfe_cli timeout $((PSECS + 60)) "$CPB" "$URI" "$DN" pw-0 "$TH" "$PSECS" persistent > "$LFE_WORK/cpbp-$1.txt"
+}
+
+summary() {   # summary NAME [FILE] [SECONDS]
+	awk -v n="${3:-$SECS}" -v name="$1" '
 		/^sec/ { if ($2 <= 10) f += $4; if ($2 > n - 10) l += $4; s = s " " $4 }
 		/^total/ { printf "%-7s first 10 s %6.0f/s  last 10 s %6.0f/s  total %d  errors %d  client cpu %.1f s (user %.1f sys %.1f)\n", name, f / 10, l / 10, $2, $4, $6 + $8, $6, $8 }
-		END { print "        per second:" s }' "$LFE_WORK/cpb-$1.txt"
+		END { print "        per second:" s }' "${2:-$LFE_WORK/cpb-$1.txt}"
 }
 
 conf=$(lfe_conf 1)
@@ -45,6 +53,7 @@ sed -i 's/idle_sleep_us = 20/idle_sleep_us = 0/' "$conf"
 lfe_start "$conf" 0
 session ldapfe
 run ldapfe
+runp ldapfe
 lfe_stop
 # Let the client's TIME_WAITs from ldapfe's run expire before slapd's.
 sleep 61
@@ -79,11 +88,17 @@ LFE_EXTRA_PIDS=$SLAPD_PID
 sleep 0.5
 session slapd
 run slapd
+runp slapd
 kill -TERM "$SLAPD_PID"
 
 echo "connection-per-bind, libldap client, $TH threads, ${SECS} s, same veth (sessions/s)"
 summary ldapfe
 summary slapd
+if ((PSECS > 0)); then
+	echo "persistent, libldap client, $TH threads (one connection each), ${PSECS} s (binds/s)"
+	summary ldapfe "$LFE_WORK/cpbp-ldapfe.txt" "$PSECS"
+	summary slapd "$LFE_WORK/cpbp-slapd.txt" "$PSECS"
+fi
 for s in ldapfe slapd; do
 	echo "--- one session against $s (client veth0) ---"
 	cat "$LFE_WORK/session-$s.txt"
