@@ -404,6 +404,7 @@ int main(int argc, char **argv)
 		 * core's DN pool. */
 		struct lfe_tcp_mem tm;
 		struct lfe_dnpool_stats ds;
+		size_t small = lfe_dnpool_chunk_size(64);   /* a typical DN's chunk */
 		lfe_tcp_mem(d->w[0]->tcp, &tm);
 		lfe_dnpool_stats(d->w[0]->dns, &ds);
 		printf("\nldapfe: memory per idle connection %zu B (TCP control block %zu B + table %zu B, "
@@ -412,7 +413,7 @@ int main(int argc, char **argv)
 		       "whose connection ever split a request keeps its %u B reassembly buffer resident; "
 		       "per core: %u connections, buffer pool %u x (%u + %u) B",
 		       tm.per_conn + d->w[0]->slot_size, tm.conn_size, tm.per_conn - tm.conn_size,
-		       d->w[0]->slot_size, lfe_dnpool_chunk_size(64), (size_t)63,
+		       d->w[0]->slot_size, small, small - 1,
 		       lfe_dnpool_chunk_size(LFE_DN_MAX + 1), ds.pages_max * LFE_DNPOOL_PAGE / 1024,
 		       LFE_PDU_SMALL,
 		       d->cfg.max_conns_per_core, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size);
