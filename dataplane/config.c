@@ -10,6 +10,7 @@
 #include "ldap/dn.h"
 #include "log.h"
 #include "net.h"
+#include "tcp.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
 		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO };
@@ -87,6 +88,9 @@ static const struct key_def keys[] = {
 	{ "throttle", "penalty_ms", K_U32, CF(throttle.penalty_ms), 0, 1, 86400000u },
 	{ "tcp", "buffer_pool", K_U32, CF(tcp_buffer_pool), 0, 0, 1u << 24 },
 	{ "tcp", "buffer_stall_ms", K_U64, CF(tcp_buffer_stall_ms), 0, 0, 86400000u },
+	{ "tcp", "syn_rate", K_U32, CF(tcp_syn_rate), 0, 0, 100000000u },
+	{ "tcp", "syn_rate_validated", K_U32, CF(tcp_syn_rate_validated), 0, 0, 100000000u },
+	{ "tcp", "validated_sources", K_U32, CF(tcp_validated_sources), 0, 0, 1u << 24 },
 	{ "admin", "metrics_listen", K_STR, CF(metrics_listen),
 	  sizeof(((struct lfe_config *)0)->metrics_listen), 0, 0 },
 };
@@ -139,6 +143,11 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->throttle.window_ms = 60000;
 	c->throttle.penalty_ms = 60000;
 	c->tcp_buffer_stall_ms = 60000;
+	struct lfe_tcp_cfg tcd;
+	lfe_tcp_cfg_default(&tcd);
+	c->tcp_syn_rate = tcd.syn_rate;
+	c->tcp_syn_rate_validated = tcd.syn_rate_validated;
+	c->tcp_validated_sources = tcd.validated_sources;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
 		c->port[i].mtu = 1500;
 }

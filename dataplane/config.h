@@ -194,6 +194,8 @@ struct lfe_config {
 	/* [tcp] */
 	uint32_t tcp_buffer_pool;       /* 0 = from max_conns_per_core (tcp.h) */
 	uint64_t tcp_buffer_stall_ms;   /* 0 = off */
+	/* SYN admission while cookies are out (tcp.h): per second, 0 = no limit */
+	uint32_t tcp_syn_rate, tcp_syn_rate_validated, tcp_validated_sources;
 };
 
 /* Defaults for every optional key. */

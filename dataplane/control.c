@@ -602,6 +602,9 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(max_conns_per_source, "[ldap] max_conns_per_source");
 	SAME(tcp_buffer_pool, "[tcp] buffer_pool");
 	SAME(tcp_buffer_stall_ms, "[tcp] buffer_stall_ms");
+	SAME(tcp_syn_rate, "[tcp] syn_rate");
+	SAME(tcp_syn_rate_validated, "[tcp] syn_rate_validated");
+	SAME(tcp_validated_sources, "[tcp] validated_sources");
 	SAME(suffix, "[ldap] suffix");
 	SAME(n_ldaps_ports, "[ldap] ldaps_ports");
 	SAME(ldaps_ports, "[ldap] ldaps_ports");

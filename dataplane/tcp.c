@@ -59,6 +59,12 @@
  *   retrying its SYN for minutes, and the RST is no bigger than the SYN, so
  *   a spoofed source gains no amplification. Counted in a small hash of
  *   source → count (at most max_conns live entries, table twice that).
+ * - SYN admission: once the half-open budget is spent (cookies are out),
+ *   a SYN needs a token from a per-second budget before the lookup, the
+ *   source count or the cookie hash; sources that completed a handshake
+ *   lately have a budget of their own (tcp_admit.c). A flood at line rate
+ *   then costs the core a parse and a drop per SYN, and the connections it
+ *   holds and the clients it knows keep their share.
  * - Table full: TIME_WAIT slots are recycled first, then the connection the
  *   app marked evictable longest ago is reset; only then is a SYN dropped.
  * - App deadlines ride the same wheel entry as the other timers.
@@ -1095,6 +1101,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 		return NULL;
 	}
 	t->st.syncookies_ok++;
+	lfe_tcp_admit_validated(t, s->raddr, now);
 	struct lfe_tcp_seg syn = *s;
 	syn.mss = (uint16_t)mss;
 	syn.opts = 0;
@@ -1175,6 +1182,11 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 		return;
 	}
 	uint8_t fl = s->flags;
+	if ((fl & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST | LFE_TCP_FIN)) == LFE_TCP_SYN &&
+	    t->st.half_open >= t->cfg.max_half_open && !lfe_tcp_admit_syn(t, s->raddr, now)) {
+		t->st.drop_syn_budget++;   /* before the lookup: a flood costs no miss */
+		return;
+	}
 	struct lfe_tcp_conn *c = lfe_tcp_lookup(t, s->laddr, s->lport, s->raddr, s->rport);
 	if (c && c->state == ST_TIME_WAIT && (fl & LFE_TCP_SYN) && !(fl & (LFE_TCP_ACK | LFE_TCP_RST)) &&
 	    (seq_gt(s->seq, c->rcv_nxt) ||
@@ -1305,8 +1317,10 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 			reply_rst(t, s);
 			return;
 		}
-		if (!(c->flags & F_ACTIVE))
+		if (!(c->flags & F_ACTIVE)) {
 			t->st.half_open--;
+			lfe_tcp_admit_validated(t, c->raddr, now);
+		}
 		c->snd_una = s->ack;
 		c->snd_wnd = peer_win(c, s);
 		c->max_snd_wnd = max32(c->max_snd_wnd, c->snd_wnd);
@@ -1527,6 +1541,9 @@ void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg)
 		.idle_timeout_us = 300000000,
 		.time_wait_us = 2000000,
 		.buf_stall_us = 60000000,
+		.syn_rate = 100000,
+		.syn_rate_validated = 400000,
+		.validated_sources = 16384,
 	};
 }
 
@@ -1550,7 +1567,7 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	    !cfg->rto_min_us || cfg->rto_min_us > cfg->rto_init_us || cfg->rto_init_us > cfg->rto_max_us ||
 	    cfg->rto_max_us > (1u << 30) || cfg->delack_us > (1ull << 40) ||
 	    cfg->idle_timeout_us > (1ull << 40) || cfg->time_wait_us > (1ull << 40) ||
-	    cfg->buf_stall_us > (1ull << 40) || cfg->n_listen > 8)
+	    cfg->buf_stall_us > (1ull << 40) || cfg->n_listen > 8 || cfg->validated_sources > (1u << 24))
 		goto fail;
 	e = -ENOMEM;
 	t = calloc(1, sizeof(*t));
@@ -1571,6 +1588,8 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	t->hk1 = splitmix(&s) | 1;
 	t->sk[0] = splitmix(&s);
 	t->sk[1] = splitmix(&s);
+	if (lfe_tcp_admit_init(t, splitmix(&s), splitmix(&s)) < 0)
+		goto fail;
 	while (t->our_ws < 14 && (cfg->rcvbuf >> t->our_ws) > MAX_WIN)
 		t->our_ws++;
 	return t;
@@ -1586,6 +1605,7 @@ void lfe_tcp_free(struct lfe_tcp *t)
 	if (!t)
 		return;
 	lfe_tcp_table_fini(t);
+	lfe_tcp_admit_fini(t);
 	lfe_tcp_pool_fini(&t->spool);
 	lfe_tcp_pool_fini(&t->rpool);
 	free(t);

@@ -142,11 +142,25 @@ struct lfe_tcp_cfg {
 	 * LAST_ACK; TIME_WAIT does not count). A SYN beyond it is answered
 	 * with RST and counted in drop_src_cap. 0 = no cap. */
 	uint32_t max_conns_per_source;
+	/* SYN admission while SYN cookies are out (max_half_open is spent, as
+	 * under a SYN flood): a SYN is answered only with a token, else dropped
+	 * before any lookup or cookie work and counted in drop_syn_budget.
+	 * syn_rate: SYNs per second from any source (a 1/64 s burst);
+	 * syn_rate_validated: from sources that completed a handshake with
+	 * this stack in the last LFE_TCP_VALIDATED_TTL_S, which draw on their
+	 * own bucket first and then on syn_rate's. A rate of 0: no limit.
+	 * validated_sources: entries of the validated-source table (rounded up
+	 * to a power of two, 8 bytes each; a newer source takes the slot of an
+	 * older one; 0 = no table, every source unknown). */
+	uint32_t syn_rate, syn_rate_validated, validated_sources;
 	uint64_t secret;            /* SYN cookie / ISN key (random per run) */
 	/* listening: (laddr, lport) pairs; laddr 0 = any */
 	uint32_t n_listen;
 	struct { uint32_t addr; uint16_t port; } listen[8];
 };
+
+/* How long a source that completed a handshake counts as validated. */
+#define LFE_TCP_VALIDATED_TTL_S 600u
 
 /* Fill cfg with the defaults. */
 void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg);
@@ -237,6 +251,7 @@ struct lfe_tcp_stats {
 	uint64_t sndbuf_pool_empty; /* an app found no send ring in the pool (waits) */
 	uint64_t rcvbuf_pool_empty; /* bytes found no receive buffer (zero window) */
 	uint64_t buf_stall_closed;  /* reset for holding a buffer without progress */
+	uint64_t drop_syn_budget;   /* SYNs dropped while cookies were out, no token */
 };
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
 

@@ -6,6 +6,7 @@
  *   tcp_timer.c  the two-level hashed timer wheel
  *   tcp_buf.c    the per-core send/receive buffer pools
  *   tcp_cookie.c keyed numbers (ISN, SYN cookies, timestamp offsets)
+ *   tcp_admit.c  SYN admission while cookies are out (buckets, validated sources)
  *
  * Thread rules as tcp.h: one struct lfe_tcp per lcore, nothing shared.
  */
@@ -49,6 +50,18 @@ enum {
 
 struct lnk {
 	uint32_t prev, next;
+};
+
+/* SYN admission (tcp_admit.c): token buckets (tokens × 10^6) and the
+ * validated-source table, (addr << 32 | until in 2^20 µs units). */
+struct lfe_tcp_bucket {
+	uint64_t tok, cap, last, rate;
+};
+struct lfe_tcp_admit {
+	struct lfe_tcp_bucket any, known;
+	uint64_t *vsrc;
+	uint32_t vmask;
+	uint64_t vkey, vmul;
 };
 
 struct lfe_tcp_conn {
@@ -119,6 +132,7 @@ struct lfe_tcp {
 	uint64_t now;              /* time of the current entry point (TSval) */
 	uint8_t our_ws;            /* the window shift we offer */
 	uint64_t cookie_until;     /* cookie ACKs are honoured until then */
+	struct lfe_tcp_admit adm;
 	bool shutting;
 	struct lfe_tcp_stats st;
 };
@@ -179,5 +193,19 @@ void lfe_tcp_wheel_del(struct lfe_tcp *t, struct lfe_tcp_conn *c);
 void lfe_tcp_wheel_run(struct lfe_tcp *t, uint64_t now);
 /* tcp.c: run a connection's due timers and re-file it. */
 void lfe_tcp_due(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
+
+/* ---- tcp_admit.c ---- */
+
+/* Buckets full, the validated table (cfg.validated_sources rounded up to a
+ * power of two) allocated and keyed. 0 or -1 (no memory). */
+int lfe_tcp_admit_init(struct lfe_tcp *t, uint64_t key0, uint64_t key1);
+void lfe_tcp_admit_fini(struct lfe_tcp *t);
+size_t lfe_tcp_admit_bytes(const struct lfe_tcp *t);
+/* A SYN from addr while cookies are out: may it have a SYN,ACK? Takes a
+ * token (the validated bucket first when addr is validated, then the
+ * shared one). O(1), one table read. */
+bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now);
+/* addr completed a handshake (passive open) at now. */
+void lfe_tcp_admit_validated(struct lfe_tcp *t, uint32_t addr, uint64_t now);
 
 #endif

@@ -62,6 +62,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"steered_out", "steered_in",
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
 	"tcp_drop_paws", "tcp_sack_rexmits",
+	"tcp_syn_budget_dropped",
 	"tcp_sndbuf_pool_empty", "tcp_rcvbuf_pool_empty", "tcp_buf_stall_closed",
 	"tcp_sndbufs_used", "tcp_rcvbufs_used",
 	"conns_src_capped", "conns_evicted", "conns_idle_closed",
@@ -434,6 +435,7 @@ static void publish(struct lfe_worker *w)
 	w->st.tcp_resets = ts->conns_reset;
 	w->st.tcp_syncookies = ts->syncookies_sent;
 	w->st.conns_src_capped = ts->drop_src_cap;
+	w->st.tcp_syn_budget_dropped = ts->drop_syn_budget;
 	w->st.conns_evicted = ts->evicted;
 	w->st.conns_idle_closed = ts->idle_closed;
 	w->st.conns_table_full = ts->drop_table_full;
@@ -791,6 +793,9 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	tc.mss = (uint16_t)(mtu - LFE_IPV4_HLEN - LFE_TCP_HLEN);
 	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;   /* 64-bit: no wrap */
 	tc.max_conns_per_source = c->max_conns_per_source;
+	tc.syn_rate = c->tcp_syn_rate;
+	tc.syn_rate_validated = c->tcp_syn_rate_validated;
+	tc.validated_sources = c->tcp_validated_sources;
 	tc.buf_pool = c->tcp_buffer_pool;
 	tc.buf_stall_us = c->tcp_buffer_stall_ms * 1000u;
 	tc.secret = rte_rand();

@@ -1,7 +1,8 @@
 /* tests/tcp/test_tcp_limits.c — the connection table's fairness bounds,
  * scripted: per-source cap (RST beyond it), eviction of connections the
  * app marked evictable when the table is full (oldest first), the app
- * deadline (on_deadline keeps or resets), and 64-bit idle timeouts.
+ * deadline (on_deadline keeps or resets), 64-bit idle timeouts, and SYN
+ * admission while cookies are out (budgets, validated sources).
  *
  * Each case drives the public API with a capturing tx hook and a scripted
  * clock; peers are (address, port) pairs that open with SYN and complete
@@ -81,18 +82,13 @@ static int cb_deadline(void *ctx, struct lfe_tcp_conn *c)
 	return 0;
 }
 
-static void setup(struct env *e, uint32_t max_conns, uint32_t per_source, uint64_t idle_us)
+static void setup_cfg(struct env *e, struct lfe_tcp_cfg *cfg_in)
 {
 	memset(e, 0, sizeof(*e));
 	e->now = 1000000;
-	struct lfe_tcp_cfg cfg;
-	lfe_tcp_cfg_default(&cfg);
-	cfg.max_conns = max_conns;
-	cfg.max_half_open = max_conns;
+	struct lfe_tcp_cfg cfg = *cfg_in;
 	cfg.sndbuf = 4096;
 	cfg.rcvbuf = 4096;
-	cfg.idle_timeout_us = idle_us;
-	cfg.max_conns_per_source = per_source;
 	cfg.secret = 42;
 	cfg.n_listen = 1;
 	cfg.listen[0].port = LPORT;
@@ -106,6 +102,17 @@ static void setup(struct env *e, uint32_t max_conns, uint32_t per_source, uint64
 		printf("FAIL: lfe_tcp_new %d\n", err);
 		fails++;
 	}
+}
+
+static void setup(struct env *e, uint32_t max_conns, uint32_t per_source, uint64_t idle_us)
+{
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = max_conns;
+	cfg.max_half_open = max_conns;
+	cfg.idle_timeout_us = idle_us;
+	cfg.max_conns_per_source = per_source;
+	setup_cfg(e, &cfg);
 }
 
 static struct lfe_tcp_seg seg(uint32_t raddr, int p, uint8_t flags, uint32_t ack)
@@ -282,6 +289,87 @@ static void test_idle_64bit(void)
 	CHECK(lfe_tcp_new(&cfg, &ops, NULL, &err) == NULL && err == -EINVAL, "absurd idle refused");
 }
 
+/* SYN admission. Unknown sources: 10.1.0.0 + i, port 40100 (never opens). */
+#define FLOOD(i) (0x0a010000u + (uint32_t)(i))
+static unsigned flood(struct env *e, unsigned n, unsigned from)
+{
+	unsigned answered = 0;
+	for (unsigned i = 0; i < n; i++)
+		answered += syn(e, FLOOD(from + i), 100) == (LFE_TCP_SYN | LFE_TCP_ACK);
+	return answered;
+}
+
+static void setup_admit(struct env *e, uint32_t half_open, uint32_t rate, uint32_t vrate, uint32_t vsrc)
+{
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = 4096;
+	cfg.max_half_open = half_open;
+	cfg.max_conns_per_source = 0;
+	cfg.syn_rate = rate;
+	cfg.syn_rate_validated = vrate;
+	cfg.validated_sources = vsrc;
+	setup_cfg(e, &cfg);
+}
+
+static void test_syn_budget(void)
+{
+	struct env e;
+	/* Cookies always (half-open budget 0); 6,400 SYN/s: a 100-SYN burst. */
+	setup_admit(&e, 0, 6400, 1280, 64);
+	const struct lfe_tcp_stats *st = lfe_tcp_stats(e.t);
+	CHECK(open_conn(&e, SRC_A, 0), "A completes a cookie handshake (and is validated)");
+	CHECK(st->syncookies_ok == 1, "by cookie");
+	CHECK(flood(&e, 300, 0) == 99, "the burst less A's SYN is answered");
+	CHECK(st->drop_syn_budget == 201, "the rest dropped: %llu", (unsigned long long)st->drop_syn_budget);
+	CHECK(st->syncookies_sent == 100, "no cookie made for a dropped SYN: %llu",
+	      (unsigned long long)st->syncookies_sent);
+	/* A, validated: its own bucket (1,280/s: a burst of 20) while the
+	 * shared one is empty; then nothing more. */
+	unsigned a = 0;
+	for (int p = 1; p <= 25; p++)
+		a += syn(&e, SRC_A, p) == (LFE_TCP_SYN | LFE_TCP_ACK);
+	CHECK(a == 20, "validated A answered 20 of 25: %u", a);
+	CHECK(syn(&e, SRC_B, 1) == 0, "unknown B is not");
+	/* 10 ms: 64 tokens shared, 12.8 for A. */
+	advance(&e, 10000);
+	CHECK(flood(&e, 100, 1000) == 64, "10 ms of budget");
+	a = 0;
+	for (int p = 1; p <= 15; p++)
+		a += syn(&e, SRC_A, p) == (LFE_TCP_SYN | LFE_TCP_ACK);
+	CHECK(a == 12, "A's 10 ms: %u", a);
+	/* A's budget full again, the shared one empty: A first takes its own. */
+	advance(&e, 1000000);
+	CHECK(flood(&e, 100, 2000) == 100, "a full burst after a second");
+	CHECK(syn(&e, SRC_A, 1) == (LFE_TCP_SYN | LFE_TCP_ACK), "A still answered");
+	/* Past the validation's lifetime A is just another source. */
+	advance(&e, (LFE_TCP_VALIDATED_TTL_S + 2) * 1000000ull);
+	CHECK(flood(&e, 100, 3000) == 100, "the burst");
+	CHECK(syn(&e, SRC_A, 2) == 0, "A no longer validated");
+	lfe_tcp_free(e.t);
+
+	/* No validated table: A's handshake earns it nothing. */
+	setup_admit(&e, 0, 6400, 1280, 0);
+	CHECK(open_conn(&e, SRC_A, 0), "A opens");
+	CHECK(flood(&e, 100, 0) == 99, "burst");
+	CHECK(syn(&e, SRC_A, 1) == 0, "A unknown without a table");
+	lfe_tcp_free(e.t);
+
+	/* Rate 0: no limit. */
+	setup_admit(&e, 0, 0, 0, 64);
+	CHECK(flood(&e, 2000, 0) == 2000, "every SYN answered");
+	CHECK(lfe_tcp_stats(e.t)->drop_syn_budget == 0, "none dropped");
+	lfe_tcp_free(e.t);
+
+	/* Below the half-open budget SYNs take state and no token. */
+	setup_admit(&e, 1000, 64, 64, 64);
+	CHECK(flood(&e, 1000, 0) == 1000, "1000 half-open answered");
+	CHECK(lfe_tcp_stats(e.t)->syncookies_sent == 0 && lfe_tcp_stats(e.t)->drop_syn_budget == 0,
+	      "no cookie, no drop");
+	CHECK(flood(&e, 100, 1000) == 16, "then cookies within the budget (16-SYN burst)");
+	lfe_tcp_free(e.t);
+}
+
 int main(void)
 {
 	test_per_source_cap();
@@ -289,6 +377,7 @@ int main(void)
 	test_eviction();
 	test_deadline();
 	test_idle_64bit();
+	test_syn_budget();
 	if (fails) {
 		printf("%d failure(s)\n", fails);
 		return 1;
