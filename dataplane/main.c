@@ -409,8 +409,9 @@ int main(int argc, char **argv)
 		lfe_dnpool_stats(d->w[0]->dns, &ds);
 		printf("\nldapfe: memory per idle connection %zu B (TCP control block %zu B + table %zu B, "
 		       "session slot %zu B); a bound connection adds its DN's chunk (%zu B for a DN of up to "
-		       "%zu bytes, %zu B at most) from a DN pool of %" PRIu64 " KiB per core; a slot "
-		       "whose connection ever split a request keeps its %u B reassembly buffer resident; "
+		       "%zu bytes, %zu B at most) from a DN pool of %" PRIu64 " KiB per core; a request "
+		       "split across segments borrows a %u B reassembly buffer until it is whole "
+		       "(resident: the most split at once); "
 		       "per core: %u connections, buffer pool %u x (%u + %u) B",
 		       tm.per_conn + d->w[0]->slot_size, tm.conn_size, tm.per_conn - tm.conn_size,
 		       d->w[0]->slot_size, small, small - 1,

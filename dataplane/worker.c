@@ -72,6 +72,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"tls_cancelled", "tls_queue_depth",
 	"tls_started", "tls_failed",
 	"dn_pool_bytes", "dn_pool_dry",
+	"pdu_small_held", "pdu_small_peak",
 	"busy_cycles", "total_cycles",
 	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
 	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
@@ -571,20 +572,32 @@ int lfe_worker_main(void *arg)
 /* ---- construction (not on the fast path) ---- */
 
 /* Split PDUs up to LFE_PDU_SMALL (every bind, the searches of login flows)
- * are gathered in the running session's own buffer (a session holds at most
- * one partial PDU), so partial PDUs of other connections can never starve
- * them. The sessions call this only from lfe_session_process, which runs
- * for w->cur (glue.c). Larger PDUs share LFE_PDU_LARGE_MAX pool buffers,
- * each held at most pdu_timeout_ms (glue.c). */
+ * are gathered in a buffer of pdu_small, which has one per session slot:
+ * a session holds at most one partial PDU, so partial PDUs of other
+ * connections can never starve it. Buffers go back when the PDU is whole
+ * (or the connection closes) and are handed out last-freed first, so the
+ * pages backing them are those of the most split requests ever in flight
+ * at once (pdu_small_peak), not of every slot that ever split one: a
+ * client that splits one request on each of a million held connections
+ * costs one buffer, not 4 GiB. Larger PDUs share LFE_PDU_LARGE_MAX pool
+ * buffers, each held at most pdu_timeout_ms (glue.c). */
 static void *pdu_get(void *ctx, size_t size)
 {
 	struct lfe_worker *w = ctx;
 	void *p;
-	if (size <= LFE_PDU_SMALL && w->cur) {
-		const struct lfe_slot *sl = lfe_tcp_conn_app(w->cur);
-		size_t i = (size_t)((const uint8_t *)sl - w->slot_mem) / w->slot_size;
-		return w->pdu_small + i * LFE_PDU_SMALL;
+	if (size <= LFE_PDU_SMALL) {
+		uint32_t i;
+		if (w->pdu_small_nfree)
+			i = w->pdu_small_free[--w->pdu_small_nfree];
+		else if (w->pdu_small_fresh < w->pdu_small_len / LFE_PDU_SMALL)
+			i = w->pdu_small_fresh++;
+		else
+			goto pool;   /* more than one per slot: not the sessions' use */
+		if (++w->st.pdu_small_held > w->st.pdu_small_peak)
+			w->st.pdu_small_peak = w->st.pdu_small_held;
+		return w->pdu_small + (size_t)i * LFE_PDU_SMALL;
 	}
+pool:
 	if (w->pdu_pool == NULL || size > w->pdu_pool->elt_size || rte_mempool_get(w->pdu_pool, &p) != 0) {
 		w->st.pdu_no_buffer++;
 		return NULL;
@@ -596,8 +609,13 @@ static void pdu_put(void *ctx, void *buf)
 {
 	struct lfe_worker *w = ctx;
 	const uint8_t *b = buf;
-	if (buf == NULL || (b >= w->pdu_small && b < w->pdu_small + w->pdu_small_len))
-		return;   /* the slot's own buffer */
+	if (buf == NULL)
+		return;
+	if (b >= w->pdu_small && b < w->pdu_small + w->pdu_small_len) {
+		w->pdu_small_free[w->pdu_small_nfree++] = (uint32_t)((size_t)(b - w->pdu_small) / LFE_PDU_SMALL);
+		w->st.pdu_small_held--;
+		return;
+	}
 	rte_mempool_put(w->pdu_pool, buf);
 }
 
@@ -673,15 +691,22 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		}
 	}
 	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
-	 * (by the worker's lcore, so on its NUMA node) and only for slots that
-	 * ever gathered a split PDU. */
+	 * (by the worker's lcore, so on its NUMA node) and only as far as the
+	 * most split PDUs ever gathered at once (pdu_get). */
 	w->pdu_small_len = (size_t)c->max_conns_per_core * LFE_PDU_SMALL;
 	w->pdu_small = mmap(NULL, w->pdu_small_len, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (w->pdu_small == MAP_FAILED) {
-		w->pdu_small = NULL;
+	w->pdu_small_free = mmap(NULL, (size_t)c->max_conns_per_core * sizeof(uint32_t),
+				 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w->pdu_small == MAP_FAILED || w->pdu_small_free == MAP_FAILED) {
 		snprintf(err, errlen, "worker %u: PDU buffers (%u x %u bytes): %s", idx, c->max_conns_per_core,
 			 LFE_PDU_SMALL, strerror(errno));
+		if (w->pdu_small != MAP_FAILED)
+			munmap(w->pdu_small, w->pdu_small_len);
+		if (w->pdu_small_free != MAP_FAILED)
+			munmap(w->pdu_small_free, (size_t)c->max_conns_per_core * sizeof(uint32_t));
+		w->pdu_small = NULL;
+		w->pdu_small_free = NULL;
 		goto fail;
 	}
 	if (c->max_pdu > LFE_PDU_SMALL) {
@@ -880,7 +905,10 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	lfe_store_reader_free(w->rd);
 	if (w->pdu_small)
 		munmap(w->pdu_small, w->pdu_small_len);
+	if (w->pdu_small_free)
+		munmap(w->pdu_small_free, w->pdu_small_len / LFE_PDU_SMALL * sizeof(uint32_t));
 	w->pdu_small = NULL;
+	w->pdu_small_free = NULL;
 	if (w->slot_mem)
 		munmap(w->slot_mem, w->slot_size * w->n_slots);
 	w->slot_mem = NULL;

@@ -84,6 +84,9 @@ struct lfe_wstats {
 	 * gauge: bound identities and binds in flight), binds refused busy
 	 * for want of a chunk */
 	uint64_t dn_pool_bytes, dn_pool_dry;
+	/* split-request reassembly buffers (LFE_PDU_SMALL): held now (gauge),
+	 * and the most ever held at once (what is resident of them) */
+	uint64_t pdu_small_held, pdu_small_peak;
 	uint64_t busy_cycles, total_cycles;
 	uint64_t drops[LFE_DROP_MAX];
 };
@@ -150,9 +153,11 @@ struct lfe_worker {
 	struct lfe_dnpool *dns;         /* the sessions' DNs (scfg.dns): bound identities
 	                                 * and binds in flight, LFE_DN_POOL_PER_CONN a slot */
 	struct rte_mempool *mbufs;      /* of this worker's socket */
-	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one per session slot,
-	                                 * lazily mapped (untouched slots cost no memory) */
+	uint8_t *pdu_small;             /* PDU reassembly ≤ LFE_PDU_SMALL: one buffer per session
+	                                 * slot, lazily mapped, handed out last-freed first */
 	size_t pdu_small_len;
+	uint32_t *pdu_small_free;       /* freed buffer indexes (a stack), lazily mapped */
+	uint32_t pdu_small_nfree, pdu_small_fresh;   /* buffers >= fresh were never used */
 	struct rte_mempool *pdu_pool;   /* larger PDUs, max_pdu each, bounded (NULL if max_pdu is small) */
 	struct rte_ring *arp_ring;      /* neighbours other workers learned from ARP */
 	struct rte_ring *done_ring;     /* verifier → this worker */

@@ -131,7 +131,7 @@ except (OSError, ValueError, KeyError):
     f = {}   # the flood did not report (its log says why)
 d = {k: s1[k] - s0.get(k, 0) for k in s1 if isinstance(s1[k], int)}
 drops = {k: v for k, v in d.items() if v and (k.startswith("drop_") or k in
-         ("conns_table_full", "conns_src_capped", "tcp_resets", "port_imissed", "port_ierrors",
+         ("conns_table_full", "conns_src_capped", "tcp_resets", "tcp_syn_budget_dropped", "port_imissed", "port_ierrors",
           "port_rx_nombuf", "port_oerrors"))}
 busy = 100.0 * d.get("busy_cycles", 0) / max(d.get("total_cycles", 0), 1)
 print(json.dumps({"path": path, "mode": mode, "rate": rate, "alone": alone, "under": under, "syn_s": f.get("syns_per_s", 0),

@@ -11,6 +11,11 @@
 # are in telemetry; the 24 bound, quiet connections hold one 64-byte DN
 # chunk each in the DN pool (dn_pool_bytes), and the start line's figure
 # for an idle connection (TCP and session slot) is at most 1 KiB.
+# Then 1,500 kernel clients each split a bind across two segments, one
+# after the other, and hold their connections: the 4 KiB reassembly
+# buffers are handed out last-freed first, so one or two are ever held
+# (pdu_small_peak) and their mapping holds one or two resident pages, not
+# the 4 KiB per connection that a buffer per slot made resident.
 source "$(dirname "$0")/lib.sh"
 lfe_init connmem 25
 lfe_make_store
@@ -18,6 +23,7 @@ lfe_make_store
 conf=$(lfe_conf)
 sed -i 's/^max_conns_per_core = .*/max_conns_per_core = 1048576/' "$conf"
 sed -i '/^\[workers\]/a verify_per_source = 64' "$conf"
+sed -i 's/^max_conns_per_core = .*/&\nmax_conns_per_source = 0/' "$conf"
 printf '[tcp]\nbuffer_pool = 4\n' >> "$conf"
 lfe_start "$conf" 0
 
@@ -111,6 +117,58 @@ lfe_eq "no bind found the DN pool dry" "$dndry" 0
 wait "$cpid" || true
 ((paws >= 0 && sack >= 0 && stall >= 0)) || lfe_fail "counters missing from telemetry"
 lfe_log "ok: counters in telemetry"
+
+# Split requests on 1,500 held connections, one at a time, on a daemon
+# with a table of 4,096 (a million-entry connection hash would make RSS
+# move with the random pages new connections land on).
+lfe_stop
+lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
+sed -i 's/^max_conns_per_core = .*/max_conns_per_core = 4096/' "$conf"
+lfe_start "$conf" 0
+NSPLIT=1500
+sleep 0.5
+rss0=$(ps -o rss= -p "$LFE_PID" | tr -d ' ')
+ip netns exec "$LFE_CLI" timeout 120 "$PY" -c '
+import socket, sys, time
+SRV, N = sys.argv[1], int(sys.argv[2])
+dn, pw = b"uid=alice,ou=people,dc=example,dc=com", b"alice-pw"
+op = b"\x60" + bytes([3 + 2 + len(dn) + 2 + len(pw)]) + b"\x02\x01\x03" + \
+     b"\x04" + bytes([len(dn)]) + dn + b"\x80" + bytes([len(pw)]) + pw
+req = b"\x30" + bytes([3 + len(op)]) + b"\x02\x01\x01" + op
+socks, ok, t_end = [], 0, time.time() + 90
+for i in range(N):
+    if time.time() > t_end: break
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.settimeout(10)
+    s.connect((SRV, 389))
+    s.sendall(req[:12])
+    time.sleep(0.002)
+    s.sendall(req[12:])
+    r = s.recv(64)
+    ok += len(r) > 9 and r[-3:] == b"\x04\x00\x04" or (b"\x61\x07\x0a\x01\x00" in r)
+    socks.append(s)
+print(ok, flush=True)
+time.sleep(5)
+' "$LFE_SADDR" "$NSPLIT" > "$LFE_WORK/split.out" &
+cpid=$!
+for ((i = 0; i < 1000; i++)); do
+	[[ -s $LFE_WORK/split.out ]] && break
+	sleep 0.1
+done
+lfe_eq "$NSPLIT split binds answered success" "$(cat "$LFE_WORK/split.out")" "$NSPLIT"
+sleep 0.5
+read -r held peak active <<<"$(tel pdu_small_held pdu_small_peak conns_active)"
+rss1=$(ps -o rss= -p "$LFE_PID" | tr -d ' ')
+lfe_log "split requests: pdu_small_held $held, pdu_small_peak $peak, conns_active $active, RSS $rss0 -> $rss1 KiB"
+lfe_eq "split connections held" "$active" "$NSPLIT"
+lfe_eq "no reassembly buffer held by the quiet connections" "$held" 0
+((peak >= 1 && peak <= 2)) || lfe_fail "reassembly buffers held at once: $peak (want 1..2)"
+# A buffer per slot made at least 4 KiB per connection resident by itself;
+# what grows now is each connection's TCP block, session slot and DN chunk.
+((rss1 - rss0 < NSPLIT * 4)) || lfe_fail "RSS grew $((rss1 - rss0)) KiB for $NSPLIT split requests"
+lfe_log "ok: $NSPLIT split requests held: RSS grew $((rss1 - rss0)) KiB"
+wait "$cpid" || true
 
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
