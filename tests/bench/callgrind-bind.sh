@@ -40,6 +40,8 @@
 #                             generator user up to 5000 users, so that the
 #                             credential cache holds them all; else 2000)
 #   LFE_CG_IDLE_S=3            seconds of the idle window
+#   LFE_CG_WORKLOAD=persistent or session (connect, bind, unbind, close:
+#                             the figures are then per whole session)
 #   LFE_CG_CONF=               daemon config items section.key=value,
 #                             e.g. "store.bind_cache=0"
 #   LFE_CG_OUT=BUILD/callgrind-bind  dumps, logs, result.txt, result.json
@@ -55,6 +57,7 @@ CONNS=${LFE_CG_CONNS:-256}
 BINDS=${LFE_CG_BINDS:-3000}
 WARM_BINDS=${LFE_CG_WARM_BINDS:-$((GEN_USERS <= 5000 ? 8 * GEN_USERS : 2000))}
 IDLE_S=${LFE_CG_IDLE_S:-3}
+WORKLOAD=${LFE_CG_WORKLOAD:-persistent}
 OUT=${LFE_CG_OUT:-$BUILD/callgrind-bind}
 TAG=${LFE_NS_TAG:-}
 SUFFIX="dc=example,dc=com"
@@ -190,7 +193,7 @@ start_gen() {
 		-- --port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 		--src-ip "$CADDR/24" --dst-ip "$SADDR" \
 		--users "$GEN_USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
-		--workload persistent --conns "$CONNS" --rate max --duration 800 --quiet \
+		--workload "$WORKLOAD" --conns "$CONNS" --rate max --duration 800 --quiet \
 		--binds-per-conn 0 --connect-timeout-ms 30000 > "$OUT/gen.log" 2>&1 &
 	GEN_PID=$!
 }
