@@ -37,6 +37,9 @@
 #   LFE_BENCH_HUGEPAGES=512   2 MiB pages to reserve (0: --no-huge everywhere)
 #   LFE_BENCH_CALLGRIND=1     run the callgrind recipe
 #   LFE_BENCH_SLAPD=1         measure slapd
+#   LFE_BENCH_HALF=1          memif rows: also persistent binds at half the
+#                             row's median binds/s (workload "half": the
+#                             latency at half load, issue 13's p99 aim)
 #   LFE_BENCH_HOLD=0          4. hold this many connections over memif (64
 #                             source addresses, 5 % binding at 10,000/s for
 #                             DURATION s): established, daemon and generator
@@ -61,6 +64,8 @@ BPC=${LFE_BENCH_BPC:-0}
 HUGE=${LFE_BENCH_HUGEPAGES:-512}
 DO_CG=${LFE_BENCH_CALLGRIND:-1}
 DO_SLAPD=${LFE_BENCH_SLAPD:-1}
+DO_HALF=${LFE_BENCH_HALF:-1}
+HALF_RATE=
 BUILD=${LFE_BENCH_BUILD:-$ROOT/build-bench}
 [[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
 OUT=${LFE_BENCH_OUT:-$BUILD/bench-results}
@@ -253,14 +258,15 @@ stop_pid() {
 # gen NS NAME WORKLOAD PORT_ARGS...: one generator run; JSON in OUT/NAME.json.
 gen() {
 	local ns=$1 name=$2 wl=$3; shift 3
-	local extra=()
+	local extra=() rate=max
+	[[ $wl == half ]] && wl=persistent rate=$HALF_RATE   # persistent at half load
 	[[ $wl == persistent ]] && extra=(--binds-per-conn "$BPC")
 	local rc=0
 	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l "1-$GEN_LCORES" --no-pci "${EAL_MEM[@]}" \
 		--file-prefix lfe-bench-gen --log-level=lib.eal:error "$@" \
 		--users "$CUR_USERS" --dist "$CUR_DIST" --lcores "$GEN_LCORES" \
 		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
-		--workload "$wl" --conns "$CONNS" --rate max --duration "$DUR" --quiet \
+		--workload "$wl" --conns "$CONNS" --rate "$rate" --duration "$DUR" --quiet \
 		--json "$OUT/$name.json" "${extra[@]}" > "$OUT/$name.log" 2>&1 || rc=$?
 	((rc == 0)) || log "warning: $name: ldapfe-gen exit $rc: $(grep -h 'errors\|error:' "$OUT/$name.log" | head -2)"
 	[[ -f $OUT/$name.json ]] || die "$name: no JSON: $(tail -3 "$OUT/$name.log")"
@@ -336,6 +342,19 @@ for CUR_USERS in $USERS_LIST; do
 				for ((r = 1; r <= RUNS; r++)); do
 					ldapfe_run "$MEM" "$WORK/ldapfe-memif.conf" memif "$wl" "$r" "$MEM" "${MEMIF_GEN[@]}"
 				done
+			done
+			[[ $DO_HALF == 1 ]] || continue
+			HALF_RATE=$("$PY" - "$RUNS_FILE" "$CUR_USERS" "$CUR_DIST" "$CUR_VARIANT" <<'EOF'
+import json, statistics, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+b = [r["gen"]["binds_per_s"] for r in rs if (r["target"], r["transport"], r["workload"], str(r["users"]),
+     r["dist"], r["variant"]) == ("ldapfe", "memif", "persistent", *sys.argv[2:5])]
+print(max(1000, int(statistics.median(b) / 2)) if b else 1000)
+EOF
+)
+			log "half load: persistent at $HALF_RATE binds/s"
+			for ((r = 1; r <= RUNS; r++)); do
+				ldapfe_run "$MEM" "$WORK/ldapfe-memif.conf" memif half "$r" "$MEM" "${MEMIF_GEN[@]}"
 			done
 		done
 	done
