@@ -24,6 +24,7 @@
  */
 #include "dataplane/tcp_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #define ONE 1000000ull                 /* one token */
@@ -79,7 +80,7 @@ int lfe_tcp_admit_init(struct lfe_tcp *t, uint64_t key0, uint64_t key1)
 		n <<= 1;
 	a->vsrc = calloc(n, sizeof(*a->vsrc));
 	if (!a->vsrc)
-		return -1;
+		return -ENOMEM;
 	a->vmask = n - 1;
 	return 0;
 }

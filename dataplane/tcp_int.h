@@ -197,7 +197,7 @@ void lfe_tcp_due(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
 /* ---- tcp_admit.c ---- */
 
 /* Buckets full, the validated table (cfg.validated_sources rounded up to a
- * power of two) allocated and keyed. 0 or -1 (no memory). */
+ * power of two) allocated and keyed. 0 or -ENOMEM. */
 int lfe_tcp_admit_init(struct lfe_tcp *t, uint64_t key0, uint64_t key1);
 void lfe_tcp_admit_fini(struct lfe_tcp *t);
 size_t lfe_tcp_admit_bytes(const struct lfe_tcp *t);
