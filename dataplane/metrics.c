@@ -24,7 +24,8 @@ static bool is_gauge(const char *name)
 {
 	return strcmp(name, "conns_active") == 0 || strcmp(name, "tls_queue_depth") == 0 ||
 	       strcmp(name, "tcp_sndbufs_used") == 0 || strcmp(name, "tcp_rcvbufs_used") == 0 ||
-	       strcmp(name, "dn_pool_bytes") == 0;
+	       strcmp(name, "dn_pool_bytes") == 0 || strcmp(name, "pdu_small_held") == 0 ||
+	       strcmp(name, "pdu_small_peak") == 0;
 }
 
 static void page(const struct lfe_metrics *m, FILE *f)
