@@ -320,7 +320,7 @@ static const struct rate_sample *rate_base(const struct lfe_control *ctl, uint64
 
 static bool is_gauge(size_t i)
 {
-	return strcmp(lfe_wstats_names[i], "conns_active") == 0;
+	return lfe_wstats_is_gauge(lfe_wstats_names[i]);
 }
 
 /* "CORE NAME VALUE" per counter, then "rate CORE NAME PER_SECOND" for

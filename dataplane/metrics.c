@@ -20,14 +20,6 @@ struct lfe_metrics {
 	double start_time;      /* unix seconds */
 };
 
-static bool is_gauge(const char *name)
-{
-	return strcmp(name, "conns_active") == 0 || strcmp(name, "tls_queue_depth") == 0 ||
-	       strcmp(name, "tcp_sndbufs_used") == 0 || strcmp(name, "tcp_rcvbufs_used") == 0 ||
-	       strcmp(name, "dn_pool_bytes") == 0 || strcmp(name, "pdu_small_held") == 0 ||
-	       strcmp(name, "pdu_small_peak") == 0;
-}
-
 static void page(const struct lfe_metrics *m, FILE *f)
 {
 	const struct lfe_daemon *d = m->d;
@@ -44,7 +36,7 @@ static void page(const struct lfe_metrics *m, FILE *f)
 		   "ldapfe_draining %d\n", atomic_load(&((struct lfe_daemon *)d)->draining) ? 1 : 0);
 	for (size_t i = 0; i < drops; i++) {
 		const char *n = lfe_wstats_names[i];
-		bool g = is_gauge(n);
+		bool g = lfe_wstats_is_gauge(n);
 		fprintf(f, "# HELP ldapfe_%s%s Worker counter %s (ldapfectl stats), per core.\n"
 			   "# TYPE ldapfe_%s%s %s\n", n, g ? "" : "_total", n, n, g ? "" : "_total",
 			g ? "gauge" : "counter");

@@ -426,6 +426,18 @@ static unsigned drain_tx_ring(struct lfe_worker *w, uint32_t pi)
 	return n;
 }
 
+bool lfe_wstats_is_gauge(const char *name)
+{
+	static const char *const gauges[] = {
+		"conns_active", "tls_queue_depth", "tcp_sndbufs_used", "tcp_rcvbufs_used",
+		"dn_pool_bytes", "pdu_small_held", "pdu_small_peak",
+	};
+	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++)
+		if (strcmp(name, gauges[i]) == 0)
+			return true;
+	return false;
+}
+
 static void publish(struct lfe_worker *w)
 {
 	const struct lfe_tcp_stats *ts = lfe_tcp_stats(w->tcp);

@@ -224,6 +224,8 @@ static inline uint64_t lfe_worker_tsc_ns(const struct lfe_worker *w, uint64_t cy
 	return (uint64_t)(((unsigned __int128)cycles * w->us_mult * 1000u) >> 32);
 }
 extern const char *const lfe_wstats_names[LFE_WSTATS_N];
+/* Whether the field named so is a gauge (a level now), not a counter. */
+bool lfe_wstats_is_gauge(const char *name);
 
 /* The throttle parameters of a [throttle] section (worker start and reload). */
 static inline struct lfe_throttle_params lfe_worker_throttle_params(const struct lfe_cfg_throttle *t)
