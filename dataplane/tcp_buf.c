@@ -19,6 +19,14 @@ void *lfe_tcp_map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+void *lfe_tcp_map_huge(size_t len)
+{
+	void *p = lfe_tcp_map(len);
+	if (p && len >= (2u << 20))
+		(void)madvise(p, len, MADV_HUGEPAGE);   /* advice: THP off is no error */
+	return p;
+}
+
 void lfe_tcp_unmap(void *p, size_t len)
 {
 	if (p)

@@ -39,6 +39,11 @@ void lfe_tcp_pool_fini(struct lfe_tcp_pool *p);
 /* Anonymous zeroed memory backed on first touch (MAP_NORESERVE), for the
  * pool and the connection table; NULL on failure. len 0 gives NULL. */
 void *lfe_tcp_map(size_t len);
+/* The same, asking for transparent huge pages (madvise MADV_HUGEPAGE; the
+ * kernel may refuse, then 4 KiB pages as lfe_tcp_map): for arrays indexed
+ * at random, where a million connections' worth would miss the TLB on
+ * every lookup. A touched 2 MiB page is backed whole. */
+void *lfe_tcp_map_huge(size_t len);
 void lfe_tcp_unmap(void *p, size_t len);   /* NULL is a no-op */
 
 /* A free buffer's index, or LFE_TCP_BUF_NONE when all are in use. */
