@@ -743,11 +743,14 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	/* Anonymous memory backed on first touch (as pdu_small): a table for a
 	 * million connections costs the slots in use, not 2 GiB of hugepages.
 	 * The free stack hands out low slots first, so the touched ones stay
-	 * dense. */
+	 * dense; a segment reaches a slot at random, so transparent huge pages
+	 * when the kernel allows (as the TCP table, tcp_table.c). */
 	w->slot_mem = mmap(NULL, w->slot_size * w->n_slots, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (w->slot_mem == MAP_FAILED)
 		w->slot_mem = NULL;
+	else if (w->slot_size * w->n_slots >= (2u << 20))
+		(void)madvise(w->slot_mem, w->slot_size * w->n_slots, MADV_HUGEPAGE);
 	w->slot_free = rte_malloc_socket("lfe_slot_free", sizeof(uint32_t) * w->n_slots, 0, socket);
 	if (w->slot_mem == NULL || w->slot_free == NULL) {
 		snprintf(err, errlen, "worker %u: session pool (%u x %zu bytes): out of memory", idx,
