@@ -175,6 +175,16 @@ void lfe_tcp_free(struct lfe_tcp *t);   /* NULL is a no-op; no callbacks */
 /* Feed one received segment. */
 void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *seg, uint64_t now_us);
 
+/* Burst prefetch: among many connections each segment's lookup misses the
+ * cache (hash slot, then the control block and its list links). For a
+ * burst, call lfe_tcp_prefetch_hash on every segment, then
+ * lfe_tcp_prefetch_conn on every segment, then lfe_tcp_input on each: the
+ * misses of the burst overlap instead of queueing. Hints only: they read
+ * the hash slot of the segment's tuple (its first probe) and change
+ * nothing; a segment of no connection costs one hash. */
+void lfe_tcp_prefetch_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *seg);
+void lfe_tcp_prefetch_conn(const struct lfe_tcp *t, const struct lfe_tcp_seg *seg);
+
 /* Run due timers (retransmit, delayed ACK, keepalive, idle, TIME_WAIT).
  * Call once per poll iteration; cheap when nothing is due. */
 void lfe_tcp_timers(struct lfe_tcp *t, uint64_t now_us);

@@ -160,6 +160,27 @@ struct lfe_tcp_conn *lfe_tcp_lookup(const struct lfe_tcp *t, uint32_t laddr, uin
 	}
 }
 
+void lfe_tcp_prefetch_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+{
+	uint32_t tag = (uint32_t)(tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
+	__builtin_prefetch(&t->htab[tag & t->hmask]);
+}
+
+void lfe_tcp_prefetch_conn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+{
+	uint32_t tag = (uint32_t)(tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
+	uint64_t e = t->htab[tag & t->hmask];
+	if (!e || (uint32_t)(e >> 32) != tag)
+		return;   /* no connection, or not at the first probe: input will see */
+	uint32_t i = (uint32_t)e - 1;
+	const char *c = (const char *)&t->conns[i];
+	for (size_t off = 0; off < sizeof(struct lfe_tcp_conn); off += 64)
+		__builtin_prefetch(c + off);
+	__builtin_prefetch(&t->tl[i]);
+	__builtin_prefetch(&t->pl[i]);
+	__builtin_prefetch(&t->el[i]);
+}
+
 void lfe_tcp_hash_insert(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 {
 	uint32_t tag = conn_tag(t, c);

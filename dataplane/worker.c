@@ -2,8 +2,9 @@
  *
  * Each iteration: renew the store read transaction if it is older than
  * LFE_RENEW_US; rx burst from this worker's queue on every port → parse
- * (net.c) → ARP / ICMP echo answered in place / TCP segments into the
- * per-core stack → LDAP sessions (glue.c) write responses into the
+ * (net.c) every frame of the burst, prefetch their connections' lookups
+ * (with many connections) → ARP / ICMP echo answered in place / TCP
+ * segments into the per-core stack → LDAP sessions (glue.c) write responses into the
  * connections' send buffers; verifier completions delivered; TCP timers;
  * lfe_tcp_flush so replies of the whole burst leave together; tx bursts.
  * No locks, no syscalls and no heap on this path: frames come from the
@@ -260,31 +261,39 @@ static void refuse_syn(struct lfe_worker *w, const struct lfe_tcp_seg *syn)
 	lfe_worker_tx_seg(w, &r);
 }
 
-/* Handle one frame; returns true when the mbuf was consumed (sent back). */
-static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
+/* Parse one frame into *pkt: its kind, or -1 when it is dropped (counted). */
+static int parse_frame(struct lfe_worker *w, struct rte_mbuf *m, struct lfe_net_pkt *pkt)
 {
-	struct lfe_port *p = &w->d->port[pi];
-	struct lfe_net_pkt pkt;
-
 	w->st.rx_pkts++;
 	w->st.rx_bytes += m->pkt_len;
 	if (m->nb_segs != 1) {
 		w->st.drops[LFE_DROP_MULTISEG]++;
-		return false;
+		return -1;
 	}
-	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
-	int kind = lfe_net_parse(data, m->data_len, &pkt);
+	int kind = lfe_net_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, pkt);
 	if (kind < 0) {
-		w->st.drops[pkt.drop]++;
-		return false;
+		w->st.drops[pkt->drop]++;
+		return -1;
 	}
+	return kind;
+}
+
+/* Handle one parsed frame; returns true when the mbuf was consumed (sent back). */
+static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m, int kind,
+			 const struct lfe_net_pkt *pk)
+{
+	struct lfe_port *p = &w->d->port[pi];
+	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (kind < 0)
+		return false;
 	if (kind == LFE_NET_ARP) {
-		learn_arp(w, p, &pkt.arp);
-		if (pkt.arp.op != 1 || pkt.arp.tpa != p->addr)
+		learn_arp(w, p, &pk->arp);
+		if (pk->arp.op != 1 || pk->arp.tpa != p->addr)
 			return false;
-		struct lfe_arp_pkt r = { .op = 2, .spa = p->addr, .tpa = pkt.arp.spa };
+		struct lfe_arp_pkt r = { .op = 2, .spa = p->addr, .tpa = pk->arp.spa };
 		memcpy(r.sha, p->mac, LFE_ETH_ALEN);
-		memcpy(r.tha, pkt.arp.sha, LFE_ETH_ALEN);
+		memcpy(r.tha, pk->arp.sha, LFE_ETH_ALEN);
 		ssize_t n = lfe_net_build_arp(data, (size_t)m->buf_len - m->data_off, r.tha, p->mac, &r);
 		if (n < 0)
 			return false;
@@ -294,24 +303,24 @@ static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
 		tx_push(w, pi, m);
 		return true;
 	}
-	if (pkt.daddr != p->addr) {
+	if (pk->daddr != p->addr) {
 		w->st.drops[LFE_DROP_NOT_OURS]++;
 		return false;
 	}
 	if (kind == LFE_NET_ICMP_ECHO) {
-		size_t n = lfe_net_icmp_echo_reply(data, &pkt, p->mac);
+		size_t n = lfe_net_icmp_echo_reply(data, pk, p->mac);
 		m->data_len = (uint16_t)n;
 		m->pkt_len = (uint32_t)n;
 		w->st.icmp_replies++;
 		tx_push(w, pi, m);
 		return true;
 	}
-	if ((pkt.seg.flags & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST)) == LFE_TCP_SYN &&
+	if ((pk->seg.flags & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST)) == LFE_TCP_SYN &&
 	    atomic_load_explicit(&w->d->draining, memory_order_relaxed)) {
-		refuse_syn(w, &pkt.seg);
+		refuse_syn(w, &pk->seg);
 		return false;
 	}
-	lfe_tcp_input(w->tcp, &pkt.seg, w->now_us);
+	lfe_tcp_input(w->tcp, &pk->seg, w->now_us);
 	return false;
 }
 
@@ -326,11 +335,28 @@ static unsigned process_frames(struct lfe_worker *w, uint32_t pi, struct rte_mbu
 				     (uint32_t)(sizeof(imp_out) / sizeof(imp_out[0])), w->now_us);
 		pk = (struct rte_mbuf **)imp_out;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pk[i + 1], void *));
-		if (!handle_frame(w, pi, pk[i]))
-			dead[nd++] = pk[i];
+	/* In chunks of a burst: parse every frame, then (among many
+	 * connections, where each lookup misses) prefetch the TCP lookups of
+	 * the chunk in two passes (tcp.h), then handle each frame. */
+	const bool pf = lfe_tcp_stats(w->tcp)->conns_active >= LFE_PREFETCH_MIN_CONNS;
+	for (uint32_t base = 0; base < n; base += LFE_BURST) {
+		struct lfe_net_pkt pkt[LFE_BURST];
+		int kind[LFE_BURST];
+		uint32_t m = n - base < LFE_BURST ? n - base : LFE_BURST;
+		for (uint32_t i = 0; i < m; i++) {
+			if (base + i + 1 < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pk[base + i + 1], void *));
+			kind[i] = parse_frame(w, pk[base + i], &pkt[i]);
+			if (pf && kind[i] == LFE_NET_TCP)
+				lfe_tcp_prefetch_hash(w->tcp, &pkt[i].seg);
+		}
+		if (pf)
+			for (uint32_t i = 0; i < m; i++)
+				if (kind[i] == LFE_NET_TCP)
+					lfe_tcp_prefetch_conn(w->tcp, &pkt[i].seg);
+		for (uint32_t i = 0; i < m; i++)
+			if (!handle_frame(w, pi, pk[base + i], kind[i], &pkt[i]))
+				dead[nd++] = pk[base + i];
 	}
 	if (nd)
 		rte_pktmbuf_free_bulk(dead, nd);

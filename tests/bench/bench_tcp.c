@@ -294,6 +294,35 @@ static void exchange(struct lfe_tcp *t, struct hold *h, uint32_t i, uint64_t now
 	lfe_tcp_input(t, &s, now);
 }
 
+/* The same for a burst of b random connections, as a worker's rx burst
+ * feeds them: every request, one flush, every ACK; with pf, the burst
+ * prefetch (tcp.h) before each of the two passes. */
+#define HBURST 16
+static void burst_exchange(struct lfe_tcp *t, struct hold *h, const uint32_t *ix, uint64_t now, bool pf)
+{
+	static const uint8_t req[64];
+	struct lfe_tcp_seg s[HBURST];
+	for (int k = 0; k < HBURST; k++) {
+		s[k] = hseg(h, ix[k], LFE_TCP_ACK | LFE_TCP_PSH);
+		s[k].payload = req;
+		s[k].len = sizeof(req);
+		h->sent[ix[k]] += sizeof(req);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		if (pf) {
+			for (int k = 0; k < HBURST; k++)
+				lfe_tcp_prefetch_hash(t, &s[k]);
+			for (int k = 0; k < HBURST; k++)
+				lfe_tcp_prefetch_conn(t, &s[k]);
+		}
+		for (int k = 0; k < HBURST; k++)
+			lfe_tcp_input(t, &s[k], now);
+		lfe_tcp_flush(t, now);
+		for (int k = 0; k < HBURST; k++)
+			s[k] = hseg(h, ix[k], LFE_TCP_ACK);
+	}
+}
+
 static int hold_main(long n, long m)
 {
 	struct hold h = {
@@ -369,6 +398,31 @@ static int hold_main(long n, long m)
 	qsort(ns, 3, sizeof(ns[0]), cmp_double);
 	printf("hold %ld: persistent exchange on a random held connection: %.0f cycles, %.0f ns "
 	       "(%.0f cycles per input segment), median of 3 x %ld\n", n, cyc[1], ns[1], cyc[1] / 2, m);
+#ifndef BENCH_OLD_API
+	/* Bursts of HBURST, without and with the burst prefetch, taking turns. */
+	double bc[2][3];
+	for (int r = 0; r < 6; r++) {
+		bool pf = r & 1;
+		uint64_t c0 = __rdtsc();
+		long rounds = m / HBURST;
+		for (long k = 0; k < rounds; k++) {
+			uint32_t ix[HBURST];
+			for (int j = 0; j < HBURST; j++) {
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				ix[j] = (uint32_t)(x % (uint64_t)n);
+			}
+			burst_exchange(t, &h, ix, now, pf);
+			now += 2;
+			if ((k & 15) == 0)
+				lfe_tcp_timers(t, now);
+		}
+		bc[pf][r / 2] = (double)(__rdtsc() - c0) / (double)(rounds * HBURST);
+	}
+	qsort(bc[0], 3, sizeof(double), cmp_double);
+	qsort(bc[1], 3, sizeof(double), cmp_double);
+	printf("hold %ld: bursts of %d exchanges: %.0f cycles per exchange, %.0f with the burst prefetch "
+	       "(%.2fx), medians of 3 x %ld taking turns\n", n, HBURST, bc[0][1], bc[1][1], bc[1][1] / bc[0][1], m);
+#endif
 	if (lfe_tcp_stats(t)->conns_active != held)
 		fprintf(stderr, "bench_tcp: connections lost: %llu of %llu\n",
 			(unsigned long long)lfe_tcp_stats(t)->conns_active, (unsigned long long)held);
