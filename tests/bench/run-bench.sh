@@ -25,8 +25,8 @@
 #                             section.key=value (no spaces), items separated
 #                             by spaces or newlines, e.g.
 #                             LFE_BENCH_VARIANTS="nocache cache"
-#                             LFE_BENCH_CONF_nocache=store.bind_cache=off
-#                             LFE_BENCH_CONF_cache=store.bind_cache=on
+#                             LFE_BENCH_CONF_nocache=store.bind_cache=0
+#                             LFE_BENCH_CONF_cache=store.bind_cache=1048576
 #   LFE_BENCH_GEN_LCORES=1    generator lcores (CPU 1 and up; memif: the
 #                             daemon then needs as many queues)
 #   LFE_BENCH_RUNS=3          runs per figure (median)
