@@ -778,6 +778,13 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 			c->flags &= (uint16_t)~F_DELIVER;
 			if (c->state == ST_FREE)
 				return;
+			if (k == len && (c->flags & F_RSTARVE)) {
+				/* The bytes a dry pool once turned away came again and
+				 * were taken from the frame: no buffer is owed, or a
+				 * later wake would reserve one nothing will ever use. */
+				c->flags &= (uint16_t)~F_RSTARVE;
+				l_del(t->rw, c->idx);
+			}
 			if (k < len) {
 				uint8_t *b = rbuf_get(t, c);
 				if (b) {

@@ -339,6 +339,38 @@ static void test_rx_exhaustion(void)
 	teardown(&e);
 }
 
+/* A connection the dry pool turned away, whose resend is then taken whole
+ * from the frame, is owed nothing: the buffer that came back is not
+ * reserved for it at the flush (it would sit unused until the stall
+ * bound). In one burst: peer 0's app consumes (its buffer goes back),
+ * then peer 1's resend arrives and is taken whole, then the flush. */
+static void test_rx_wait_resolved(void)
+{
+	struct env e;
+	setup(&e, 4, 16, 1, 0);
+	CHECK(open_peer(&e, 0) && open_peer(&e, 1), "open two");
+	e.take = false;
+	send_bytes(&e, 0, 40, 0);
+	e.p[0].sent += 40;
+	send_bytes(&e, 1, 40, 0);
+	CHECK(e.p[1].win == 0 && lfe_tcp_stats(e.t)->rcvbuf_pool_empty == 1, "peer 1 turned away");
+	e.take = true;
+	lfe_tcp_conn_kick(e.t, e.p[0].c, e.now);   /* the buffer is back, no flush yet */
+	CHECK(mem(&e).rcvbufs_used == 0, "peer 0's buffer returned");
+	static const uint8_t data[40];
+	struct lfe_tcp_seg s = seg(&e, 1, LFE_TCP_ACK | LFE_TCP_PSH);
+	s.payload = data;
+	s.len = sizeof(data);
+	lfe_tcp_input(e.t, &s, e.now);   /* peer 1's resend, taken whole from the frame */
+	e.p[1].sent += 40;
+	lfe_tcp_flush(e.t, e.now);
+	CHECK(mem(&e).rcvbufs_used == 0, "no buffer reserved for peer 1: %u used", mem(&e).rcvbufs_used);
+	advance(&e, 50000);   /* the delayed ACK */
+	CHECK(e.p[1].ack == PISN + 1 + 40 && e.p[1].win > 0, "peer 1's resend taken: %u, window %u",
+	      e.p[1].ack - PISN - 1, e.p[1].win);
+	teardown(&e);
+}
+
 static void test_tx_exhaustion(void)
 {
 	struct env e;
@@ -519,6 +551,7 @@ int main(void)
 	test_return_on_ack();
 	test_return_on_consume();
 	test_rx_exhaustion();
+	test_rx_wait_resolved();
 	test_tx_exhaustion();
 	test_wheel_rexmit_timewait();
 	test_wheel_idle();
