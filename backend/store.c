@@ -49,6 +49,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <lmdb.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../ldap/dn.h"
 #include "bindjob.h"
@@ -373,6 +375,42 @@ out:
 	return rc;
 }
 
+/* Preload (LFE_STORE_PRELOAD). The page cache keeps a file in folios of
+ * the size they were filled with: pages written by ldapfectl or copied in
+ * with cp sit in small folios, mapped by 4 KiB entries, and a random lookup
+ * in a 1 GB store then pays a TLB miss per page it touches. Folios filled
+ * by sequential readahead grow up to 2 MiB (ext4 and xfs on Linux 6.x), and
+ * a 2 MiB folio is mapped with one entry. So: drop the clean cached pages
+ * (pages mapped by another process stay as they are) and read the used
+ * part back from the start. 1M users (1 GB, bench_store, wrong password):
+ * 2.2-2.4 us on 4 KiB entries, ~1.9 us after, as on a huge=within_size
+ * tmpfs; /proc/PID/smaps then shows FilePmdMapped for data.mdb. */
+static void preload(struct lfe_store *st)
+{
+	enum { CHUNK = 2u << 20 };
+	MDB_envinfo ei;
+	MDB_stat ms;
+	int fd;
+
+	if (mdb_env_get_fd(st->env, &fd) != 0 || mdb_env_info(st->env, &ei) != 0 ||
+	    mdb_env_stat(st->env, &ms) != 0)
+		return;
+	off_t used = (off_t)(ei.me_last_pgno + 1) * ms.ms_psize;
+	uint8_t *buf = malloc(CHUNK);
+	if (!buf)
+		return;
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	(void)posix_fadvise(fd, 0, used, POSIX_FADV_SEQUENTIAL);
+	for (off_t off = 0; off < used;) {
+		ssize_t n = pread(fd, buf, CHUNK, off);
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL);
+	free(buf);
+}
+
 struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_size,
 				 int *err, const char **msg)
 {
@@ -425,6 +463,8 @@ struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_si
 		goto fail;
 	if (st->ready && lfe_store_set_bind_scheme(st, NULL) < 0)
 		(void)lfe_store_set_bind_scheme(st, "{SSHA512}");   /* unknown scheme in meta */
+	if (st->rdonly && (flags & LFE_STORE_PRELOAD))
+		preload(st);
 	return st;
 fail:
 	if (err)
