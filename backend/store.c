@@ -858,7 +858,10 @@ static MDB_val bix_key(const struct lfe_store *st, const char *ndn, size_t len, 
  * two at least twice the leaves at reader_new, so a bucket rarely spans
  * two leaves; 4 bytes each, sized once (no allocation on renew): a
  * store that grows a lot after the daemon started gets coarser hints (some
- * prefetches wasted) until the next start. */
+ * prefetches wasted), or none if it was small, until the next start. */
+#define BIX_HINTS_MIN_LEAVES 256u /* below (1 MiB of leaves: ~5,000 entries) the
+					* leaves stay in cache and the prefetch only
+					* costs (~50 ns a bind at 1,000 users) */
 #define BIX_HINTS_MIN_BITS 10u   /* 4 KiB */
 #define BIX_HINTS_MAX_BITS 22u   /* 16 MiB: ~2M leaves, some 40M entries */
 
@@ -867,7 +870,8 @@ static void bix_hints_new(struct lfe_store_reader *r)
 	MDB_stat ms;
 	unsigned bits = BIX_HINTS_MIN_BITS;
 
-	if (mdb_stat(r->txn, r->st->dbi[DB_BIND], &ms) != 0 || ms.ms_psize < 64)
+	if (mdb_stat(r->txn, r->st->dbi[DB_BIND], &ms) != 0 || ms.ms_psize < 64 ||
+	    ms.ms_leaf_pages < BIX_HINTS_MIN_LEAVES)
 		return;
 	while (bits < BIX_HINTS_MAX_BITS && (1ull << bits) < 2ull * ms.ms_leaf_pages)
 		bits++;

@@ -185,8 +185,9 @@ static size_t bind_count(void)
 
 /* One reader kept across writes, renewed as a worker renews it: its leaf
  * hints point at pages the writer has since copied, freed and reused. The
- * answers must not care. Enough users for a few hundred leaves. */
-#define N_MANY 3000
+ * answers must not care. Enough users for the hints to exist (store.c:
+ * BIX_HINTS_MIN_LEAVES, 256 leaves; checked at the end). */
+#define N_MANY 6000
 static void many_binds(struct lfe_store_reader *r, const int *v, const char *what)
 {
 	char dn[64], pw[32];
@@ -286,6 +287,22 @@ static void test_stale_hints(void)
 	lfe_store_reader_free(r);
 	lfe_store_close(ro);
 	lfe_store_close(st);
+	/* The store was big enough for leaf hints (store.c: 256 leaves). */
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi bix;
+	MDB_stat ms = { 0 };
+	if (mdb_env_create(&env) == 0) {
+		mdb_env_set_maxdbs(env, 16);
+		if (mdb_env_open(env, dir, MDB_RDONLY, 0) == 0 &&
+		    mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) == 0) {
+			if (mdb_dbi_open(txn, "bind", 0, &bix) == 0)
+				(void)mdb_stat(txn, bix, &ms);
+			mdb_txn_abort(txn);
+		}
+		mdb_env_close(env);
+	}
+	CHECK(ms.ms_leaf_pages >= 256);
 }
 
 int main(void)
