@@ -209,8 +209,14 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
 
 	if (lfe_record_header(rec, len, &dn, &n_attrs, &o) < 0)
 		return -EBADMSG;
+	/* The writer stores each type in the schema's spelling (lfe_store_put
+	 * canonicalizes), so the caller's spelling usually matches byte for
+	 * byte, and an identical type without options is always equal: that
+	 * needs no schema lookup. Anything else (case, alias, OID, options)
+	 * takes the full comparison, set up on first need. */
+	bool plain = type_len > 0 && memchr(type, ';', type_len) == NULL;
+	bool key_ready = false;
 	struct lfe_attr_key key;
-	lfe_attr_key_init(&key, (const uint8_t *)type, type_len);
 	while (o < len) {
 		size_t tl = rec[o];
 		if (tl == 0 || len - o < 1 + tl + 8)
@@ -220,7 +226,12 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
 		size_t vl = ld32(rec + o + 1 + tl + 4);
 		if (vl > len - vo)
 			return -EBADMSG;
-		if (lfe_attr_key_eq(&key, t, tl)) {
+		bool same = plain && tl == type_len && memcmp(t, type, tl) == 0;
+		if (!same && !key_ready) {
+			lfe_attr_key_init(&key, (const uint8_t *)type, type_len);
+			key_ready = true;
+		}
+		if (same || lfe_attr_key_eq(&key, t, tl)) {
 			uint32_t n = ld32(rec + o + 1 + tl);
 			if (n > vl / 4)
 				return -EBADMSG;

@@ -11,6 +11,10 @@
  *   LFE_BENCH_SECONDS=S        CPU seconds per run (default 1; small under
  *                             valgrind --tool=cachegrind, which then counts
  *                             misses per operation: see "operations")
+ *   LFE_BENCH_PRELOAD=1        open the store with LFE_STORE_PRELOAD (store.h:
+ *                             re-read into large page-cache folios, mapped
+ *                             with 2 MiB entries where the filesystem can);
+ *                             prints how much of the map is then 2 MiB-mapped
  *
  * Users are uid=userNNNNNNN,ou=people,dc=example,dc=com with objectClass
  * (4 values), uid, cn, sn, mail, uidNumber and an {SSHA} userPassword of
@@ -311,6 +315,31 @@ static bool mode_on(const char *modes, enum op op)
 	return false;
 }
 
+/* How much of the store's map the kernel maps with 2 MiB entries (smaps of
+ * data.mdb: FilePmdMapped on a disk filesystem, ShmemPmdMapped on tmpfs). */
+static void print_pmd_mapped(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	unsigned long rss = 0, pmd = 0, v;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') && strchr(line, '-') < strchr(line, ' '))
+			in = strstr(line, "data.mdb") != NULL;
+		else if (in && sscanf(line, "Rss: %lu", &v) == 1)
+			rss += v;
+		else if (in && (sscanf(line, "FilePmdMapped: %lu", &v) == 1 ||
+				sscanf(line, "ShmemPmdMapped: %lu", &v) == 1))
+			pmd += v;
+	}
+	fclose(f);
+	printf("map: %lu MiB resident, of which %lu MiB mapped with 2 MiB entries\n",
+	       rss / 1024, pmd / 1024);
+}
+
 /* "unknown DN / wrong password" cost ratio of two measured modes. */
 static void print_ratio(const char *what, const double *ns, enum op unknown, enum op wrong)
 {
@@ -372,11 +401,17 @@ static int lookups(const char *path, unsigned n, const char *modes)
 	const char *msg = "";
 	int err = 0;
 
-	st = lfe_store_open(path, LFE_STORE_RDONLY, 0, &err, &msg);
+	const char *pre = getenv("LFE_BENCH_PRELOAD");
+	bool preload = pre && strcmp(pre, "1") == 0;
+	double p0 = now_s();
+	st = lfe_store_open(path, LFE_STORE_RDONLY | (preload ? LFE_STORE_PRELOAD : 0), 0, &err,
+			    &msg);
 	if (!st) {
 		fprintf(stderr, "open ro %s: %d %s\n", path, err, msg);
 		return 1;
 	}
+	if (preload)
+		printf("preload: %.2f s\n", now_s() - p0);
 	/* Unknown DNs are verified against the users' own scheme. */
 	if (lfe_store_set_bind_scheme(st, "{SSHA}") != 0)
 		fprintf(stderr, "cannot set the bind scheme\n");
@@ -422,6 +457,7 @@ static int lookups(const char *path, unsigned n, const char *modes)
 	print_ratio("between entries, cache miss", ns, OP_CACHE_UNKNOWN_MID, OP_CACHE_WRONG);
 	print_ratio("after the last entry, cache miss", ns, OP_CACHE_UNKNOWN, OP_CACHE_WRONG);
 	printf("operations: %llu in all modes\n", (unsigned long long)c.ops);
+	print_pmd_mapped();
 	if (c.failures)
 		printf("FAILED operations: %u\n", c.failures);
 	if (c.cc) {
