@@ -39,6 +39,7 @@
 #include <openssl/x509.h>
 
 #include "dataplane/tlsoff.h"
+#include "dataplane/tlsrec.h"
 
 #include "ldap/msg.h"
 #include "tests/backend/berbuild.h"
@@ -532,6 +533,10 @@ static const struct lfe_tcp_ops tops = {
 	.tx = ttx, .on_open = topen, .on_data = tdata, .on_writable = twritable, .on_close = tclose,
 };
 
+/* The server's record layer after TLS 1.3 handshakes: ldapfe's
+ * (dataplane/tlsrec.h, as [tls] record_layer = ldapfe) or OpenSSL's. */
+static bool rec_layer;
+
 /* A throwaway P-256 key and self-signed certificate (no key on disk). */
 static SSL_CTX *server_ctx(void)
 {
@@ -553,6 +558,8 @@ static SSL_CTX *server_ctx(void)
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);   /* as dataplane/tls.c */
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	if (rec_layer)
+		SSL_CTX_set_keylog_callback(ctx, lfe_tlsrec_keylog);
 	X509_free(x);
 	EVP_PKEY_free(pk);
 	return ctx;
@@ -783,8 +790,12 @@ static void test_tls_session(const char *name, uint32_t threads, int max_version
 	      name);
 	CHECK(e.held_steps > 0, "%s: plaintext never waited for send room", name);
 	CHECK(!k->closed && !k->reset, "%s: connection closed", name);
-	printf("%s: %s handshake, %llu steps offloaded, %zu response bytes, plaintext held %u steps\n",
-	       name, SSL_get_version(k->ssl), (unsigned long long)e.core->st.offloaded, k->app_len,
+	bool tls13 = SSL_version(k->ssl) == TLS1_3_VERSION;
+	CHECK(e.core->st.handover == (rec_layer && tls13), "%s: %llu handed over", name,
+	      (unsigned long long)e.core->st.handover);
+	printf("%s (%s records): %s handshake, %llu steps offloaded, %zu response bytes, "
+	       "plaintext held %u steps\n", name, e.core->st.handover ? "ldapfe" : "OpenSSL",
+	       SSL_get_version(k->ssl), (unsigned long long)e.core->st.offloaded, k->app_len,
 	       e.held_steps);
 	free(ref);
 	free(req.b);
@@ -882,7 +893,10 @@ static void test_tls_idle_memory(void)
 		tconn_free_client(&e.k[i]);   /* the client's side is not the server's */
 	}
 	size_t per = (mallinfo2().uordblks - before) / N;
-	printf("memory per idle TLS connection (server side): %zu bytes%s\n", per,
+	CHECK(e.core->st.handover == (rec_layer ? N : 0), "memory: %llu handed over",
+	      (unsigned long long)e.core->st.handover);
+	printf("memory per idle TLS 1.3 connection (server side, %s records): %zu bytes%s\n",
+	       rec_layer ? "ldapfe" : "OpenSSL", per,
 	       per ? "" : " (not measurable: this allocator does not report to mallinfo2)");
 	/* The old layout held a 16 KiB plaintext buffer per connection on top
 	 * of OpenSSL's state (a fresh SSL object alone is ~7.5 KiB, ~12 KiB
@@ -900,12 +914,15 @@ int main(void)
 	/* tests/gen's regression: 16,385 binds on one connection. */
 	rnd_state = 1;
 	run("16385 requests", 16385, false);
-	test_tls_session("tls inline", 0, 0);
-	test_tls_session("tls offloaded", 2, 0);
-	test_tls_session("tls 1.2 offloaded", 1, TLS1_2_VERSION);
-	test_tls_cancel();
-	test_tls_busy();
-	test_tls_idle_memory();
+	for (int l = 0; l < 2; l++) {
+		rec_layer = l == 1;
+		test_tls_session("tls inline", 0, 0);
+		test_tls_session("tls offloaded", 2, 0);
+		test_tls_session("tls 1.2 offloaded", 1, TLS1_2_VERSION);
+		test_tls_cancel();
+		test_tls_busy();
+		test_tls_idle_memory();
+	}
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
