@@ -200,14 +200,28 @@ static int dir_update(struct lfe_tlsrec *r, struct dir *d, int enc)
 struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec, uint64_t wseq,
 				  int *err)
 {
+	const SSL_CIPHER *c = SSL_version(ssl) == TLS1_3_VERSION ? SSL_get_current_cipher(ssl) : NULL;
+	struct lfe_tlsrec *r = NULL;
+
+	*err = -ENOTSUP;
+	if (c && sec->client_len && sec->client_len == sec->server_len)
+		r = lfe_tlsrec_new_keys(SSL_CIPHER_get_protocol_id(c), sec->client, sec->server,
+					sec->client_len, wseq, err);
+	lfe_tlsrec_secrets_wipe(sec);
+	return r;
+}
+
+struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
+				       const uint8_t *wr_secret, size_t secret_len, uint64_t wseq,
+				       int *err)
+{
 	const EVP_CIPHER *cipher = NULL;
 	struct lfe_tlsrec *r = NULL;
 	size_t key_len = 0, hash_len = 32;
 	const char *md = "SHA256";
-	const SSL_CIPHER *c = SSL_version(ssl) == TLS1_3_VERSION ? SSL_get_current_cipher(ssl) : NULL;
 
 	*err = -ENOTSUP;
-	switch (c ? SSL_CIPHER_get_protocol_id(c) : 0) {
+	switch (suite) {
 	case 0x1301:
 		cipher = EVP_aes_128_gcm(), key_len = 16;
 		break;
@@ -220,7 +234,7 @@ struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec
 	default:
 		goto out;
 	}
-	if (sec->client_len != hash_len || sec->server_len != hash_len)
+	if (secret_len != hash_len)
 		goto out;
 	*err = -ENOMEM;
 	r = calloc(1, sizeof *r);
@@ -233,8 +247,8 @@ struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec
 	r->wr.ctx = EVP_CIPHER_CTX_new();
 	if (r->rd.ctx == NULL || r->wr.ctx == NULL)
 		goto fail;
-	memcpy(r->rd.secret, sec->client, hash_len);
-	memcpy(r->wr.secret, sec->server, hash_len);
+	memcpy(r->rd.secret, rd_secret, hash_len);
+	memcpy(r->wr.secret, wr_secret, hash_len);
 	*err = -EIO;
 	if (dir_key(r, &r->rd, cipher, 0) < 0 || dir_key(r, &r->wr, cipher, 1) < 0)
 		goto fail;
@@ -245,7 +259,6 @@ fail:
 	lfe_tlsrec_free(r);
 	r = NULL;
 out:
-	lfe_tlsrec_secrets_wipe(sec);
 	return r;
 }
 
@@ -282,7 +295,7 @@ static int seal(struct lfe_tlsrec *r, uint8_t type, const uint8_t *p, size_t n, 
 	uint8_t nc[IV_LEN];
 	int l = 0;
 
-	if (n > LFE_TLSREC_PLAIN_MAX || cap < LFE_TLSREC_HDR + clen)
+	if (clen > LFE_TLSREC_CIPHER_MAX || cap < LFE_TLSREC_HDR + clen)
 		return -ENOBUFS;
 	if (d->seq == UINT64_MAX)
 		return -ERANGE;   /* never a nonce twice */
@@ -324,6 +337,14 @@ int lfe_tlsrec_write(struct lfe_tlsrec *r, const uint8_t *p, size_t n, uint8_t *
 	}
 	int k = seal(r, CT_APPDATA, p, n, out + used, cap - used);
 	return k < 0 ? k : (int)(used + (size_t)k);
+}
+
+int lfe_tlsrec_seal_inner(struct lfe_tlsrec *r, const uint8_t *inner, size_t m, uint8_t *out,
+			  size_t cap)
+{
+	if (m == 0 || m - 1 > LFE_TLSREC_PLAIN_MAX + 255 - LFE_TLSREC_TAG)
+		return -ENOBUFS;
+	return seal(r, inner[m - 1], inner, m - 1, out, cap);
 }
 
 int lfe_tlsrec_alert(struct lfe_tlsrec *r, uint8_t desc, uint8_t *out, size_t cap)

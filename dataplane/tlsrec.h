@@ -92,6 +92,14 @@ int lfe_tlsrec_count_records(const uint8_t *p, size_t n);
 struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec, uint64_t wseq,
 				  int *err);
 
+/* The same from the secrets themselves (RFC 8446 cipher suite number:
+ * 0x1301..0x1303; each secret secret_len bytes: the suite's hash length):
+ * rd_secret opens, wr_secret seals. Tests and fuzzing make a peer with the
+ * two swapped. The caller wipes its copies. */
+struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
+				       const uint8_t *wr_secret, size_t secret_len, uint64_t wseq,
+				       int *err);
+
 /* Wipe the keys and free (NULL is a no-op). */
 void lfe_tlsrec_free(struct lfe_tlsrec *r);
 
@@ -118,6 +126,13 @@ uint8_t lfe_tlsrec_alert_due(const struct lfe_tlsrec *r);
  * KeyUpdate. Returns the bytes written, -ENOBUFS (cap), -ERANGE (sequence
  * numbers exhausted: close without sending), -EIO. */
 int lfe_tlsrec_write(struct lfe_tlsrec *r, const uint8_t *p, size_t n, uint8_t *out, size_t cap);
+
+/* Seal any TLSInnerPlaintext (content || type || zeros: m bytes, the last
+ * taken as the type, so the whole of inner is sealed as it is; up to
+ * 2^14 + 256 - 16) as one record: for tests and fuzzing, which need
+ * records no sender should make. Returns as lfe_tlsrec_write. */
+int lfe_tlsrec_seal_inner(struct lfe_tlsrec *r, const uint8_t *inner, size_t m, uint8_t *out,
+			  size_t cap);
 
 /* Seal an alert record (close_notify: warning; others fatal) into out
  * (cap ≥ 24): its size, or negative as lfe_tlsrec_write. */
