@@ -271,7 +271,7 @@ static void test_suite(SSL_CTX *sctx, SSL_CTX *cctx, const char *suite, int tick
 static void test_bad(SSL_CTX *sctx, SSL_CTX *cctx)
 {
 	struct pair pp;
-	uint8_t alert;
+	uint8_t alert = 0;
 	size_t pl, need;
 	struct { const char *what; uint8_t inner[8]; size_t m; int rc; uint8_t alert; } cases[] = {
 		{ "padded", { 'h', 'i', 23, 0, 0, 0 }, 6, 1, 0 },   /* fine: rc > 0 */
