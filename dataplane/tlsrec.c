@@ -35,6 +35,7 @@ struct dir {
 struct lfe_tlsrec {
 	const char *md;           /* the suite's hash, by name (HKDF) */
 	size_t key_len, hash_len;
+	bool gcm;                 /* AES-GCM: the nonce set as a parameter */
 	struct dir rd, wr;
 	bool ku_owed;             /* the peer asked for our KeyUpdate */
 	uint8_t alert;            /* owed after a failed read */
@@ -219,14 +220,15 @@ struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
 	struct lfe_tlsrec *r = NULL;
 	size_t key_len = 0, hash_len = 32;
 	const char *md = "SHA256";
+	bool gcm = false;
 
 	*err = -ENOTSUP;
 	switch (suite) {
 	case 0x1301:
-		cipher = EVP_aes_128_gcm(), key_len = 16;
+		cipher = EVP_aes_128_gcm(), key_len = 16, gcm = true;
 		break;
 	case 0x1302:
-		cipher = EVP_aes_256_gcm(), key_len = 32, hash_len = 48, md = "SHA384";
+		cipher = EVP_aes_256_gcm(), key_len = 32, hash_len = 48, md = "SHA384", gcm = true;
 		break;
 	case 0x1303:
 		cipher = EVP_chacha20_poly1305(), key_len = 32;
@@ -241,6 +243,7 @@ struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
 	if (r == NULL)
 		goto out;
 	r->md = md;
+	r->gcm = gcm;
 	r->key_len = key_len;
 	r->hash_len = hash_len;
 	r->rd.ctx = EVP_CIPHER_CTX_new();
@@ -286,13 +289,44 @@ static void nonce(const struct dir *d, uint8_t n[IV_LEN])
 		n[IV_LEN - 1 - i] ^= (uint8_t)(d->seq >> (8 * i));
 }
 
+/* The record's nonce into d's context. EVP_CipherInit_ex would do it, but
+ * in OpenSSL 3.0 it asks the provider for the IV length through a
+ * parameter lookup each time (~1,400 instructions a record); AES-GCM
+ * takes the whole nonce as its "fixed IV" of length -1 instead
+ * (EVP_CTRL_GCM_SET_IV_FIXED's documented whole-IV form, as a parameter),
+ * which leaves the IV state "set, not used": a record sealed or opened
+ * without a new nonce fails instead of reusing one. */
+static int set_nonce(const struct lfe_tlsrec *r, const struct dir *d, int enc)
+{
+	uint8_t nc[IV_LEN];
+	nonce(d, nc);
+	if (r->gcm) {
+		OSSL_PARAM p[] = {
+			OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, nc,
+							  (size_t)-1),
+			OSSL_PARAM_construct_end(),
+		};
+		return EVP_CIPHER_CTX_set_params(d->ctx, p);
+	}
+	return EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nc, enc);
+}
+
+/* The tag: read after sealing (get), or given before the final check. */
+static int tag(const struct dir *d, uint8_t *t, bool get)
+{
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, t, LFE_TLSREC_TAG),
+		OSSL_PARAM_construct_end(),
+	};
+	return get ? EVP_CIPHER_CTX_get_params(d->ctx, p) : EVP_CIPHER_CTX_set_params(d->ctx, p);
+}
+
 /* One record of inner type `type` with n bytes of p into out. */
 static int seal(struct lfe_tlsrec *r, uint8_t type, const uint8_t *p, size_t n, uint8_t *out,
 		size_t cap)
 {
 	struct dir *d = &r->wr;
 	size_t clen = n + 1 + LFE_TLSREC_TAG;
-	uint8_t nc[IV_LEN];
 	int l = 0;
 
 	if (clen > LFE_TLSREC_CIPHER_MAX || cap < LFE_TLSREC_HDR + clen)
@@ -304,14 +338,15 @@ static int seal(struct lfe_tlsrec *r, uint8_t type, const uint8_t *p, size_t n, 
 	out[2] = 3;
 	out[3] = (uint8_t)(clen >> 8);
 	out[4] = (uint8_t)clen;
-	nonce(d, nc);
+	/* content || type in place, then one pass over it */
 	uint8_t *c = out + LFE_TLSREC_HDR;
-	if (EVP_EncryptInit_ex(d->ctx, NULL, NULL, NULL, nc) != 1 ||
+	if (n)
+		memmove(c, p, n);
+	c[n] = type;
+	if (set_nonce(r, d, 1) != 1 ||
 	    EVP_EncryptUpdate(d->ctx, NULL, &l, out, LFE_TLSREC_HDR) != 1 ||
-	    (n && EVP_EncryptUpdate(d->ctx, c, &l, p, (int)n) != 1) ||
-	    EVP_EncryptUpdate(d->ctx, c + n, &l, &type, 1) != 1 ||
-	    EVP_EncryptFinal_ex(d->ctx, c + n + 1, &l) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_GET_TAG, LFE_TLSREC_TAG, c + n + 1) != 1) {
+	    EVP_EncryptUpdate(d->ctx, c, &l, c, (int)n + 1) != 1 ||
+	    EVP_EncryptFinal_ex(d->ctx, c + n + 1, &l) != 1 || tag(d, c + n + 1, true) != 1) {
 		ERR_clear_error();
 		return -EIO;
 	}
@@ -389,7 +424,6 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 		    size_t *plen, size_t *need)
 {
 	struct dir *d = &r->rd;
-	uint8_t nc[IV_LEN];
 	int l = 0;
 
 	*plen = 0;
@@ -419,12 +453,12 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 		r->alert = LFE_TLS_ALERT_INTERNAL_ERROR;
 		return -ERANGE;
 	}
-	nonce(d, nc);
 	const uint8_t *c = in + LFE_TLSREC_HDR;
-	if (EVP_DecryptInit_ex(d->ctx, NULL, NULL, NULL, nc) != 1 ||
+	uint8_t t[LFE_TLSREC_TAG];
+	memcpy(t, c + m, sizeof t);
+	if (set_nonce(r, d, 0) != 1 ||
 	    EVP_DecryptUpdate(d->ctx, NULL, &l, in, LFE_TLSREC_HDR) != 1 ||
-	    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_AEAD_SET_TAG, LFE_TLSREC_TAG, (void *)(c + m)) != 1 ||
+	    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 || tag(d, t, false) != 1 ||
 	    EVP_DecryptFinal_ex(d->ctx, out + m, &l) != 1) {
 		ERR_clear_error();
 		OPENSSL_cleanse(out, m);
