@@ -135,9 +135,32 @@ int lfe_tlsrec_count_records(const uint8_t *p, size_t n)
 
 /* ------------------------------------------------------------- keys */
 
+/* HKDF-Expand (EVP_KDF "HKDF", expand only) keyed with one secret: the
+ * fetch, the digest lookup and the key are set once for the labels of
+ * that secret (each derive then takes only its info). */
+static EVP_KDF_CTX *hkdf_new(const char *md, const uint8_t *secret, size_t slen)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)md, 0),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, slen),
+		OSSL_PARAM_construct_end(),
+	};
+	EVP_KDF_free(kdf);   /* the context holds its own reference */
+	if (kc && EVP_KDF_CTX_set_params(kc, p) != 1) {
+		EVP_KDF_CTX_free(kc);   /* cleanses the key it holds */
+		kc = NULL;
+	}
+	if (kc == NULL)
+		ERR_clear_error();
+	return kc;
+}
+
 /* HKDF-Expand-Label(secret, label, "", olen) (RFC 8446 §7.1). */
-static int expand_label(const char *md, const uint8_t *secret, size_t slen, const char *label,
-			uint8_t *out, size_t olen)
+static int expand_label(EVP_KDF_CTX *kc, const char *label, uint8_t *out, size_t olen)
 {
 	uint8_t info[2 + 1 + 6 + 12 + 1];
 	size_t ll = strlen(label);
@@ -149,21 +172,11 @@ static int expand_label(const char *md, const uint8_t *secret, size_t slen, cons
 	memcpy(info + 3, "tls13 ", 6);
 	memcpy(info + 9, label, ll);
 	info[9 + ll] = 0;   /* empty context */
-
-	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
-	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
-	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
 	OSSL_PARAM p[] = {
-		OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
-		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)md, 0),
-		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, slen),
 		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, 10 + ll),
 		OSSL_PARAM_construct_end(),
 	};
-	int ok = kc && EVP_KDF_derive(kc, out, olen, p) == 1;
-	EVP_KDF_CTX_free(kc);
-	EVP_KDF_free(kdf);
-	if (!ok) {
+	if (EVP_KDF_derive(kc, out, olen, p) != 1) {
 		ERR_clear_error();
 		return -EIO;
 	}
@@ -175,9 +188,11 @@ static int expand_label(const char *md, const uint8_t *secret, size_t slen, cons
 static int dir_key(struct lfe_tlsrec *r, struct dir *d, const EVP_CIPHER *cipher, int enc)
 {
 	uint8_t key[32];
-	int rc = expand_label(r->md, d->secret, r->hash_len, "key", key, r->key_len);
+	EVP_KDF_CTX *kc = hkdf_new(r->md, d->secret, r->hash_len);
+	int rc = kc ? expand_label(kc, "key", key, r->key_len) : -EIO;
 	if (rc == 0)
-		rc = expand_label(r->md, d->secret, r->hash_len, "iv", d->iv, IV_LEN);
+		rc = expand_label(kc, "iv", d->iv, IV_LEN);
+	EVP_KDF_CTX_free(kc);
 	if (rc == 0 && EVP_CipherInit_ex(d->ctx, cipher, NULL, key, NULL, enc) != 1)
 		rc = -EIO;
 	OPENSSL_cleanse(key, sizeof key);
@@ -191,7 +206,9 @@ static int dir_key(struct lfe_tlsrec *r, struct dir *d, const EVP_CIPHER *cipher
 static int dir_update(struct lfe_tlsrec *r, struct dir *d, int enc)
 {
 	uint8_t next[LFE_TLSREC_SECRET_MAX];
-	int rc = expand_label(r->md, d->secret, r->hash_len, "traffic upd", next, r->hash_len);
+	EVP_KDF_CTX *kc = hkdf_new(r->md, d->secret, r->hash_len);
+	int rc = kc ? expand_label(kc, "traffic upd", next, r->hash_len) : -EIO;
+	EVP_KDF_CTX_free(kc);
 	if (rc == 0)
 		memcpy(d->secret, next, r->hash_len);
 	OPENSSL_cleanse(next, sizeof next);
