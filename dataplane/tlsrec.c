@@ -38,6 +38,7 @@ struct lfe_tlsrec {
 	bool gcm;                 /* AES-GCM: the nonce set as a parameter */
 	struct dir rd, wr;
 	bool ku_owed;             /* the peer asked for our KeyUpdate */
+	uint8_t ku_run;           /* KeyUpdates since the last data record */
 	uint8_t alert;            /* owed after a failed read */
 };
 
@@ -292,11 +293,6 @@ void lfe_tlsrec_free(struct lfe_tlsrec *r)
 	free(r);
 }
 
-size_t lfe_tlsrec_size(void)
-{
-	return sizeof(struct lfe_tlsrec);
-}
-
 /* ------------------------------------------------------------ records */
 
 static void nonce(const struct dir *d, uint8_t n[IV_LEN])
@@ -431,6 +427,8 @@ static int key_update(struct lfe_tlsrec *r, const uint8_t *m, size_t n)
 		return bad(r, LFE_TLS_ALERT_DECODE_ERROR);
 	if (m[4] > 1)
 		return bad(r, ALERT_ILLEGAL_PARAMETER);
+	if (++r->ku_run > LFE_TLSREC_KEY_UPDATES_MAX)
+		return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);   /* a flood: each costs 3 HKDFs */
 	if (dir_update(r, &r->rd, 0) < 0)
 		return bad(r, LFE_TLS_ALERT_INTERNAL_ERROR);
 	r->ku_owed |= m[4] == 1;
@@ -492,6 +490,7 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 	int rc = 0;
 	switch (type) {
 	case CT_APPDATA:
+		r->ku_run = 0;
 		*plen = n;
 		return (int)*need;
 	case CT_ALERT:

@@ -29,7 +29,10 @@
  * auth), a change_cipher_spec or plaintext record, a length over the
  * limits (ciphertext 2^14 + 256, plaintext 2^14), an inner plaintext of
  * zeros, a bad tag, is -EBADMSG with the alert to send in
- * lfe_tlsrec_alert_due(). A KeyUpdate must sit alone in one record. A
+ * lfe_tlsrec_alert_due(). A KeyUpdate must sit alone in one record;
+ * more than LFE_TLSREC_KEY_UPDATES_MAX of them with no application data
+ * record between is a flood (each costs three HKDF derivations on the
+ * worker: ~60k instructions for a 27-byte record) and fails. A
  * sequence number never wraps: the record after 2^64 - 1 fails (-ERANGE).
  *
  * DPDK-free, no globals but OpenSSL's per-process ex_data index (set once).
@@ -56,6 +59,7 @@ struct lfe_tlsrec;
 #define LFE_TLSREC_WRITE_OVERHEAD (2u * (LFE_TLSREC_HDR + 1u + LFE_TLSREC_TAG) + 5u)
 
 #define LFE_TLSREC_SECRET_MAX 48u
+#define LFE_TLSREC_KEY_UPDATES_MAX 8u   /* in a row, no data record between */
 
 /* Captured by the keylog callback during the handshake; the caller owns
  * it (embedded in its per-connection state) and keeps it alive while the
@@ -137,10 +141,6 @@ int lfe_tlsrec_seal_inner(struct lfe_tlsrec *r, const uint8_t *inner, size_t m, 
 /* Seal an alert record (close_notify: warning; others fatal) into out
  * (cap ≥ 24): its size, or negative as lfe_tlsrec_write. */
 int lfe_tlsrec_alert(struct lfe_tlsrec *r, uint8_t desc, uint8_t *out, size_t cap);
-
-/* Bytes one established record layer holds (its struct and both cipher
- * contexts' allocations are OpenSSL's: the struct's size only). */
-size_t lfe_tlsrec_size(void);
 
 /* Alert descriptions used here. */
 #define LFE_TLS_ALERT_CLOSE_NOTIFY       0

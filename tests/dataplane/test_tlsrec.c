@@ -315,6 +315,29 @@ static void test_bad(SSL_CTX *sctx, SSL_CTX *cctx)
 		      (bit < 16 || alert == LFE_TLS_ALERT_BAD_RECORD_MAC), "bit %d: rc %d alert %u", bit,
 		      rc, alert);
 	}
+	/* A KeyUpdate flood from the client: LFE_TLSREC_KEY_UPDATES_MAX in a
+	 * row pass, the next fails; data between resets the run (traffic()
+	 * sends many with data between). */
+	{
+		struct pair q;
+		if (pair_new(&q, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+			exit(2);
+		int rc = 0;
+		unsigned n = 0, ctl = 0;
+		uint8_t got[16];
+		size_t got_len = 0;
+		for (unsigned i = 0; i <= LFE_TLSREC_KEY_UPDATES_MAX; i++) {
+			SSL_key_update(q.cli, SSL_KEY_UPDATE_NOT_REQUESTED);
+			SSL_do_handshake(q.cli);   /* sends it */
+			if ((rc = server_reads(&q, got, &got_len, &ctl)) <= 0)
+				break;
+			n++;
+		}
+		CHECK(n == LFE_TLSREC_KEY_UPDATES_MAX && rc == -EBADMSG &&
+		      lfe_tlsrec_alert_due(q.srv) == LFE_TLS_ALERT_UNEXPECTED_MESSAGE,
+		      "KeyUpdate flood: %u passed, rc %d", n, rc);
+		pair_free(&q);
+	}
 	/* Nothing was consumed by the failures: the record still reads. */
 	int rc = lfe_tlsrec_read(pp.srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
 	CHECK(rc == k && pl == 3 && memcmp(plain, "abc", 3) == 0, "intact record after flips: %d", rc);
@@ -401,7 +424,6 @@ int main(void)
 	test_seq_end();
 
 	/* TLS 1.2 and a CCM suite: no handover. */
-	struct lfe_tlsrec_secrets sec;
 	SSL_CTX *c12 = SSL_CTX_new(TLS_client_method());
 	SSL_CTX_set_max_proto_version(c12, TLS1_2_VERSION);
 	struct pair pp;
@@ -410,7 +432,6 @@ int main(void)
 	SSL_CTX_set_ciphersuites(s1, "TLS_AES_128_CCM_SHA256");
 	CHECK(pair_new(&pp, s1, cctx, "TLS_AES_128_CCM_SHA256") < 0, "CCM handed over");
 	pair_free(&pp);
-	(void)sec;
 	SSL_CTX_free(c12);
 	SSL_CTX_free(cctx);
 	SSL_CTX_free(s0);
