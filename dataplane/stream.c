@@ -59,7 +59,8 @@ struct lfe_stream_tls {
 	struct lfe_tlsrec *rec;
 	uint8_t *gath;               /* ciphertext taken but not opened: LFE_TLSREC_MAX+ */
 	uint32_t gath_len;
-	uint32_t skip;               /* plaintext of the next record the session took */
+	uint8_t *hold;               /* plaintext the session left of a record (heap) */
+	uint32_t hold_off, hold_len, hold_size;
 };
 
 /* Empty this thread's OpenSSL error queue. ERR_clear_error() wipes all
@@ -84,6 +85,8 @@ static void tls_free(struct lfe_stream_tls *t)
 	lfe_tlsrec_free(t->rec);
 	if (t->gath)
 		OPENSSL_clear_free(t->gath, t->gath_len);
+	if (t->hold)
+		OPENSSL_clear_free(t->hold, t->hold_size);
 	lfe_tlsrec_secrets_wipe(&t->sec);
 	free(t);
 }
@@ -160,7 +163,7 @@ bool lfe_stream_holding(const struct lfe_stream *st)
 {
 	const struct lfe_stream_tls *t = st->tls;
 	if (t && t->rec)
-		return t->gath_len > 0;
+		return t->gath_len > 0 || t->hold_len > 0;
 	return t && (t->out || SSL_pending(t->job.ssl) > 0 || BIO_ctrl_pending(t->rbio));
 }
 
@@ -415,12 +418,49 @@ static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
 	return false;
 }
 
-/* Open one record of p (n bytes) and offer its plaintext, past what the
- * session took before (t->skip), to s. Returns the record's size when it
- * is done with (*stop: the session stopped, take nothing more now); 0
- * when it is not: incomplete (*stop false, *need its size) or its
- * plaintext not all taken (*stop true: the record is read again later);
- * -1 once the connection is closing. */
+/* Offer plaintext to s; what it leaves is kept in t->hold (allocated
+ * here, or the rest of t->hold itself). false once the connection is
+ * closing; *stop: the session stopped (a bind pending, or plaintext
+ * left): take no more input now. */
+static bool rec_offer(struct lfe_stream *st, struct lfe_session *s, const uint8_t *p, size_t m,
+		      bool *stop, uint8_t *scratch, size_t cap, unsigned *flags)
+{
+	struct lfe_stream_tls *t = st->tls;
+	size_t u = run_session(st, s, p, m, scratch, cap, flags);
+	if (*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE))
+		return false;
+	*stop = (*flags & LFE_SESS_PENDING) != 0 || u < m;
+	if (t->hold) {   /* p was the held plaintext */
+		t->hold_off += (uint32_t)u;
+		t->hold_len -= (uint32_t)u;
+		if (t->hold_len == 0) {
+			OPENSSL_clear_free(t->hold, t->hold_size);
+			t->hold = NULL;
+			t->hold_off = t->hold_size = 0;
+		}
+		return true;
+	}
+	if (u == m)
+		return true;
+	/* The rest waits for room or a verdict, decrypted once, as OpenSSL
+	 * kept it in its record buffer: opening the record again at every
+	 * offer would let a slow reader make us decrypt 16 KiB per ACK. */
+	t->hold = malloc(m - u);
+	if (t->hold == NULL) {
+		*flags |= LFE_SESS_ABORT;
+		lfe_tcp_abort(st->c);
+		return false;
+	}
+	memcpy(t->hold, p + u, m - u);
+	t->hold_size = t->hold_len = (uint32_t)(m - u);
+	t->hold_off = 0;
+	return true;
+}
+
+/* Open one record of p (n bytes) and offer its plaintext to s. Returns
+ * the record's size (consumed; *stop: take nothing more now), 0 when p
+ * holds less than a record (*need: its size), -1 once the connection is
+ * closing. */
 static int rec_one(struct lfe_stream *st, struct lfe_session *s, const uint8_t *p, size_t n,
 		   size_t *need, bool *stop, uint8_t *scratch, size_t cap, unsigned *flags)
 {
@@ -441,29 +481,16 @@ static int rec_one(struct lfe_stream *st, struct lfe_session *s, const uint8_t *
 	}
 	if (rc == 0 || m == 0)
 		return rc;   /* incomplete, or a KeyUpdate / empty record */
-	if (t->skip > m) {   /* cannot happen: the same record, the same bytes */
-		OPENSSL_cleanse(plain, m);
-		rec_fail(st, -EIO);
-		return -1;
-	}
-	size_t u = run_session(st, s, plain + t->skip, m - t->skip, scratch, cap, flags);
+	bool ok = rec_offer(st, s, plain, m, stop, scratch, cap, flags);
 	OPENSSL_cleanse(plain, m);
-	if (*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE))
-		return -1;
-	*stop = (*flags & LFE_SESS_PENDING) != 0;
-	if (t->skip + u < m) {   /* the rest waits for room or a verdict */
-		t->skip += (uint32_t)u;
-		lfe_tlsrec_unread(t->rec);
-		*stop = true;
-		return 0;
-	}
-	t->skip = 0;
-	return rc;
+	return ok ? rc : -1;
 }
 
-/* Records after the handover: what the stream holds first, then data.
- * Returns the bytes of data consumed: a record the session did not
- * finish stays in TCP; a record cut at the end of data is gathered. */
+/* Records after the handover: what the stream holds first (plaintext,
+ * then gathered ciphertext), then data. Returns the bytes of data
+ * consumed: none while plaintext waits (TCP's window then closes on a
+ * client that sends without reading); a record cut at the end of data is
+ * gathered. */
 static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
 			  size_t len, uint8_t *scratch, size_t cap, unsigned *flags)
 {
@@ -473,12 +500,16 @@ static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 
 	if (t->failed)
 		return len;
+	if (t->hold_len) {
+		if (!rec_offer(st, s, t->hold + t->hold_off, t->hold_len, &stop, scratch, cap, flags))
+			return len;
+		if (stop)
+			return 0;
+	}
 	while (t->gath_len) {
 		int rc = rec_one(st, s, t->gath, t->gath_len, &need, &stop, scratch, cap, flags);
 		if (rc < 0)
 			return len;
-		if (rc == 0 && stop)
-			return used;
 		if (rc == 0) {   /* complete the record from data */
 			if (used == len)
 				return used;
@@ -501,8 +532,6 @@ static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 		int rc = rec_one(st, s, data + used, len - used, &need, &stop, scratch, cap, flags);
 		if (rc < 0)
 			return len;
-		if (rc == 0 && stop)
-			return used;   /* TCP keeps the record: offered again later */
 		if (rc == 0) {   /* cut: gather it (one record's buffer, as OpenSSL's) */
 			t->gath = malloc(LFE_TLSREC_MAX);
 			if (t->gath == NULL) {

@@ -36,11 +36,12 @@
  * (its NewSessionTickets, all under the application key), the read one 0;
  * the bytes left in the read BIO become the stream's own; the SSL object
  * is freed. From then on records are opened straight from TCP's bytes
- * into the core's buffer; a record the session did not finish stays
- * unconsumed in TCP (opened again, past the bytes already taken, when TCP
- * offers it again); only a record split across input (or left over at
- * the handover) is gathered in a buffer of one record's size, allocated
- * then and freed once it is taken (as OpenSSL's read buffer was). Any
+ * into the core's buffer; the plaintext the session leaves of a record
+ * (room short, a bind pending) is kept in a buffer of its size, and a
+ * record split across input (or left over at the handover) is gathered
+ * in one of a record's size: each allocated then and freed once taken
+ * (as OpenSSL's record buffers were), so an idle connection holds
+ * neither. No ciphertext is taken while plaintext waits. Any
  * record-layer failure sends its alert if there is room and closes
  * (counted as TLS failures, as OpenSSL's are); close_notify closes
  * cleanly.

@@ -406,11 +406,6 @@ uint8_t lfe_tlsrec_alert_due(const struct lfe_tlsrec *r)
 	return r->alert;
 }
 
-void lfe_tlsrec_unread(struct lfe_tlsrec *r)
-{
-	r->rd.seq--;
-}
-
 static int bad(struct lfe_tlsrec *r, uint8_t alert)
 {
 	r->alert = alert;

@@ -117,11 +117,6 @@ void lfe_tlsrec_free(struct lfe_tlsrec *r);
 int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
 		    size_t *plen, size_t *need);
 
-/* Read the last application data record again (the caller could not use
- * all of its plaintext and keeps its ciphertext): steps the read sequence
- * number back. Only right after a read that returned *plen > 0. */
-void lfe_tlsrec_unread(struct lfe_tlsrec *r);
-
 /* The alert description a failed read owes the peer (RFC 8446 §6.2). */
 uint8_t lfe_tlsrec_alert_due(const struct lfe_tlsrec *r);
 
