@@ -13,7 +13,7 @@
 #include "tcp.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
-		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO };
+		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO, K_TLSREC };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -64,6 +64,7 @@ static const struct key_def keys[] = {
 	{ "tls", "ciphersuites", K_STR, CF(tls_ciphersuites),
 	  sizeof(((struct lfe_config *)0)->tls_ciphersuites), 1, 0 },
 	{ "tls", "ticket_lifetime", K_U32, CF(tls_ticket_lifetime), 0, 0, LFE_TLS_TICKET_LIFETIME_MAX },
+	{ "tls", "record_layer", K_TLSREC, CF(tls_record_layer), 0, 0, 0 },
 	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
 	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
@@ -436,6 +437,14 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 			*(unsigned *)f = (unsigned)(v[2] - '0');
 		else
 			why = "expected 1.2 or 1.3 (TLS 1.0 and 1.1 are never offered)";
+		break;
+	case K_TLSREC:
+		if (strcmp(v, "ldapfe") == 0)
+			*(enum lfe_tls_record *)f = LFE_TLS_RECORD_LDAPFE;
+		else if (strcmp(v, "openssl") == 0)
+			*(enum lfe_tls_record *)f = LFE_TLS_RECORD_OPENSSL;
+		else
+			why = "expected ldapfe or openssl";
 		break;
 	case K_DN: {
 		char n[LFE_DN_MAX + 1];

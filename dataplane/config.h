@@ -48,7 +48,10 @@
  *             verified against ca, and (require) needed for the handshake],
  *             protocol_min = 1.2 | 1.3 [1.2], ciphers [OpenSSL's: the TLS
  *             1.2 list], ciphersuites [OpenSSL's: TLS 1.3], ticket_lifetime
- *             [7200 s, ≤ 7 days; 0 = no session tickets, no resumption].
+ *             [7200 s, ≤ 7 days; 0 = no session tickets, no resumption],
+ *             record_layer = ldapfe | openssl [ldapfe: established TLS 1.3
+ *             AES-GCM / ChaCha20 connections use dataplane/tlsrec.c's
+ *             records; openssl: OpenSSL's throughout, the fallback].
  *             The files and cipher lists are checked by dataplane/tls.c at
  *             start and at reload (every [tls] key and require_tls are live:
  *             a reload builds a new context for new connections)
@@ -168,6 +171,7 @@ struct lfe_config {
 	char tls_ciphers[512];          /* TLS 1.2 list; empty = OpenSSL's */
 	char tls_ciphersuites[512];     /* TLS 1.3 list; empty = OpenSSL's */
 	uint32_t tls_ticket_lifetime;   /* seconds; 0 = no tickets */
+	enum lfe_tls_record tls_record_layer;   /* LDAPFE (0) by default */
 	/* [portN] */
 	struct lfe_cfg_port port[LFE_CFG_MAX_PORTS];
 	uint32_t n_ports;       /* set by lfe_config_finish */

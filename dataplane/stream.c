@@ -35,9 +35,16 @@
 #include <openssl/ssl.h>
 
 #include "tlsoff.h"
+#include "tlsrec.h"
 
 #define TLS_RECORD_MAX  LFE_STREAM_TLS_RECORD
 #define TLS_OVERHEAD    256u     /* header, IV, MAC or tag, padding of one record */
+
+_Static_assert(TLS_OVERHEAD >= LFE_TLSREC_WRITE_OVERHEAD, "room for tlsrec's records");
+_Static_assert(sizeof(((struct lfe_stream_core *)0)->sealed) >=
+	       TLS_RECORD_MAX + LFE_TLSREC_WRITE_OVERHEAD, "a sealed record fits");
+_Static_assert(sizeof(((struct lfe_stream_core *)0)->plain) > LFE_TLSREC_PLAIN_MAX + 1,
+	       "an opened record fits");
 
 struct lfe_stream_tls {
 	struct lfe_tlsoff_job job;   /* job.ssl: the connection's SSL object */
@@ -46,6 +53,14 @@ struct lfe_stream_tls {
 	struct lfe_stream_core *core;
 	bool failed;                 /* alert sent, connection closing */
 	bool out;                    /* a handshake step is at a crypto thread */
+	size_t wmark;                /* write BIO bytes before the current step */
+	struct lfe_tlsrec_secrets sec;   /* the keylog's copies, until the handover */
+	/* After the handover (job.ssl, rbio and wbio NULL): */
+	struct lfe_tlsrec *rec;
+	uint8_t *gath;               /* ciphertext taken but not opened: LFE_TLSREC_MAX+ */
+	uint32_t gath_len;
+	uint8_t *hold;               /* plaintext the session left of a record (heap) */
+	uint32_t hold_off, hold_len, hold_size;
 };
 
 /* Empty this thread's OpenSSL error queue. ERR_clear_error() wipes all
@@ -67,6 +82,12 @@ void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c)
 static void tls_free(struct lfe_stream_tls *t)
 {
 	SSL_free(t->job.ssl);
+	lfe_tlsrec_free(t->rec);
+	if (t->gath)
+		OPENSSL_clear_free(t->gath, t->gath_len);
+	if (t->hold)
+		OPENSSL_clear_free(t->hold, t->hold_size);
+	lfe_tlsrec_secrets_wipe(&t->sec);
 	free(t);
 }
 
@@ -96,6 +117,12 @@ int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *
 	}
 	SSL_set_bio(ssl, t->rbio, t->wbio);
 	SSL_set_accept_state(ssl);
+	if (SSL_CTX_get_keylog_callback(ctx) == lfe_tlsrec_keylog &&
+	    lfe_tlsrec_watch(ssl, &t->sec) < 0) {
+		SSL_free(ssl);
+		free(t);
+		return -ENOMEM;
+	}
 	uint32_t la, ra;
 	uint16_t lp, rp;
 	lfe_tcp_conn_addrs(c, &la, &lp, &ra, &rp);
@@ -135,6 +162,8 @@ bool lfe_stream_tls_failed(const struct lfe_stream *st)
 bool lfe_stream_holding(const struct lfe_stream *st)
 {
 	const struct lfe_stream_tls *t = st->tls;
+	if (t && t->rec)
+		return t->gath_len > 0 || t->hold_len > 0;
 	return t && (t->out || SSL_pending(t->job.ssl) > 0 || BIO_ctrl_pending(t->rbio));
 }
 
@@ -144,6 +173,8 @@ static void tls_flush(struct lfe_stream *st)
 	struct lfe_stream_tls *t = st->tls;
 	uint8_t tmp[4096];
 
+	if (t->rec)
+		return;   /* records go to TCP as they are sealed */
 	for (;;) {
 		size_t pend = BIO_ctrl_pending(t->wbio);
 		size_t room = lfe_tcp_send_free(st->c);
@@ -161,12 +192,37 @@ static void tls_flush(struct lfe_stream *st)
 	}
 }
 
+/* ---- ldapfe's record layer (after the handover) ---- */
+
+/* Seal n bytes as one record (after an owed KeyUpdate) and queue it:
+ * 0, or -ENOBUFS (no room: nothing queued), -ERANGE, -EIO. */
+static int rec_send(struct lfe_stream *st, const void *p, size_t n)
+{
+	uint8_t *out = st->tls->core->sealed;
+	size_t cap = sizeof st->tls->core->sealed, room = lfe_tcp_send_free(st->c);
+	if (room < n + LFE_TLSREC_WRITE_OVERHEAD)
+		return -ENOBUFS;
+	int k = lfe_tlsrec_write(st->tls->rec, p, n, out, cap);
+	if (k < 0)
+		return k;
+	return lfe_tcp_send(st->c, out, (size_t)k) == (size_t)k ? 0 : -ENOBUFS;
+}
+
+/* Send an alert record if the ring has room for it (closing anyway). */
+static void rec_alert(struct lfe_stream *st, uint8_t desc)
+{
+	uint8_t a[LFE_TLSREC_HDR + 3 + LFE_TLSREC_TAG];
+	int k = lfe_tlsrec_alert(st->tls->rec, desc, a, sizeof a);
+	if (k > 0 && lfe_tcp_send_free(st->c) >= (size_t)k)
+		lfe_tcp_send(st->c, a, (size_t)k);
+}
+
 size_t lfe_stream_room(const struct lfe_stream *st)
 {
 	size_t free_bytes = lfe_tcp_send_free(st->c);
 	if (st->tls == NULL)
 		return free_bytes;
-	if (st->tls->out || st->tls->failed || BIO_ctrl_pending(st->tls->wbio) ||
+	if (st->tls->out || st->tls->failed || (st->tls->wbio && BIO_ctrl_pending(st->tls->wbio)) ||
 	    free_bytes <= TLS_OVERHEAD)
 		return 0;
 	free_bytes -= TLS_OVERHEAD;
@@ -181,6 +237,8 @@ int lfe_stream_write(struct lfe_stream *st, const void *p, size_t n)
 		return lfe_tcp_send(st->c, p, n) == n ? 0 : -ENOBUFS;
 	if (st->tls->out)
 		return 0;   /* n == 0 (the room is 0): nothing to do, nothing to touch */
+	if (st->tls->rec)
+		return rec_send(st, p, n);
 	size_t w = 0;
 	if (n && SSL_write_ex(st->tls->job.ssl, p, n, &w) != 1) {
 		ERR_clear_error();
@@ -201,7 +259,9 @@ static size_t out_cap(const struct lfe_stream *st, size_t cap)
 static void stream_close(struct lfe_stream *st)
 {
 	struct lfe_stream_tls *t = st->tls;
-	if (t && !t->out && !t->failed && SSL_is_init_finished(t->job.ssl)) {
+	if (t && t->rec && !t->failed)
+		rec_alert(st, LFE_TLS_ALERT_CLOSE_NOTIFY);
+	else if (t && !t->out && !t->failed && SSL_is_init_finished(t->job.ssl)) {
 		SSL_shutdown(t->job.ssl);
 		ERR_clear_error();
 		tls_flush(st);
@@ -255,17 +315,74 @@ static void tls_fail(struct lfe_stream *st)
 	lfe_tcp_close(st->c);
 }
 
+/* A record-layer failure: its alert if there is room, then FIN. */
+static void rec_fail(struct lfe_stream *st, int rc)
+{
+	if (rc != -ECONNRESET)   /* their alert: nothing to send back */
+		rec_alert(st, lfe_tlsrec_alert_due(st->tls->rec));
+	st->tls->failed = true;
+	lfe_tcp_close(st->c);
+}
+
+/* The handshake just finished: hand the connection over to tlsrec when
+ * the keylog gave us its secrets, the suite is one tlsrec does, OpenSSL
+ * read no application record, and every record it wrote is out. Else
+ * (TLS 1.2, record_layer = openssl, a CCM suite, no memory) it stays on
+ * OpenSSL. The secrets are wiped either way. */
+static void handover(struct lfe_stream *st)
+{
+	struct lfe_stream_tls *t = st->tls;
+	SSL *ssl = t->job.ssl;
+	char *w = NULL, *r = NULL;
+	long wn = BIO_get_mem_data(t->wbio, &w);
+	int err, n;
+
+	if (t->sec.server_len == 0 || SSL_version(ssl) != TLS1_3_VERSION || wn < 0 ||
+	    (size_t)wn < t->wmark || SSL_pending(ssl) > 0 || SSL_has_pending(ssl))
+		goto stay;
+	/* The records of the step that finished the handshake: its tickets,
+	 * sealed under the server's application key. */
+	n = lfe_tlsrec_count_records((const uint8_t *)w + t->wmark, (size_t)wn - t->wmark);
+	tls_flush(st);
+	if (n < 0 || BIO_ctrl_pending(t->wbio) > 0)
+		goto stay;   /* no proof of the sequence number, or bytes still to send */
+	long rn = BIO_get_mem_data(t->rbio, &r);
+	uint8_t *g = NULL;
+	if (rn < 0 || (rn > 0 && (g = malloc(LFE_TLSREC_MAX > rn ? LFE_TLSREC_MAX : (size_t)rn)) == NULL))
+		goto stay;
+	struct lfe_tlsrec *rec = lfe_tlsrec_new(ssl, &t->sec, (uint64_t)n, &err);
+	if (rec == NULL) {
+		free(g);
+		return;
+	}
+	if (rn > 0)
+		memcpy(g, r, (size_t)rn);   /* the client's records after its Finished */
+	SSL_free(ssl);
+	t->job.ssl = NULL;
+	t->rbio = t->wbio = NULL;
+	t->rec = rec;
+	t->gath = g;
+	t->gath_len = (uint32_t)rn;
+	t->core->st.handover++;
+	return;
+stay:
+	ERR_clear_error();
+	lfe_tlsrec_secrets_wipe(&t->sec);
+}
+
 /* What a handshake step returned (inline or on a crypto thread): its bytes
  * go out; true when the handshake is finished. */
 static bool step_result(struct lfe_stream *st, int r, int err)
 {
 	struct lfe_stream_tls *t = st->tls;
-	tls_flush(st);
 	if (r == 1) {
 		t->core->st.handshakes++;
 		t->core->st.resumed += SSL_session_reused(t->job.ssl) != 0;
+		handover(st);
+		tls_flush(st);
 		return true;
 	}
+	tls_flush(st);
 	if (err != SSL_ERROR_WANT_READ) {
 		t->core->st.handshake_failed++;
 		tls_fail(st);
@@ -280,6 +397,7 @@ static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
 	struct lfe_stream_tls *t = st->tls;
 	struct lfe_stream_core *core = t->core;
 
+	t->wmark = BIO_ctrl_pending(t->wbio);
 	if (core->off == NULL) {
 		int r = SSL_do_handshake(t->job.ssl);
 		int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->job.ssl, r);
@@ -300,6 +418,138 @@ static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
 	return false;
 }
 
+/* Offer plaintext to s; what it leaves is kept in t->hold (allocated
+ * here, or the rest of t->hold itself). false once the connection is
+ * closing; *stop: the session stopped (a bind pending, or plaintext
+ * left): take no more input now. */
+static bool rec_offer(struct lfe_stream *st, struct lfe_session *s, const uint8_t *p, size_t m,
+		      bool *stop, uint8_t *scratch, size_t cap, unsigned *flags)
+{
+	struct lfe_stream_tls *t = st->tls;
+	size_t u = run_session(st, s, p, m, scratch, cap, flags);
+	if (*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE))
+		return false;
+	*stop = (*flags & LFE_SESS_PENDING) != 0 || u < m;
+	if (t->hold) {   /* p was the held plaintext */
+		t->hold_off += (uint32_t)u;
+		t->hold_len -= (uint32_t)u;
+		if (t->hold_len == 0) {
+			OPENSSL_clear_free(t->hold, t->hold_size);
+			t->hold = NULL;
+			t->hold_off = t->hold_size = 0;
+		}
+		return true;
+	}
+	if (u == m)
+		return true;
+	/* The rest waits for room or a verdict, decrypted once, as OpenSSL
+	 * kept it in its record buffer: opening the record again at every
+	 * offer would let a slow reader make us decrypt 16 KiB per ACK. */
+	t->hold = malloc(m - u);
+	if (t->hold == NULL) {
+		*flags |= LFE_SESS_ABORT;
+		lfe_tcp_abort(st->c);
+		return false;
+	}
+	memcpy(t->hold, p + u, m - u);
+	t->hold_size = t->hold_len = (uint32_t)(m - u);
+	t->hold_off = 0;
+	return true;
+}
+
+/* Open one record of p (n bytes) and offer its plaintext to s. Returns
+ * the record's size (consumed; *stop: take nothing more now), 0 when p
+ * holds less than a record (*need: its size), -1 once the connection is
+ * closing. */
+static int rec_one(struct lfe_stream *st, struct lfe_session *s, const uint8_t *p, size_t n,
+		   size_t *need, bool *stop, uint8_t *scratch, size_t cap, unsigned *flags)
+{
+	struct lfe_stream_tls *t = st->tls;
+	uint8_t *plain = t->core->plain;
+	size_t m = 0;
+
+	*stop = false;
+	int rc = lfe_tlsrec_read(t->rec, p, n, plain, sizeof t->core->plain, &m, need);
+	if (rc == -EPIPE) {   /* close_notify */
+		*flags |= LFE_SESS_CLOSE;
+		stream_close(st);
+		return -1;
+	}
+	if (rc < 0) {
+		rec_fail(st, rc);
+		return -1;
+	}
+	if (rc == 0 || m == 0)
+		return rc;   /* incomplete, or a KeyUpdate / empty record */
+	bool ok = rec_offer(st, s, plain, m, stop, scratch, cap, flags);
+	OPENSSL_cleanse(plain, m);
+	return ok ? rc : -1;
+}
+
+/* Records after the handover: what the stream holds first (plaintext,
+ * then gathered ciphertext), then data. Returns the bytes of data
+ * consumed: none while plaintext waits (TCP's window then closes on a
+ * client that sends without reading); a record cut at the end of data is
+ * gathered. */
+static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
+			  size_t len, uint8_t *scratch, size_t cap, unsigned *flags)
+{
+	struct lfe_stream_tls *t = st->tls;
+	size_t used = 0, need;
+	bool stop;
+
+	if (t->failed)
+		return len;
+	if (t->hold_len) {
+		if (!rec_offer(st, s, t->hold + t->hold_off, t->hold_len, &stop, scratch, cap, flags))
+			return len;
+		if (stop)
+			return 0;
+	}
+	while (t->gath_len) {
+		int rc = rec_one(st, s, t->gath, t->gath_len, &need, &stop, scratch, cap, flags);
+		if (rc < 0)
+			return len;
+		if (rc == 0) {   /* complete the record from data */
+			if (used == len)
+				return used;
+			size_t take = need - t->gath_len < len - used ? need - t->gath_len : len - used;
+			memcpy(t->gath + t->gath_len, data + used, take);
+			t->gath_len += (uint32_t)take;
+			used += take;
+			continue;
+		}
+		memmove(t->gath, t->gath + rc, t->gath_len - (size_t)rc);
+		t->gath_len -= (uint32_t)rc;
+		if (t->gath_len == 0) {
+			free(t->gath);   /* ciphertext only: nothing to wipe */
+			t->gath = NULL;
+		}
+		if (stop)
+			return used;
+	}
+	while (used < len) {
+		int rc = rec_one(st, s, data + used, len - used, &need, &stop, scratch, cap, flags);
+		if (rc < 0)
+			return len;
+		if (rc == 0) {   /* cut: gather it (one record's buffer, as OpenSSL's) */
+			t->gath = malloc(LFE_TLSREC_MAX);
+			if (t->gath == NULL) {
+				*flags |= LFE_SESS_ABORT;
+				lfe_tcp_abort(st->c);
+				return len;
+			}
+			memcpy(t->gath, data + used, len - used);
+			t->gath_len = (uint32_t)(len - used);
+			return len;
+		}
+		used += (size_t)rc;
+		if (stop)
+			return used;
+	}
+	return used;
+}
+
 /* Feed ciphertext, run the handshake, then decrypt records one at a time
  * and offer each to the session while it takes them whole. */
 static void tls_deliver(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
@@ -310,12 +560,20 @@ static void tls_deliver(struct lfe_stream *st, struct lfe_session *s, const uint
 
 	if (t->failed)
 		return;
+	if (t->rec) {   /* handed over by the step that just came back */
+		rec_deliver(st, s, data, len, scratch, cap, flags);
+		return;
+	}
 	if (len && BIO_write(t->rbio, data, (int)len) != (int)len) {
 		tls_fail(st);
 		return;
 	}
 	if (!SSL_is_init_finished(t->job.ssl) && !tls_handshake(st, flags))
 		return;
+	if (t->rec) {
+		rec_deliver(st, s, NULL, 0, scratch, cap, flags);
+		return;
+	}
 	for (;;) {
 		size_t n = 0, m = 0;
 		int r = SSL_peek_ex(t->job.ssl, plain, TLS_RECORD_MAX, &n);
@@ -358,6 +616,8 @@ size_t lfe_stream_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 		return run_session(st, s, data, len, scratch, cap, flags);
 	if (t->out)
 		return 0;   /* a handshake step is out: these bytes wait in TCP */
+	if (t->rec)
+		return rec_deliver(st, s, data, len, scratch, cap, flags);
 	/* Ciphertext is taken only while no plaintext waits: TCP's window then
 	 * closes on a client that sends without reading. */
 	if (!t->failed && SSL_pending(t->job.ssl) > 0) {
@@ -375,7 +635,9 @@ void lfe_stream_resume(struct lfe_stream *st, struct lfe_session *s, uint8_t *sc
 		       size_t cap, unsigned *flags)
 {
 	*flags = 0;
-	if (st->tls && !st->tls->out)
+	if (st->tls && st->tls->rec)
+		rec_deliver(st, s, NULL, 0, scratch, cap, flags);
+	else if (st->tls && !st->tls->out)
 		tls_deliver(st, s, NULL, 0, scratch, cap, flags);
 }
 
@@ -401,6 +663,10 @@ int lfe_stream_bind_done(struct lfe_stream *st, struct lfe_session *s, uint64_t 
 	if (rc == 0 && st->tls == NULL) {
 		if (lfe_stream_write(st, scratch, io.out_len) < 0)
 			rc = -ENOBUFS;   /* cannot happen: the session reserved the room */
+	} else if (rc == 0 && st->tls->rec) {
+		/* The room reserved was the TCP room less TLS_OVERHEAD. */
+		if (st->tls->failed || rec_send(st, scratch, io.out_len) < 0)
+			rc = -EIO;
 	} else if (rc == 0) {
 		/* Each record costs overhead beyond the room the session counted:
 		 * the small record may wait in the write BIO for on_writable. */

@@ -28,6 +28,24 @@
  * renegotiation) sends OpenSSL's alert and closes with FIN; the session
  * never sees those bytes.
  *
+ * ldapfe's record layer (tlsrec.h): when the SSL_CTX carries
+ * lfe_tlsrec_keylog ([tls] record_layer = ldapfe) and a TLS 1.3 handshake
+ * with a suite tlsrec does finishes with OpenSSL holding no application
+ * record, the connection is handed over: the write sequence number is the
+ * count of records OpenSSL wrote in the step that finished the handshake
+ * (its NewSessionTickets, all under the application key), the read one 0;
+ * the bytes left in the read BIO become the stream's own; the SSL object
+ * is freed. From then on records are opened straight from TCP's bytes
+ * into the core's buffer; the plaintext the session leaves of a record
+ * (room short, a bind pending) is kept in a buffer of its size, and a
+ * record split across input (or left over at the handover) is gathered
+ * in one of a record's size: each allocated then and freed once taken
+ * (as OpenSSL's record buffers were), so an idle connection holds
+ * neither. No ciphertext is taken while plaintext waits. Any
+ * record-layer failure sends its alert if there is room and closes
+ * (counted as TLS failures, as OpenSSL's are); close_notify closes
+ * cleanly.
+ *
  * Handshakes off the core: with core->off set, every handshake step runs on
  * a crypto thread (tlsoff.h). While a step is out the stream takes no
  * input (TCP keeps it unconsumed), offers no room and touches neither the
@@ -69,6 +87,7 @@ struct lfe_stream_stats {
 	uint64_t handshake_failed;   /* alert sent or garbage: closed */
 	uint64_t offloaded;          /* handshake steps run on a crypto thread */
 	uint64_t busy;               /* handshakes refused: offload queue full */
+	uint64_t handover;           /* moved to ldapfe's record layer (tlsrec.h) */
 };
 
 /* Per worker: shared by the TLS streams of one core, one call at a time. */
@@ -76,7 +95,8 @@ struct lfe_stream_core {
 	struct lfe_tlsoff *off;      /* NULL: handshake steps run inline */
 	unsigned worker;             /* this core's queues in off */
 	struct lfe_stream_stats st;
-	uint8_t plain[LFE_STREAM_TLS_RECORD];   /* decrypted record, during a call */
+	uint8_t plain[LFE_STREAM_TLS_RECORD + 256];   /* decrypted record, during a call */
+	uint8_t sealed[LFE_STREAM_TLS_RECORD + 256];  /* records being sealed (tlsrec.h) */
 };
 
 struct lfe_stream {

@@ -11,6 +11,7 @@
 #include "tls.h"
 
 #include "config.h"
+#include "tlsrec.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -403,6 +404,8 @@ struct lfe_tls *lfe_tls_new_opts(const struct lfe_tls_opts *o, const struct lfe_
 	SSL_CTX_set_options(t->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 				    SSL_OP_NO_COMPRESSION);
 	SSL_CTX_set_mode(t->ctx, SSL_MODE_RELEASE_BUFFERS);
+	if (o->record_layer == LFE_TLS_RECORD_LDAPFE)
+		SSL_CTX_set_keylog_callback(t->ctx, lfe_tlsrec_keylog);
 	if (load_files(t, o, err, errlen) < 0 || set_policy(t, o, err, errlen) < 0)
 		goto out;
 	if (o->ticket_lifetime) {
@@ -433,7 +436,7 @@ struct lfe_tls *lfe_tls_from_config(const struct lfe_config *c, const struct lfe
 		.cert = c->tls_certificate, .key = c->tls_key, .ca = c->tls_ca,
 		.verify_client = c->tls_verify_client, .protocol_min = c->tls_protocol_min,
 		.ciphers = c->tls_ciphers, .ciphersuites = c->tls_ciphersuites,
-		.ticket_lifetime = c->tls_ticket_lifetime,
+		.ticket_lifetime = c->tls_ticket_lifetime, .record_layer = c->tls_record_layer,
 	};
 	return lfe_tls_new_opts(&o, prev, err, errlen);
 }

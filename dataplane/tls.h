@@ -52,6 +52,15 @@ enum lfe_tls_verify {
 
 #define LFE_TLS_TICKET_LIFETIME_DEFAULT 7200u   /* seconds */
 
+/* Who seals and opens the records of an established TLS 1.3 connection
+ * ([tls] record_layer): ldapfe's own record layer (dataplane/tlsrec.h;
+ * the context then carries its keylog callback, and dataplane/stream.c
+ * hands connections over after the handshake), or OpenSSL throughout. */
+enum lfe_tls_record {
+	LFE_TLS_RECORD_LDAPFE = 0,
+	LFE_TLS_RECORD_OPENSSL,
+};
+
 /* TLS 1.3 suites when [tls] ciphersuites is unset: OpenSSL's three, with
  * AES-128-GCM-SHA256 (RFC 8446 §9.1's mandatory suite) first instead of
  * AES-256-GCM-SHA384. With server preference that is what clients get:
@@ -71,6 +80,7 @@ struct lfe_tls_opts {
 	const char *ciphers;         /* TLS 1.2 list (OpenSSL syntax); unset = OpenSSL's */
 	const char *ciphersuites;    /* TLS 1.3 list; unset = LFE_TLS_CIPHERSUITES_DEFAULT */
 	uint32_t ticket_lifetime;    /* seconds, ≤ LFE_TLS_TICKET_LIFETIME_MAX; 0 = no tickets */
+	enum lfe_tls_record record_layer;   /* LDAPFE (0) by default */
 };
 
 /* A new context, or NULL with err set ("[tls] key: FILE: reason"). prev

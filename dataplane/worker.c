@@ -72,6 +72,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"tls_handshakes", "tls_resumed", "tls_handshake_failed", "tls_offloaded", "tls_busy",
 	"tls_cancelled", "tls_queue_depth",
 	"tls_started", "tls_failed",
+	"tls_handover",
 	"dn_pool_bytes", "dn_pool_dry",
 	"pdu_small_held", "pdu_small_peak",
 	"busy_cycles", "total_cycles",
@@ -483,6 +484,7 @@ static void publish(struct lfe_worker *w)
 	w->st.tls_handshake_failed = w->sc.st.handshake_failed;
 	w->st.tls_offloaded = w->sc.st.offloaded;
 	w->st.tls_busy = w->sc.st.busy;
+	w->st.tls_handover = w->sc.st.handover;
 	w->st.tls_cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx);
 	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
 	w->st.tcp_drop_paws = ts->drop_paws;

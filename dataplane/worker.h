@@ -85,6 +85,8 @@ struct lfe_wstats {
 	 * by a TLS failure (garbage, a bad or oversized record, a fatal alert,
 	 * a failed handshake) */
 	uint64_t tls_started, tls_failed;
+	/* TLS 1.3 connections handed over to ldapfe's record layer (tlsrec.h) */
+	uint64_t tls_handover;
 	/* the sessions' DN pool (ldap/dnpool.h): bytes of chunks held now (a
 	 * gauge: bound identities and binds in flight), binds refused busy
 	 * for want of a chunk */

@@ -4,7 +4,7 @@
  * flushes in 4 KiB pieces, one record in and one record out per bind),
  * against an in-process OpenSSL client whose time is not counted.
  *
- * usage: bench_tls [iterations [ec|rsa|resumed|record]]
+ * usage: bench_tls [iterations [ec|rsa|resumed|record|tlsrec|resumed-tlsrec]]
  *        (default 2000 handshakes and 100 times as many records, all rows)
  *
  * Rows, each the median of 5 runs, nanoseconds of the server's calls
@@ -16,7 +16,13 @@
  *   flight2   the step taking the client's Finished (ticket issued)
  *   free      SSL_free
  *   record    one bind-sized record in (62 B) and one response out (14 B)
- *             as stream.c's input and output paths do them
+ *             as stream.c's input and output paths do them with OpenSSL
+ *             ([tls] record_layer = openssl)
+ *   tlsrec    the same with ldapfe's record layer (dataplane/tlsrec.h:
+ *             record_layer = ldapfe, the default)
+ *   resumed-tlsrec  resumption, then the handover to tlsrec (secrets from
+ *             the keylog, records counted, keys derived, SSL freed: in
+ *             "free")
  * for ECDSA P-256 and RSA-2048 full handshakes and TLS 1.3 resumption.
  * BENCH_TLS_SUITES: the server's [tls] ciphersuites (unset: the default).
  * BENCH_TLS_KEEP_BUFFERS=1: without SSL_MODE_RELEASE_BUFFERS.
@@ -29,6 +35,7 @@
  */
 #include "dataplane/stream.h"
 #include "dataplane/tls.h"
+#include "dataplane/tlsrec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,11 +85,18 @@ static int cmp_double(const void *a, const void *b)
 struct side {
 	SSL *ssl;
 	BIO *rb, *wb;
+	struct lfe_tlsrec *rec;      /* the server after a handover */
+	struct lfe_tlsrec_secrets sec;
 };
+
+static bool handover_mode;     /* tlsrec rows: hand the server over after its handshake */
 
 static void side_new(struct side *s, SSL_CTX *ctx, bool server)
 {
 	s->ssl = SSL_new(ctx);
+	s->rec = NULL;
+	if (server && handover_mode && lfe_tlsrec_watch(s->ssl, &s->sec) < 0)
+		exit(1);
 	s->rb = BIO_new(BIO_s_mem());
 	s->wb = BIO_new(BIO_s_mem());
 	if (s->ssl == NULL || s->rb == NULL || s->wb == NULL) {
@@ -107,13 +121,33 @@ static void flush_to(struct side *from, struct side *to)
 
 /* stream.c's handshake step: SSL_do_handshake, SSL_get_error, flush.
  * Not inlined: callgrind --toggle-collect=server_step counts just these. */
+static int records_written;    /* by the last server step (handover_mode) */
+
 __attribute__((noinline)) static int server_step(struct side *sv, struct side *cl)
 {
+	size_t mark = BIO_ctrl_pending(sv->wb);
 	int r = SSL_do_handshake(sv->ssl);
 	int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(sv->ssl, r);
 	ERR_clear_error();
+	if (r == 1 && handover_mode) {   /* stream.c's count of the tickets */
+		char *p = NULL;
+		long n = BIO_get_mem_data(sv->wb, &p);
+		records_written = lfe_tlsrec_count_records((const uint8_t *)p + mark, (size_t)n - mark);
+	}
 	flush_to(sv, cl);
 	return r == 1 ? 1 : e == SSL_ERROR_WANT_READ ? 0 : -1;
+}
+
+/* stream.c's handover: keys from the keylog's secrets, the SSL freed. */
+__attribute__((noinline)) static int server_handover(struct side *sv)
+{
+	int err;
+	if (records_written < 0 || SSL_pending(sv->ssl) || SSL_has_pending(sv->ssl))
+		return -1;
+	sv->rec = lfe_tlsrec_new(sv->ssl, &sv->sec, (uint64_t)records_written, &err);
+	SSL_free(sv->ssl);
+	sv->ssl = NULL;
+	return sv->rec ? 0 : -1;
 }
 
 /* The client's newest session (a bench has one client thread). */
@@ -172,6 +206,13 @@ static int handshake(SSL_CTX *sctx, SSL_CTX *cctx, SSL_SESSION **sess, struct hs
 		if (*sess == NULL)
 			return -1;
 	}
+	if (handover_mode) {
+		t0 = now_ns();
+		r = server_handover(&sv);
+		c->fr += since(t0);
+		if (r < 0)
+			return -1;
+	}
 	if (keep_sv) {
 		*keep_sv = sv;
 		*keep_cl = cl;
@@ -179,6 +220,7 @@ static int handshake(SSL_CTX *sctx, SSL_CTX *cctx, SSL_SESSION **sess, struct hs
 	}
 	t0 = now_ns();
 	SSL_free(sv.ssl);
+	lfe_tlsrec_free(sv.rec);
 	c->fr += since(t0);
 	/* Freed without a shutdown, a session is marked not resumable. */
 	SSL_set_shutdown(cl.ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
@@ -217,6 +259,26 @@ __attribute__((noinline)) static int record(struct side *sv, const uint8_t *rec,
 	return r > 0 ? 0 : -1;
 }
 
+/* The same with ldapfe's record layer (stream.c's rec_one and rec_send:
+ * open into the core's buffer, wipe it, seal the response). */
+__attribute__((noinline)) static int record_tlsrec(struct side *sv, const uint8_t *rec, int rec_len,
+						   uint8_t *plain, double *ns)
+{
+	static const uint8_t resp[14] = { 0x30, 0x0c, 0x02, 0x01, 0x01, 0x61, 0x07,
+					  0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00 };
+	uint8_t out[sizeof resp + LFE_TLSREC_WRITE_OVERHEAD];
+	size_t m = 0, need;
+	double t0 = now_ns();
+	int k = lfe_tlsrec_read(sv->rec, rec, (size_t)rec_len, plain, LFE_STREAM_TLS_RECORD + 256, &m,
+				&need);
+	if (k != rec_len || m == 0)
+		return -1;
+	OPENSSL_cleanse(plain, m);
+	int w = lfe_tlsrec_write(sv->rec, resp, sizeof resp, out, sizeof out);
+	*ns += since(t0);
+	return w > 0 ? 0 : -1;
+}
+
 static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -252,7 +314,7 @@ static void bench_rec(SSL_CTX *sctx, SSL_CTX *cctx, long iters)
 {
 	struct side sv, cl;
 	struct hs_cost c = { 0 };
-	static uint8_t plain[LFE_STREAM_TLS_RECORD];
+	static uint8_t plain[LFE_STREAM_TLS_RECORD + 256];
 	uint8_t req[62], rec[256];
 	size_t w;
 	memset(req, 0x30, sizeof req);
@@ -266,15 +328,18 @@ static void bench_rec(SSL_CTX *sctx, SSL_CTX *cctx, long iters)
 		for (long i = 0; i < iters; i++) {
 			SSL_write_ex(cl.ssl, req, sizeof req, &w);
 			int n = BIO_read(cl.wb, rec, sizeof rec);
-			if (record(&sv, rec, n, plain, &ns) < 0) {
+			if ((handover_mode ? record_tlsrec(&sv, rec, n, plain, &ns)
+					   : record(&sv, rec, n, plain, &ns)) < 0) {
 				fprintf(stderr, "bench_tls: record failed\n");
 				exit(1);
 			}
 		}
 		v[r] = ns / iters;
 	}
-	printf("%-22s %8.0f ns (62 B request in, 14 B response out)\n", "record", median(v, RUNS));
+	printf("%-22s %8.0f ns (62 B request in, 14 B response out)\n",
+	       handover_mode ? "record (tlsrec)" : "record (OpenSSL)", median(v, RUNS));
 	SSL_free(sv.ssl);
+	lfe_tlsrec_free(sv.rec);
 	SSL_free(cl.ssl);
 }
 
@@ -339,6 +404,11 @@ int main(int argc, char **argv)
 	if (!only[0] || strcmp(only, "resumed") == 0)
 		bench_hs("resumed (ticket)", ec, cctx, true, hs);
 	if (!only[0] || strcmp(only, "record") == 0)
+		bench_rec(ec, cctx, recs);
+	handover_mode = true;
+	if (!only[0] || strcmp(only, "resumed-tlsrec") == 0)
+		bench_hs("resumed + handover", ec, cctx, true, hs);
+	if (!only[0] || strcmp(only, "tlsrec") == 0)
 		bench_rec(ec, cctx, recs);
 	SSL_CTX_free(ec);
 	SSL_CTX_free(rsa);

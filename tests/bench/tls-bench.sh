@@ -109,6 +109,9 @@ address = $SADDR/24
 lcores = 0
 CONF
 done
+# The same ECDSA context with OpenSSL's records throughout (the comparison
+# row: [tls] record_layer = openssl; the default is ldapfe's, tlsrec.c).
+sed '/^\[tls\]$/a record_layer = openssl' "$WORK/ec.conf" > "$WORK/ecossl.conf"
 
 telemetry() {
 	ip netns exec "$NS" timeout 10 "$PY" - "/var/run/dpdk/$TAG-srv/dpdk_telemetry.v2" <<'PYEOF'
@@ -232,15 +235,16 @@ if [[ ${LFE_TBENCH_CALLGRIND:-0} == 1 ]]; then
 	declare -A CG
 	CG[clear]=$(cg ec persistent 4 1000 --dport 389)
 	CG[tls]=$(cg ec persistent 4 1000 --tls --tls-version 1.3)
+	CG[tls_ossl]=$(cg ecossl persistent 4 1000 --tls --tls-version 1.3)
 	CG[full_ec]=$(cg ec session 4 50 --tls --tls-version 1.3)
 	CG[full_rsa]=$(cg rsa session 4 50 --tls --tls-version 1.3)
 	CG[resumed]=$(cg ec session 4 50 --tls --tls-version 1.3 --tls-resume)
 	echo "callgrind: ldapfe's instructions in lfe_tcp_input (TCP in, TLS, LDAP, store, answer queued)"
 	f() { set -- $1; echo "$1"; }      # per bind
 	h() { set -- $1; echo "$2"; }      # per handshake
-	echo "per bind, handshakes excluded: cleartext $(f "${CG[clear]}"), TLS 1.3 $(f "${CG[tls]}")"
+	echo "per bind, handshakes excluded: cleartext $(f "${CG[clear]}"), TLS 1.3 $(f "${CG[tls]}") (record_layer = openssl: $(f "${CG[tls_ossl]}"))"
 	echo "per handshake: full ECDSA P-256 $(h "${CG[full_ec]}"), full RSA-2048 $(h "${CG[full_rsa]}"), resumed $(h "${CG[resumed]}")"
-	echo "(errors/binds/handshakes: $(for k in clear tls full_ec full_rsa resumed; do set -- ${CG[$k]}; printf '%s %s ' "$k" "$3"; done))"
+	echo "(errors/binds/handshakes: $(for k in clear tls tls_ossl full_ec full_rsa resumed; do set -- ${CG[$k]}; printf '%s %s ' "$k" "$3"; done))"
 	echo "load after: $(uptime)"
 	exit 0
 fi
@@ -263,25 +267,46 @@ print("%.0f %.2f %d %.0f %.0f %.2f" % (statistics.median(float(x[0]) for x in r)
       *(statistics.median(float(x[i]) for x in r) for i in (5, 6, 7))))')
 }
 
-row clear ec persistent --dport 389
-row tls ec persistent --tls --tls-version 1.3
-row full_ec ec session --tls --tls-version 1.3
-row full_rsa rsa session --tls --tls-version 1.3
-row resumed ec session --tls --tls-version 1.3 --tls-resume
-row clear_s ec session --dport 389
+# LFE_TBENCH_ROWS: the rows to run (names below; default all), e.g.
+# "clear tls tls_ossl" for the record-layer comparison alone.
+ROWS=${LFE_TBENCH_ROWS:-clear tls tls_ossl full_ec full_rsa resumed resumed_ossl clear_s}
+declare -A ROWDEF=(
+	[clear]="ec persistent --dport 389"
+	[tls]="ec persistent --tls --tls-version 1.3"
+	[tls_ossl]="ecossl persistent --tls --tls-version 1.3"
+	[full_ec]="ec session --tls --tls-version 1.3"
+	[full_rsa]="rsa session --tls --tls-version 1.3"
+	[resumed]="ec session --tls --tls-version 1.3 --tls-resume"
+	[resumed_ossl]="ecossl session --tls --tls-version 1.3 --tls-resume"
+	[clear_s]="ec session --dport 389")
+for r in $ROWS; do
+	[[ -n ${ROWDEF[$r]:-} ]] || { echo "tls-bench.sh: no row $r" >&2; exit 1; }
+	# shellcheck disable=SC2086
+	row "$r" ${ROWDEF[$r]}
+done
 
 echo "ldapfe 1 worker (CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif, $CONNS connections, rate max;"
 echo "median of $RUNS runs of $DUR s; busy µs per bind of the worker (per session in the session rows)"
-"$PY" - "${MED[clear]}" "${MED[tls]}" "${MED[full_ec]}" "${MED[full_rsa]}" "${MED[resumed]}" "${MED[clear_s]}" <<'PYEOF'
+args=()
+for r in $ROWS; do args+=("$r" "${MED[$r]}"); done
+"$PY" - "${args[@]}" <<'PYEOF'
 import sys
-rows = [x.split() for x in sys.argv[1:]]
-names = ["persistent binds/s, cleartext", "persistent binds/s, TLS 1.3",
-         "full handshakes/s, ECDSA P-256 (session)", "full handshakes/s, RSA-2048 (session)",
-         "resumed handshakes/s, TLS 1.3 tickets (session)",
-         "sessions/s, cleartext (session: the TCP and LDAP part)"]
-for n, r in zip(names, rows):
-    print("%-48s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us)" %
-          (n, r[0], r[1], r[2], r[3], r[4], r[5]))
-print("%-48s %9.0f %%" % ("TLS / cleartext (persistent)", 100.0 * float(rows[1][0]) / max(float(rows[0][0]), 1)))
+names = {"clear": "persistent binds/s, cleartext",
+         "tls": "persistent binds/s, TLS 1.3",
+         "tls_ossl": "persistent binds/s, TLS 1.3, record_layer = openssl",
+         "full_ec": "full handshakes/s, ECDSA P-256 (session)",
+         "full_rsa": "full handshakes/s, RSA-2048 (session)",
+         "resumed": "resumed handshakes/s, TLS 1.3 tickets (session)",
+         "resumed_ossl": "resumed handshakes/s, record_layer = openssl",
+         "clear_s": "sessions/s, cleartext (session: the TCP and LDAP part)"}
+a = sys.argv[1:]
+rows = {a[i]: a[i + 1].split() for i in range(0, len(a), 2)}
+for k, r in rows.items():
+    print("%-52s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us)" %
+          (names[k], r[0], r[1], r[2], r[3], r[4], r[5]))
+for k in ("tls", "tls_ossl"):
+    if k in rows and "clear" in rows:
+        print("%-52s %9.0f %%" % ("TLS / cleartext (persistent, %s)" % names[k].split(", ")[-1],
+              100.0 * float(rows[k][0]) / max(float(rows["clear"][0]), 1)))
 PYEOF
 echo "load after: $(uptime)"

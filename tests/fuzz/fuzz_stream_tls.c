@@ -15,6 +15,14 @@
  *                  alerts, renegotiation attempts);
  *   mode % 3 == 2: after the handshake, sealed by the client as
  *                  application data (LDAP requests under TLS).
+ * The server's context is [tls]'s default, record_layer = ldapfe: after a
+ * TLS 1.3 handshake the records reach dataplane/tlsrec.c's parser. With
+ * mode bit 3 (and 1.3, mode % 3 == 1) the bytes are instead chunks (2-byte
+ * length, then that many bytes) each sealed with the client's keys as a
+ * whole TLSInnerPlaintext (lfe_tlsrec_seal_inner; the last byte is the
+ * inner content type): alerts, KeyUpdates, other handshake messages,
+ * zeros, oversized plaintexts, all with valid tags. Mode bits 4-5 pick the
+ * TLS 1.3 suite (AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305).
  * Then the client acknowledges everything and sends FIN.
  * Checks: no crash, leak or sanitizer report; the connection is closed or
  * still consistent (every callback pairs), and what the server sends
@@ -29,6 +37,7 @@
 
 #include "dataplane/stream.h"
 #include "dataplane/tls.h"
+#include "dataplane/tlsrec.h"
 #include "../dataplane/testpki.h"
 #include "../ldap/testbackend.c"   /* the test backend is not a library */
 
@@ -80,6 +89,7 @@ static void setup(void)
 	EVP_PKEY_free(key);
 	client_ctx = SSL_CTX_new(TLS_client_method());
 	SSL_CTX_set_verify(client_ctx, SSL_VERIFY_NONE, NULL);
+	SSL_CTX_set_keylog_callback(client_ctx, lfe_tlsrec_keylog);   /* the client's keys */
 	static const char *const dom[] = { "objectClass=top", "dc=example" };
 	static const char *const alice[] = { "objectClass=person", "uid=alice", "cn=Alice" };
 	tb = lfe_tb_new();
@@ -240,6 +250,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	SSL *cl = NULL;
 	BIO *rb = NULL, *wb = NULL;
+	struct lfe_tlsrec_secrets csec;
+	static const char *const suites[] = { "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+					      "TLS_CHACHA20_POLY1305_SHA256" };
 	if (mode % 3 != 0 && f.c) {
 		cl = SSL_new(client_ctx);
 		rb = BIO_new(BIO_s_mem());
@@ -251,6 +264,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int v = mode & 4 ? TLS1_3_VERSION : TLS1_2_VERSION;
 		SSL_set_min_proto_version(cl, v);
 		SSL_set_max_proto_version(cl, v);
+		SSL_set_ciphersuites(cl, suites[(mode >> 4 & 3) % 3]);
+		if (lfe_tlsrec_watch(cl, &csec) < 0)
+			abort();
 		for (int i = 0; i < 20 && f.c; i++) {
 			int r = SSL_do_handshake(cl);
 			client_out(&f, wb, &seed, &now);
@@ -259,7 +275,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 		}
 	}
-	if (mode % 3 == 2 && cl && SSL_is_init_finished(cl)) {
+	struct lfe_tlsrec *peer = NULL;
+	int err2 = 0;
+	if (mode % 3 == 1 && (mode & 8) && cl && SSL_is_init_finished(cl) &&
+	    SSL_version(cl) == TLS1_3_VERSION)
+		peer = lfe_tlsrec_new_keys(SSL_CIPHER_get_protocol_id(SSL_get_current_cipher(cl)),
+					   csec.server, csec.client, csec.client_len, 0, &err2);
+	if (cl)
+		lfe_tlsrec_secrets_wipe(&csec);
+	if (peer) {
+		static uint8_t rec[LFE_TLSREC_MAX + 64];
+		for (size_t off = 0; off + 2 <= size && f.c;) {
+			size_t m = ((size_t)data[off] << 8 | data[off + 1]) % 17000;
+			off += 2;
+			if (m > size - off)
+				m = size - off;
+			int k = m ? lfe_tlsrec_seal_inner(peer, data + off, m, rec, sizeof rec) : -1;
+			if (k > 0)
+				send_bytes(&f, rec, (size_t)k, &seed, &now);
+			off += m;
+		}
+		lfe_tlsrec_free(peer);
+	} else if (mode % 3 == 2 && cl && SSL_is_init_finished(cl)) {
 		size_t w;
 		for (size_t off = 0; off < size && f.c; off += 16384) {
 			size_t n = size - off < 16384 ? size - off : 16384;

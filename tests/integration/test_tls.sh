@@ -5,7 +5,9 @@
 # wrong password), python3-ldap3 validating the certificate, openssl
 # s_client checking TLS 1.2 and 1.3; garbage on 636 is closed without
 # harming anyone; cleartext 389 goes on; a key that does not match the
-# certificate is refused at start with the key and the reason.
+# certificate is refused at start with the key and the reason. TLS 1.3
+# sessions run on ldapfe's record layer (tls_handover); record_layer =
+# openssl keeps them on OpenSSL.
 source "$(dirname "$0")/lib.sh"
 lfe_init tls 85
 lfe_make_store
@@ -87,6 +89,17 @@ print(c.bind(), c.extend.standard.who_am_i())
 ' "$LFE_SADDR" "$P/ca.crt" "$(lfe_dn alice)")
 lfe_eq "ldap3 LDAPS bind + whoami" "$got" "True dn:$(lfe_dn alice)"
 
+# Every TLS 1.3 session above (libldap's GnuTLS: 2 whoami, a search; the
+# s_client and ldap3's OpenSSL) ran on ldapfe's record layer after its
+# handshake ([tls] record_layer = ldapfe, the default).
+handover() {
+	sleep 0.1   # counters are published every millisecond
+	"$LFE_CTL" --prefix "$LFE_PREFIX" stats | awk '$1 == "tls_handover" { print $2 }'
+}
+ho=$(handover)
+(( ${ho:-0} >= 4 )) || lfe_fail "tls_handover ${ho:-missing}, want 4 or more"
+lfe_log "ok: TLS 1.3 sessions on ldapfe's record layer ($ho)"
+
 # Garbage on 636: the connection is closed (an alert at most), promptly.
 got=$(lfe_py '
 import socket, sys, time
@@ -109,3 +122,13 @@ lfe_eq "ldaps after garbage" "$(tlscli ldapwhoami -x -H "$S" -D "$(lfe_dn bob)" 
 	"dn:$(lfe_dn bob)"
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
+
+# [tls] record_layer = openssl: OpenSSL's records throughout, same answers.
+conf=$(tls_conf "$P/srv.key")
+printf 'record_layer = openssl\n' >> "$conf"
+lfe_start "$conf" 0
+lfe_eq "record_layer openssl: ldaps whoami" \
+	"$(tlscli ldapwhoami -x -H "$S" -D "$(lfe_dn alice)" -w alice-pw 2>&1)" "dn:$(lfe_dn alice)"
+lfe_eq "record_layer openssl: nothing handed over" "$(handover)" 0
+lfe_stop
+lfe_eq "SIGTERM exit status (record_layer openssl)" "$LFE_STOP_RC" 0

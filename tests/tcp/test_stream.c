@@ -39,6 +39,7 @@
 #include <openssl/x509.h>
 
 #include "dataplane/tlsoff.h"
+#include "dataplane/tlsrec.h"
 
 #include "ldap/msg.h"
 #include "tests/backend/berbuild.h"
@@ -532,6 +533,10 @@ static const struct lfe_tcp_ops tops = {
 	.tx = ttx, .on_open = topen, .on_data = tdata, .on_writable = twritable, .on_close = tclose,
 };
 
+/* The server's record layer after TLS 1.3 handshakes: ldapfe's
+ * (dataplane/tlsrec.h, as [tls] record_layer = ldapfe) or OpenSSL's. */
+static bool rec_layer;
+
 /* A throwaway P-256 key and self-signed certificate (no key on disk). */
 static SSL_CTX *server_ctx(void)
 {
@@ -553,6 +558,8 @@ static SSL_CTX *server_ctx(void)
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);   /* as dataplane/tls.c */
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	if (rec_layer)
+		SSL_CTX_set_keylog_callback(ctx, lfe_tlsrec_keylog);
 	X509_free(x);
 	EVP_PKEY_free(pk);
 	return ctx;
@@ -657,6 +664,8 @@ static struct tconn *tconnect(struct tenv *e, uint32_t raddr, int max_version)
 	return k;
 }
 
+static void tsend(struct tenv *e, struct tconn *k);
+
 /* The client's side of one step: handshake or read, then send what it
  * wrote within the server's window, and acknowledge. */
 static void tclient(struct tenv *e, struct tconn *k)
@@ -678,6 +687,12 @@ static void tclient(struct tenv *e, struct tconn *k)
 		}
 	}
 	ERR_clear_error();
+	tsend(e, k);
+}
+
+/* Send what the client wrote within the server's window, and ACK. */
+static void tsend(struct tenv *e, struct tconn *k)
+{
 	for (;;) {
 		uint32_t room = k->acked + k->win - k->tx;
 		size_t pend = BIO_ctrl_pending(k->wb);
@@ -783,8 +798,12 @@ static void test_tls_session(const char *name, uint32_t threads, int max_version
 	      name);
 	CHECK(e.held_steps > 0, "%s: plaintext never waited for send room", name);
 	CHECK(!k->closed && !k->reset, "%s: connection closed", name);
-	printf("%s: %s handshake, %llu steps offloaded, %zu response bytes, plaintext held %u steps\n",
-	       name, SSL_get_version(k->ssl), (unsigned long long)e.core->st.offloaded, k->app_len,
+	bool tls13 = SSL_version(k->ssl) == TLS1_3_VERSION;
+	CHECK(e.core->st.handover == (rec_layer && tls13), "%s: %llu handed over", name,
+	      (unsigned long long)e.core->st.handover);
+	printf("%s (%s records): %s handshake, %llu steps offloaded, %zu response bytes, "
+	       "plaintext held %u steps\n", name, e.core->st.handover ? "ldapfe" : "OpenSSL",
+	       SSL_get_version(k->ssl), (unsigned long long)e.core->st.offloaded, k->app_len,
 	       e.held_steps);
 	free(ref);
 	free(req.b);
@@ -882,13 +901,102 @@ static void test_tls_idle_memory(void)
 		tconn_free_client(&e.k[i]);   /* the client's side is not the server's */
 	}
 	size_t per = (mallinfo2().uordblks - before) / N;
-	printf("memory per idle TLS connection (server side): %zu bytes%s\n", per,
+	CHECK(e.core->st.handover == (rec_layer ? N : 0), "memory: %llu handed over",
+	      (unsigned long long)e.core->st.handover);
+	printf("memory per idle TLS 1.3 connection (server side, %s records): %zu bytes%s\n",
+	       rec_layer ? "ldapfe" : "OpenSSL", per,
 	       per ? "" : " (not measurable: this allocator does not report to mallinfo2)");
 	/* The old layout held a 16 KiB plaintext buffer per connection on top
 	 * of OpenSSL's state (a fresh SSL object alone is ~7.5 KiB, ~12 KiB
 	 * after a TLS 1.3 handshake): over 28 KiB in all. */
 	CHECK(per < LFE_STREAM_TLS_RECORD + 8192, "memory: %zu bytes per idle TLS connection", per);
 	free(req.b);
+	tenv_fini(&e);
+}
+
+/* ldapfe's record layer through the stream: the first request in the
+ * segment of the client's Finished (left in OpenSSL's read BIO at the
+ * handover), then one request record split at every byte across two
+ * segments (gathered), KeyUpdates asked of the server on the way; then
+ * close_notify, and garbage on another connection. */
+static void test_tls_records(void)
+{
+	struct tenv e;
+	tenv_init(&e, 0, 8, 8, 16384);
+	struct tconn *k = tconnect(&e, RADDR, 0);
+	for (unsigned i = 0; i < 50; i++) {
+		int r = SSL_do_handshake(k->ssl);
+		ERR_clear_error();
+		if (r == 1)
+			break;   /* its Finished is written, not sent */
+		tsend(&e, k);
+		tserver(&e);
+	}
+	struct bb req = { .b = malloc(1 << 20), .n = 0 }, one = { .b = malloc(256), .n = 0 };
+	size_t w;
+	req_bind(&req, 1);
+	CHECK(SSL_write_ex(k->ssl, req.b, req.n, &w) == 1, "records: first write");
+	tsend(&e, k);   /* Finished and the bind: one segment */
+	tserver(&e);
+	CHECK(e.core->st.handover == 1 && lfe_stream_holding(&k->st) == false,
+	      "records: %llu handed over", (unsigned long long)e.core->st.handover);
+	unsigned splits = 0, kus = 0;
+	for (int32_t id = 2; id < 400; id++) {
+		size_t at = req.n;
+		req_bind(&req, id);
+		if (id % 50 == 0) {
+			SSL_key_update(k->ssl, SSL_KEY_UPDATE_REQUESTED);
+			kus++;
+		}
+		CHECK(SSL_write_ex(k->ssl, req.b + at, req.n - at, &w) == 1, "records: write %d", id);
+		uint8_t rec[512];
+		int n = BIO_read(k->wb, rec, sizeof rec);
+		if (n <= 0 || BIO_ctrl_pending(k->wb)) {
+			CHECK(0, "records: record %d not whole", id);
+			break;
+		}
+		/* A KeyUpdate record comes first: split inside the bind's record. */
+		int first = (id % 50 == 0) ? n - (int)(req.n - at + 22) : 0;
+		int cut = first + 1 + (id - 2) % (n - first - 1);
+		tseg(&e, k, LFE_TCP_ACK | LFE_TCP_PSH, rec, (uint16_t)cut);
+		tserver(&e);
+		CHECK(lfe_stream_holding(&k->st), "records: the cut record is not gathered");
+		tseg(&e, k, LFE_TCP_ACK | LFE_TCP_PSH, rec + cut, (uint16_t)(n - cut));
+		tserver(&e);
+		tclient(&e, k);
+		splits++;
+	}
+	uint8_t *ref = malloc(1 << 20);
+	size_t ref_len = reference(&req, ref, 1 << 20, false);
+	CHECK(tpump(&e, ref_len), "records: %zu of %zu response bytes", k->app_len, ref_len);
+	CHECK(k->app_len == ref_len && memcmp(k->app, ref, ref_len) == 0, "records: responses differ");
+	CHECK(!lfe_stream_holding(&k->st) && !lfe_stream_tls_failed(&k->st), "records: state");
+	/* close_notify: ours comes back, the close is clean. */
+	SSL_shutdown(k->ssl);
+	tsend(&e, k);
+	tserver(&e);
+	CHECK(k->closed || !lfe_stream_tls_failed(&k->st), "records: close_notify failed the stream");
+	CHECK(SSL_shutdown(k->ssl) == 1, "records: no close_notify back");
+
+	/* Garbage after the handover: an alert, FIN, counted as a failure. */
+	struct tconn *g = tconnect(&e, RADDR + 1, 0);
+	CHECK(tpump(&e, 0), "garbage: handshake");
+	static const uint8_t junk[] = "GET / HTTP/1.0\r\n\r\n";
+	tseg(&e, g, LFE_TCP_ACK | LFE_TCP_PSH, junk, sizeof junk - 1);
+	tserver(&e);
+	CHECK(g->closed || lfe_stream_tls_failed(&g->st), "garbage: not failed");
+	uint8_t b[16];
+	size_t r;
+	CHECK(SSL_read_ex(g->ssl, b, sizeof b, &r) != 1 &&
+	      SSL_get_error(g->ssl, 0) == SSL_ERROR_SSL, "garbage: no alert to the client");
+	ERR_clear_error();
+	printf("records: first request behind Finished, %u records split across segments, "
+	       "%u KeyUpdates asked, close_notify, garbage\n", splits, kus);
+	CHECK(e.core->st.handover == 2, "records: %llu handed over",
+	      (unsigned long long)e.core->st.handover);
+	free(ref);
+	free(req.b);
+	free(one.b);
 	tenv_fini(&e);
 }
 
@@ -900,12 +1008,16 @@ int main(void)
 	/* tests/gen's regression: 16,385 binds on one connection. */
 	rnd_state = 1;
 	run("16385 requests", 16385, false);
-	test_tls_session("tls inline", 0, 0);
-	test_tls_session("tls offloaded", 2, 0);
-	test_tls_session("tls 1.2 offloaded", 1, TLS1_2_VERSION);
-	test_tls_cancel();
-	test_tls_busy();
-	test_tls_idle_memory();
+	for (int l = 0; l < 2; l++) {
+		rec_layer = l == 1;
+		test_tls_session("tls inline", 0, 0);
+		test_tls_session("tls offloaded", 2, 0);
+		test_tls_session("tls 1.2 offloaded", 1, TLS1_2_VERSION);
+		test_tls_cancel();
+		test_tls_busy();
+		test_tls_idle_memory();
+	}
+	test_tls_records();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;

@@ -1,0 +1,508 @@
+/* dataplane/tlsrec.c — ldapfe's TLS 1.3 record layer (tlsrec.h).
+ *
+ * A record is header (23, 3, 3, length) || AEAD(key, IV xor seq, AAD =
+ * header, content || type || zeros). The nonce is the only thing set per
+ * record: the contexts keep their key schedule from the handover (or the
+ * last KeyUpdate) on.
+ */
+#include "tlsrec.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/ssl.h>
+
+#define IV_LEN 12u
+#define CT_ALERT     21u
+#define CT_HANDSHAKE 22u
+#define CT_APPDATA   23u
+#define HS_KEY_UPDATE 24u
+#define ALERT_ILLEGAL_PARAMETER 47u
+
+struct dir {
+	EVP_CIPHER_CTX *ctx;
+	uint64_t seq;
+	uint8_t iv[IV_LEN];
+	uint8_t secret[LFE_TLSREC_SECRET_MAX];   /* current traffic secret: KeyUpdate's input */
+};
+
+struct lfe_tlsrec {
+	const char *md;           /* the suite's hash, by name (HKDF) */
+	size_t key_len, hash_len;
+	bool gcm;                 /* AES-GCM: the nonce set as a parameter */
+	struct dir rd, wr;
+	bool ku_owed;             /* the peer asked for our KeyUpdate */
+	uint8_t ku_run;           /* KeyUpdates since the last data record */
+	uint8_t alert;            /* owed after a failed read */
+};
+
+/* ------------------------------------------------------------ keylog */
+
+/* OpenSSL's ex_data index is per process by its design: set once. */
+static int sec_index = -1;
+static pthread_once_t sec_once = PTHREAD_ONCE_INIT;
+
+static void sec_index_init(void)
+{
+	sec_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+int lfe_tlsrec_watch(SSL *ssl, struct lfe_tlsrec_secrets *sec)
+{
+	pthread_once(&sec_once, sec_index_init);
+	memset(sec, 0, sizeof *sec);
+	if (sec_index < 0 || SSL_set_ex_data(ssl, sec_index, sec) != 1) {
+		ERR_clear_error();
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void lfe_tlsrec_secrets_wipe(struct lfe_tlsrec_secrets *sec)
+{
+	OPENSSL_cleanse(sec, sizeof *sec);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "LABEL <client random: 64 hex> <secret: hex>": the secret into dst
+ * (≤ LFE_TLSREC_SECRET_MAX bytes); its length, or 0 if malformed. */
+static uint8_t parse_secret(const char *s, uint8_t *dst)
+{
+	const char *sp = strchr(s, ' ');
+	if (sp == NULL || strlen(sp + 1) < 65 || sp[65] != ' ')
+		return 0;
+	const char *h = sp + 66;
+	size_t hl = strlen(h);
+	if (hl == 0 || hl % 2 || hl / 2 > LFE_TLSREC_SECRET_MAX)
+		return 0;
+	for (size_t i = 0; i < hl / 2; i++) {
+		int a = hexval(h[2 * i]), b = hexval(h[2 * i + 1]);
+		if (a < 0 || b < 0) {
+			OPENSSL_cleanse(dst, LFE_TLSREC_SECRET_MAX);
+			return 0;
+		}
+		dst[i] = (uint8_t)(a << 4 | b);
+	}
+	return (uint8_t)(hl / 2);
+}
+
+void lfe_tlsrec_keylog(const SSL *ssl, const char *line)
+{
+	static const char cl[] = "CLIENT_TRAFFIC_SECRET_0 ", sv[] = "SERVER_TRAFFIC_SECRET_0 ";
+
+	if (sec_index < 0)
+		return;   /* nobody watches (the index is made by the first watch) */
+	struct lfe_tlsrec_secrets *sec = SSL_get_ex_data(ssl, sec_index);
+	if (sec == NULL)
+		return;
+	if (strncmp(line, cl, sizeof cl - 1) == 0)
+		sec->client_len = parse_secret(line, sec->client);
+	else if (strncmp(line, sv, sizeof sv - 1) == 0)
+		sec->server_len = parse_secret(line, sec->server);
+}
+
+int lfe_tlsrec_count_records(const uint8_t *p, size_t n)
+{
+	int count = 0;
+	size_t off = 0;
+
+	while (off < n) {
+		if (n - off < LFE_TLSREC_HDR || p[off] != CT_APPDATA || count == INT32_MAX)
+			return -EINVAL;
+		size_t len = (size_t)p[off + 3] << 8 | p[off + 4];
+		if (len > LFE_TLSREC_CIPHER_MAX || n - off - LFE_TLSREC_HDR < len)
+			return -EINVAL;
+		off += LFE_TLSREC_HDR + len;
+		count++;
+	}
+	return count;
+}
+
+/* ------------------------------------------------------------- keys */
+
+/* HKDF-Expand (EVP_KDF "HKDF", expand only) keyed with one secret: the
+ * fetch, the digest lookup and the key are set once for the labels of
+ * that secret (each derive then takes only its info). */
+static EVP_KDF_CTX *hkdf_new(const char *md, const uint8_t *secret, size_t slen)
+{
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+		OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)md, 0),
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, slen),
+		OSSL_PARAM_construct_end(),
+	};
+	EVP_KDF_free(kdf);   /* the context holds its own reference */
+	if (kc && EVP_KDF_CTX_set_params(kc, p) != 1) {
+		EVP_KDF_CTX_free(kc);   /* cleanses the key it holds */
+		kc = NULL;
+	}
+	if (kc == NULL)
+		ERR_clear_error();
+	return kc;
+}
+
+/* HKDF-Expand-Label(secret, label, "", olen) (RFC 8446 §7.1). */
+static int expand_label(EVP_KDF_CTX *kc, const char *label, uint8_t *out, size_t olen)
+{
+	uint8_t info[2 + 1 + 6 + 12 + 1];
+	size_t ll = strlen(label);
+	if (ll > 12)
+		return -EINVAL;
+	info[0] = (uint8_t)(olen >> 8);
+	info[1] = (uint8_t)olen;
+	info[2] = (uint8_t)(6 + ll);
+	memcpy(info + 3, "tls13 ", 6);
+	memcpy(info + 9, label, ll);
+	info[9 + ll] = 0;   /* empty context */
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, 10 + ll),
+		OSSL_PARAM_construct_end(),
+	};
+	if (EVP_KDF_derive(kc, out, olen, p) != 1) {
+		ERR_clear_error();
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Key and IV of d from its secret; the context keyed (cipher NULL: the
+ * one it has). */
+static int dir_key(struct lfe_tlsrec *r, struct dir *d, const EVP_CIPHER *cipher, int enc)
+{
+	uint8_t key[32];
+	EVP_KDF_CTX *kc = hkdf_new(r->md, d->secret, r->hash_len);
+	int rc = kc ? expand_label(kc, "key", key, r->key_len) : -EIO;
+	if (rc == 0)
+		rc = expand_label(kc, "iv", d->iv, IV_LEN);
+	EVP_KDF_CTX_free(kc);
+	if (rc == 0 && EVP_CipherInit_ex(d->ctx, cipher, NULL, key, NULL, enc) != 1)
+		rc = -EIO;
+	OPENSSL_cleanse(key, sizeof key);
+	if (rc < 0)
+		ERR_clear_error();
+	d->seq = 0;
+	return rc;
+}
+
+/* application_traffic_secret_N+1 (§7.2), then its key and IV. */
+static int dir_update(struct lfe_tlsrec *r, struct dir *d, int enc)
+{
+	uint8_t next[LFE_TLSREC_SECRET_MAX];
+	EVP_KDF_CTX *kc = hkdf_new(r->md, d->secret, r->hash_len);
+	int rc = kc ? expand_label(kc, "traffic upd", next, r->hash_len) : -EIO;
+	EVP_KDF_CTX_free(kc);
+	if (rc == 0)
+		memcpy(d->secret, next, r->hash_len);
+	OPENSSL_cleanse(next, sizeof next);
+	return rc < 0 ? rc : dir_key(r, d, NULL, enc);
+}
+
+struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec, uint64_t wseq,
+				  int *err)
+{
+	const SSL_CIPHER *c = SSL_version(ssl) == TLS1_3_VERSION ? SSL_get_current_cipher(ssl) : NULL;
+	struct lfe_tlsrec *r = NULL;
+
+	*err = -ENOTSUP;
+	if (c && sec->client_len && sec->client_len == sec->server_len)
+		r = lfe_tlsrec_new_keys(SSL_CIPHER_get_protocol_id(c), sec->client, sec->server,
+					sec->client_len, wseq, err);
+	lfe_tlsrec_secrets_wipe(sec);
+	return r;
+}
+
+struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
+				       const uint8_t *wr_secret, size_t secret_len, uint64_t wseq,
+				       int *err)
+{
+	const EVP_CIPHER *cipher = NULL;
+	struct lfe_tlsrec *r = NULL;
+	size_t key_len = 0, hash_len = 32;
+	const char *md = "SHA256";
+	bool gcm = false;
+
+	*err = -ENOTSUP;
+	switch (suite) {
+	case 0x1301:
+		cipher = EVP_aes_128_gcm(), key_len = 16, gcm = true;
+		break;
+	case 0x1302:
+		cipher = EVP_aes_256_gcm(), key_len = 32, hash_len = 48, md = "SHA384", gcm = true;
+		break;
+	case 0x1303:
+		cipher = EVP_chacha20_poly1305(), key_len = 32;
+		break;
+	default:
+		goto out;
+	}
+	if (secret_len != hash_len)
+		goto out;
+	*err = -ENOMEM;
+	r = calloc(1, sizeof *r);
+	if (r == NULL)
+		goto out;
+	r->md = md;
+	r->gcm = gcm;
+	r->key_len = key_len;
+	r->hash_len = hash_len;
+	r->rd.ctx = EVP_CIPHER_CTX_new();
+	r->wr.ctx = EVP_CIPHER_CTX_new();
+	if (r->rd.ctx == NULL || r->wr.ctx == NULL)
+		goto fail;
+	memcpy(r->rd.secret, rd_secret, hash_len);
+	memcpy(r->wr.secret, wr_secret, hash_len);
+	*err = -EIO;
+	if (dir_key(r, &r->rd, cipher, 0) < 0 || dir_key(r, &r->wr, cipher, 1) < 0)
+		goto fail;
+	r->wr.seq = wseq;
+	*err = 0;
+	goto out;
+fail:
+	lfe_tlsrec_free(r);
+	r = NULL;
+out:
+	return r;
+}
+
+void lfe_tlsrec_free(struct lfe_tlsrec *r)
+{
+	if (r == NULL)
+		return;
+	EVP_CIPHER_CTX_free(r->rd.ctx);   /* cleanses its key schedule */
+	EVP_CIPHER_CTX_free(r->wr.ctx);
+	OPENSSL_cleanse(r, sizeof *r);
+	free(r);
+}
+
+/* ------------------------------------------------------------ records */
+
+static void nonce(const struct dir *d, uint8_t n[IV_LEN])
+{
+	memcpy(n, d->iv, IV_LEN);
+	for (unsigned i = 0; i < 8; i++)
+		n[IV_LEN - 1 - i] ^= (uint8_t)(d->seq >> (8 * i));
+}
+
+/* The record's nonce into d's context. EVP_CipherInit_ex would do it, but
+ * in OpenSSL 3.0 it asks the provider for the IV length through a
+ * parameter lookup each time (~1,400 instructions a record); AES-GCM
+ * takes the whole nonce as its "fixed IV" of length -1 instead
+ * (EVP_CTRL_GCM_SET_IV_FIXED's documented whole-IV form, as a parameter),
+ * which leaves the IV state "set, not used": a record sealed or opened
+ * without a new nonce fails instead of reusing one. */
+static int set_nonce(const struct lfe_tlsrec *r, const struct dir *d, int enc)
+{
+	uint8_t nc[IV_LEN];
+	nonce(d, nc);
+	if (r->gcm) {
+		OSSL_PARAM p[] = {
+			OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, nc,
+							  (size_t)-1),
+			OSSL_PARAM_construct_end(),
+		};
+		return EVP_CIPHER_CTX_set_params(d->ctx, p);
+	}
+	return EVP_CipherInit_ex(d->ctx, NULL, NULL, NULL, nc, enc);
+}
+
+/* The tag: read after sealing (get), or given before the final check. */
+static int tag(const struct dir *d, uint8_t *t, bool get)
+{
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, t, LFE_TLSREC_TAG),
+		OSSL_PARAM_construct_end(),
+	};
+	return get ? EVP_CIPHER_CTX_get_params(d->ctx, p) : EVP_CIPHER_CTX_set_params(d->ctx, p);
+}
+
+/* One record of inner type `type` with n bytes of p into out. */
+static int seal(struct lfe_tlsrec *r, uint8_t type, const uint8_t *p, size_t n, uint8_t *out,
+		size_t cap)
+{
+	struct dir *d = &r->wr;
+	size_t clen = n + 1 + LFE_TLSREC_TAG;
+	int l = 0;
+
+	if (clen > LFE_TLSREC_CIPHER_MAX || cap < LFE_TLSREC_HDR + clen)
+		return -ENOBUFS;
+	if (d->seq == UINT64_MAX)
+		return -ERANGE;   /* never a nonce twice */
+	out[0] = CT_APPDATA;
+	out[1] = 3;
+	out[2] = 3;
+	out[3] = (uint8_t)(clen >> 8);
+	out[4] = (uint8_t)clen;
+	/* content || type in place, then one pass over it */
+	uint8_t *c = out + LFE_TLSREC_HDR;
+	if (n)
+		memmove(c, p, n);
+	c[n] = type;
+	if (set_nonce(r, d, 1) != 1 ||
+	    EVP_EncryptUpdate(d->ctx, NULL, &l, out, LFE_TLSREC_HDR) != 1 ||
+	    EVP_EncryptUpdate(d->ctx, c, &l, c, (int)n + 1) != 1 ||
+	    EVP_EncryptFinal_ex(d->ctx, c + n + 1, &l) != 1 || tag(d, c + n + 1, true) != 1) {
+		ERR_clear_error();
+		return -EIO;
+	}
+	d->seq++;
+	return (int)(LFE_TLSREC_HDR + clen);
+}
+
+int lfe_tlsrec_write(struct lfe_tlsrec *r, const uint8_t *p, size_t n, uint8_t *out, size_t cap)
+{
+	size_t used = 0;
+
+	if (n > LFE_TLSREC_PLAIN_MAX || cap < n + LFE_TLSREC_WRITE_OVERHEAD)
+		return -ENOBUFS;
+	if (r->ku_owed) {
+		static const uint8_t ku[] = { HS_KEY_UPDATE, 0, 0, 1, 0 };   /* update_not_requested */
+		int k = seal(r, CT_HANDSHAKE, ku, sizeof ku, out, cap);
+		if (k < 0)
+			return k;
+		used = (size_t)k;
+		if (dir_update(r, &r->wr, 1) < 0)
+			return -EIO;
+		r->ku_owed = false;
+	}
+	int k = seal(r, CT_APPDATA, p, n, out + used, cap - used);
+	return k < 0 ? k : (int)(used + (size_t)k);
+}
+
+int lfe_tlsrec_seal_inner(struct lfe_tlsrec *r, const uint8_t *inner, size_t m, uint8_t *out,
+			  size_t cap)
+{
+	if (m == 0 || m - 1 > LFE_TLSREC_PLAIN_MAX + 255 - LFE_TLSREC_TAG)
+		return -ENOBUFS;
+	return seal(r, inner[m - 1], inner, m - 1, out, cap);
+}
+
+int lfe_tlsrec_alert(struct lfe_tlsrec *r, uint8_t desc, uint8_t *out, size_t cap)
+{
+	const uint8_t a[2] = { desc == LFE_TLS_ALERT_CLOSE_NOTIFY ? 1 : 2, desc };
+	return seal(r, CT_ALERT, a, sizeof a, out, cap);
+}
+
+uint8_t lfe_tlsrec_alert_due(const struct lfe_tlsrec *r)
+{
+	return r->alert;
+}
+
+static int bad(struct lfe_tlsrec *r, uint8_t alert)
+{
+	r->alert = alert;
+	return -EBADMSG;
+}
+
+/* A KeyUpdate, alone in its record (§4.6.3; a handshake message must not
+ * span a key change, and we take no other post-handshake message). */
+static int key_update(struct lfe_tlsrec *r, const uint8_t *m, size_t n)
+{
+	if (n == 0 || m[0] != HS_KEY_UPDATE)
+		return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);
+	if (n != 5 || m[1] != 0 || m[2] != 0 || m[3] != 1)
+		return bad(r, LFE_TLS_ALERT_DECODE_ERROR);
+	if (m[4] > 1)
+		return bad(r, ALERT_ILLEGAL_PARAMETER);
+	if (++r->ku_run > LFE_TLSREC_KEY_UPDATES_MAX)
+		return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);   /* a flood: each costs 3 HKDFs */
+	if (dir_update(r, &r->rd, 0) < 0)
+		return bad(r, LFE_TLS_ALERT_INTERNAL_ERROR);
+	r->ku_owed |= m[4] == 1;
+	return 0;
+}
+
+int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
+		    size_t *plen, size_t *need)
+{
+	struct dir *d = &r->rd;
+	int l = 0;
+
+	*plen = 0;
+	*need = LFE_TLSREC_HDR;
+	if (len < LFE_TLSREC_HDR)
+		return 0;
+	/* After the handshake only protected records: a change_cipher_spec,
+	 * a plaintext alert or handshake record, garbage, are unexpected. */
+	if (in[0] != CT_APPDATA)
+		return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);
+	if (in[1] != 3)
+		return bad(r, LFE_TLS_ALERT_DECODE_ERROR);
+	size_t clen = (size_t)in[3] << 8 | in[4];
+	if (clen > LFE_TLSREC_CIPHER_MAX)
+		return bad(r, LFE_TLS_ALERT_RECORD_OVERFLOW);
+	if (clen < 1 + LFE_TLSREC_TAG)
+		return bad(r, LFE_TLS_ALERT_DECODE_ERROR);
+	*need = LFE_TLSREC_HDR + clen;
+	if (len < *need)
+		return 0;
+	size_t m = clen - LFE_TLSREC_TAG;   /* TLSInnerPlaintext */
+	if (m > LFE_TLSREC_PLAIN_MAX + 1)
+		return bad(r, LFE_TLS_ALERT_RECORD_OVERFLOW);
+	if (cap < m)
+		return bad(r, LFE_TLS_ALERT_INTERNAL_ERROR);
+	if (d->seq == UINT64_MAX) {
+		r->alert = LFE_TLS_ALERT_INTERNAL_ERROR;
+		return -ERANGE;
+	}
+	const uint8_t *c = in + LFE_TLSREC_HDR;
+	uint8_t t[LFE_TLSREC_TAG];
+	memcpy(t, c + m, sizeof t);
+	if (set_nonce(r, d, 0) != 1 ||
+	    EVP_DecryptUpdate(d->ctx, NULL, &l, in, LFE_TLSREC_HDR) != 1 ||
+	    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 || tag(d, t, false) != 1 ||
+	    EVP_DecryptFinal_ex(d->ctx, out + m, &l) != 1) {
+		ERR_clear_error();
+		OPENSSL_cleanse(out, m);
+		return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);
+	}
+	d->seq++;
+	size_t i = m;
+	while (i > 0 && out[i - 1] == 0)
+		i--;
+	if (i == 0)
+		return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);   /* no content type */
+	uint8_t type = out[i - 1];
+	size_t n = i - 1;
+	int rc = 0;
+	switch (type) {
+	case CT_APPDATA:
+		r->ku_run = 0;
+		*plen = n;
+		return (int)*need;
+	case CT_ALERT:
+		if (n != 2)
+			rc = bad(r, LFE_TLS_ALERT_DECODE_ERROR);
+		else if (out[1] == LFE_TLS_ALERT_CLOSE_NOTIFY)
+			rc = -EPIPE;
+		else
+			rc = -ECONNRESET;   /* their fatal alert: we only close */
+		break;
+	case CT_HANDSHAKE:
+		rc = key_update(r, out, n);
+		break;
+	default:
+		rc = bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);
+		break;
+	}
+	OPENSSL_cleanse(out, m);
+	return rc < 0 ? rc : (int)*need;
+}

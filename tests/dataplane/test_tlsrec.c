@@ -1,0 +1,442 @@
+/* tests/dataplane/test_tlsrec.c — ldapfe's TLS 1.3 record layer
+ * (dataplane/tlsrec.h) against a real OpenSSL client.
+ *
+ * For each suite: OpenSSL runs the server's handshake over memory BIOs
+ * (the keylog callback catches the secrets), the server side is handed
+ * over as dataplane/stream.c does (write sequence number = the records of
+ * the step that finished the handshake), then thousands of records flow
+ * both ways between the OpenSSL client and tlsrec: every size, client
+ * KeyUpdates with and without update_requested, close_notify. Bad input
+ * is made by a peer record layer holding the client's keys
+ * (lfe_tlsrec_new_keys with the secrets swapped): a flipped bit in
+ * header, ciphertext or tag, a truncated record, lengths over the
+ * limits, an inner plaintext of zeros, a change_cipher_spec, plaintext
+ * records, a client NewSessionTicket, a fatal alert. The split-input and
+ * garbage-after-handover cases through the stream are in tests/tcp/
+ * test_stream.c.
+ */
+#include "dataplane/tlsrec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+static int failures;
+#define CHECK(c, ...)                                                                  \
+	do {                                                                           \
+		if (!(c)) {                                                            \
+			failures++;                                                    \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                \
+			fprintf(stderr, __VA_ARGS__);                                  \
+			fputc('\n', stderr);                                           \
+		}                                                                      \
+	} while (0)
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)rnd_state;
+}
+
+static SSL_CTX *server_ctx(int tickets)
+{
+	EVP_PKEY *pk = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	if (pk == NULL || x == NULL || ctx == NULL)
+		exit(2);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+	X509_set_pubkey(x, pk);
+	X509_set_issuer_name(x, X509_get_subject_name(x));
+	if (X509_sign(x, pk, EVP_sha256()) == 0 || SSL_CTX_use_certificate(ctx, x) != 1 ||
+	    SSL_CTX_use_PrivateKey(ctx, pk) != 1)
+		exit(2);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_num_tickets(ctx, (size_t)tickets);
+	SSL_CTX_set_keylog_callback(ctx, lfe_tlsrec_keylog);
+	X509_free(x);
+	EVP_PKEY_free(pk);
+	return ctx;
+}
+
+/* Move what one side wrote to the other. */
+static void pipe_bytes(SSL *from, SSL *to)
+{
+	uint8_t buf[4096];
+	int n;
+	while ((n = BIO_read(SSL_get_wbio(from), buf, sizeof buf)) > 0)
+		BIO_write(SSL_get_rbio(to), buf, n);
+}
+
+/* Pending bytes of a memory BIO, as a pointer. */
+static size_t bio_data(BIO *b, const uint8_t **p)
+{
+	char *q = NULL;
+	long n = BIO_get_mem_data(b, &q);
+	*p = (const uint8_t *)q;
+	return n > 0 ? (size_t)n : 0;
+}
+
+struct pair {
+	SSL *cli;
+	struct lfe_tlsrec *srv;   /* the server after the handover */
+	struct lfe_tlsrec *peer;  /* the client's keys, for crafted records */
+	uint64_t tickets;         /* records OpenSSL wrote in the last step */
+};
+
+/* Handshake suite (NULL: the client's default) with OpenSSL on both
+ * sides, then hand the server over. */
+static int pair_new(struct pair *pp, SSL_CTX *sctx, SSL_CTX *cctx, const char *suite)
+{
+	struct lfe_tlsrec_secrets sec;
+	SSL *srv = SSL_new(sctx), *cli = SSL_new(cctx);
+	memset(pp, 0, sizeof *pp);
+	SSL_set_bio(srv, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+	SSL_set_bio(cli, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+	SSL_set_accept_state(srv);
+	SSL_set_connect_state(cli);
+	if (suite)
+		SSL_set_ciphersuites(cli, suite);
+	if (lfe_tlsrec_watch(srv, &sec) < 0)
+		return -1;
+	int done = 0;
+	for (int i = 0; i < 10 && !done; i++) {
+		SSL_do_handshake(cli);
+		pipe_bytes(cli, srv);
+		const uint8_t *p;
+		size_t mark = bio_data(SSL_get_wbio(srv), &p);
+		done = SSL_do_handshake(srv) == 1;
+		if (done) {
+			size_t n = bio_data(SSL_get_wbio(srv), &p);
+			int c = lfe_tlsrec_count_records(p + mark, n - mark);
+			CHECK(c >= 0 || SSL_version(srv) != TLS1_3_VERSION, "records of the last step: %d",
+			      c);
+			pp->tickets = (uint64_t)c;
+		}
+		pipe_bytes(srv, cli);
+	}
+	ERR_clear_error();
+	CHECK(done && SSL_pending(srv) == 0 && !SSL_has_pending(srv), "handshake");
+	uint8_t csec[LFE_TLSREC_SECRET_MAX], ssec[LFE_TLSREC_SECRET_MAX];
+	size_t len = sec.client_len;
+	memcpy(csec, sec.client, sizeof csec);
+	memcpy(ssec, sec.server, sizeof ssec);
+	uint16_t id = SSL_CIPHER_get_protocol_id(SSL_get_current_cipher(srv));
+	int err = 0;
+	pp->srv = lfe_tlsrec_new(srv, &sec, pp->tickets, &err);
+	CHECK(sec.client_len == 0 && sec.server_len == 0, "secrets not wiped");
+	/* The peer: reads what the server seals, seals as the client. */
+	pp->peer = lfe_tlsrec_new_keys(id, ssec, csec, len, 0, &err);
+	OPENSSL_cleanse(csec, sizeof csec);
+	OPENSSL_cleanse(ssec, sizeof ssec);
+	SSL_free(srv);
+	pp->cli = cli;
+	return pp->srv && pp->peer ? 0 : -1;
+}
+
+static void pair_free(struct pair *pp)
+{
+	SSL_free(pp->cli);
+	lfe_tlsrec_free(pp->srv);
+	lfe_tlsrec_free(pp->peer);
+}
+
+static uint8_t plain[LFE_TLSREC_PLAIN_MAX + 256];
+static uint8_t rec[2 * LFE_TLSREC_MAX];
+
+/* Every record the client wrote, opened by the server: the plaintext
+ * appended to got; the last read's result. */
+static int server_reads(struct pair *pp, uint8_t *got, size_t *got_len, unsigned *controls)
+{
+	const uint8_t *p;
+	size_t n = bio_data(SSL_get_wbio(pp->cli), &p), off = 0;
+	int rc = 0;
+	while (off < n) {
+		size_t m, need;
+		rc = lfe_tlsrec_read(pp->srv, p + off, n - off, plain, sizeof plain, &m, &need);
+		if (rc <= 0)
+			break;
+		if (m == 0 && controls)
+			(*controls)++;
+		memcpy(got + *got_len, plain, m);
+		*got_len += m;
+		off += (size_t)rc;
+	}
+	(void)BIO_reset(SSL_get_wbio(pp->cli));
+	return rc;
+}
+
+/* Sizes that hit the edges: 1, a block less or more, the limit. */
+static size_t pick_size(unsigned i)
+{
+	static const size_t edge[] = { 1, 15, 16, 17, 255, 256, 1400, 16383, 16384 };
+	return i < sizeof edge / sizeof edge[0] ? edge[i]
+	       : 1 + (rnd() % 3 == 0 ? rnd() % 16384 : rnd() % 300);
+}
+
+/* n records each way, with a KeyUpdate from the client every ku records
+ * (requested every other time). */
+static void traffic(struct pair *pp, const char *name, unsigned n, unsigned ku)
+{
+	static uint8_t msg[LFE_TLSREC_PLAIN_MAX], got[2 * LFE_TLSREC_PLAIN_MAX];
+	unsigned kus = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = pick_size(i), got_len = 0, w = 0;
+		for (size_t j = 0; j < len; j++)
+			msg[j] = (uint8_t)rnd();
+		/* client → server */
+		unsigned controls = 0;
+		bool requested = false;
+		if (ku && i % ku == ku - 1) {
+			requested = kus++ % 2 == 1;
+			CHECK(SSL_key_update(pp->cli, requested ? SSL_KEY_UPDATE_REQUESTED
+						       : SSL_KEY_UPDATE_NOT_REQUESTED) == 1, "key update");
+		}
+		CHECK(SSL_write_ex(pp->cli, msg, len, &w) == 1 && w == len, "%s: client write", name);
+		int rc = server_reads(pp, got, &got_len, &controls);
+		CHECK(rc > 0 && got_len == len && memcmp(got, msg, len) == 0,
+		      "%s: record %u (%zu bytes) c->s: rc %d, got %zu", name, i, len, rc, got_len);
+		CHECK(controls == (ku && i % ku == ku - 1), "%s: %u control records", name, controls);
+		/* server → client (after a requested update: our KeyUpdate first) */
+		int k = lfe_tlsrec_write(pp->srv, msg, len, rec, sizeof rec);
+		CHECK(k == (int)(len + 22 + (requested ? 27 : 0)), "%s: sealed %d for %zu", name, k, len);
+		if (k <= 0)
+			return;
+		BIO_write(SSL_get_rbio(pp->cli), rec, k);
+		size_t r = 0, total = 0;
+		while (total < len && SSL_read_ex(pp->cli, got + total, len - total, &r) == 1)
+			total += r;
+		CHECK(total == len && memcmp(got, msg, len) == 0, "%s: record %u s->c: %zu of %zu", name,
+		      i, total, len);
+		ERR_clear_error();
+	}
+	/* An empty record, then one byte: the client reads the byte. */
+	int k = lfe_tlsrec_write(pp->srv, NULL, 0, rec, sizeof rec);
+	int k2 = lfe_tlsrec_write(pp->srv, (const uint8_t *)"z", 1, rec + k, sizeof rec - (size_t)k);
+	size_t r = 0;
+	BIO_write(SSL_get_rbio(pp->cli), rec, k + k2);
+	CHECK(k == 22 && SSL_read_ex(pp->cli, got, 1, &r) == 1 && r == 1 && got[0] == 'z',
+	      "%s: empty record", name);
+	printf("%s: %u records each way, %u client KeyUpdates\n", name, n, kus);
+}
+
+/* A crafted client record (sealed by the peer) read by the server: the
+ * result and the alert owed. */
+static int crafted(struct pair *pp, const uint8_t *inner, size_t m, uint8_t *alert)
+{
+	size_t pl, need;
+	int k = lfe_tlsrec_seal_inner(pp->peer, inner, m, rec, sizeof rec);
+	if (k <= 0)
+		return -1000;
+	int rc = lfe_tlsrec_read(pp->srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	*alert = lfe_tlsrec_alert_due(pp->srv);
+	return rc;
+}
+
+static void test_suite(SSL_CTX *sctx, SSL_CTX *cctx, const char *suite, int tickets)
+{
+	struct pair pp;
+	char name[80];
+	snprintf(name, sizeof name, "%s, %d ticket(s)", suite, tickets);
+	if (pair_new(&pp, sctx, cctx, suite) < 0) {
+		CHECK(0, "%s: no handover", name);
+		pair_free(&pp);
+		return;
+	}
+	CHECK(pp.tickets == (uint64_t)tickets, "%s: %llu records in the last step", name,
+	      (unsigned long long)pp.tickets);
+	traffic(&pp, name, 400, 7);
+
+	/* close_notify from the client */
+	SSL_shutdown(pp.cli);
+	uint8_t got[64];
+	size_t got_len = 0;
+	CHECK(server_reads(&pp, got, &got_len, NULL) == -EPIPE, "%s: close_notify", name);
+	pair_free(&pp);
+}
+
+/* Every bad record: closed with the right alert. */
+static void test_bad(SSL_CTX *sctx, SSL_CTX *cctx)
+{
+	struct pair pp;
+	uint8_t alert = 0;
+	size_t pl, need;
+	struct { const char *what; uint8_t inner[8]; size_t m; int rc; uint8_t alert; } cases[] = {
+		{ "padded", { 'h', 'i', 23, 0, 0, 0 }, 6, 1, 0 },   /* fine: rc > 0 */
+		{ "zeros", { 0, 0, 0 }, 3, -EBADMSG, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "ccs inside", { 1, 20 }, 2, -EBADMSG, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "NewSessionTicket", { 4, 0, 0, 0, 22 }, 5, -EBADMSG, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "cert request", { 13, 0, 0, 0, 22 }, 5, -EBADMSG, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "KeyUpdate cut", { 24, 0, 0, 1, 22 }, 5, -EBADMSG, LFE_TLS_ALERT_DECODE_ERROR },
+		{ "KeyUpdate 2", { 24, 0, 0, 1, 2, 22 }, 6, -EBADMSG, 47 },
+		{ "two KeyUpdates", { 24, 0, 0, 1, 0, 24, 0, 22 }, 8, -EBADMSG, LFE_TLS_ALERT_DECODE_ERROR },
+		{ "alert long", { 2, 40, 0, 21 }, 4, -EBADMSG, LFE_TLS_ALERT_DECODE_ERROR },
+		{ "fatal alert", { 2, 40, 21 }, 3, -ECONNRESET, 0 },
+		{ "heartbeat", { 1, 24 }, 2, -EBADMSG, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") == 0) {
+			int rc = crafted(&pp, cases[i].inner, cases[i].m, &alert);
+			if (cases[i].rc == 1 && rc > 0)
+				rc = 1;
+			CHECK(rc == cases[i].rc && (rc == -ECONNRESET || alert == cases[i].alert),
+			      "%s: rc %d alert %u", cases[i].what, rc, alert);
+		}
+		pair_free(&pp);
+	}
+
+	/* Bit flips anywhere in a record: header (AAD), ciphertext, tag. */
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	static const uint8_t msg[] = { 'a', 'b', 'c', 23 };
+	int k = lfe_tlsrec_seal_inner(pp.peer, msg, sizeof msg, rec, sizeof rec);
+	for (int bit = 0; bit < k * 8; bit++) {
+		if (bit >= 24 && bit < 40)
+			continue;   /* the length field: another length, below */
+		uint8_t bad[64];
+		memcpy(bad, rec, (size_t)k);
+		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		int rc = lfe_tlsrec_read(pp.srv, bad, (size_t)k, plain, sizeof plain, &pl, &need);
+		alert = lfe_tlsrec_alert_due(pp.srv);
+		CHECK(rc == -EBADMSG && (bit >= 8 || alert == LFE_TLS_ALERT_UNEXPECTED_MESSAGE) &&
+		      (bit < 8 || bit >= 16 || alert == LFE_TLS_ALERT_DECODE_ERROR) &&
+		      (bit < 16 || alert == LFE_TLS_ALERT_BAD_RECORD_MAC), "bit %d: rc %d alert %u", bit,
+		      rc, alert);
+	}
+	/* A KeyUpdate flood from the client: LFE_TLSREC_KEY_UPDATES_MAX in a
+	 * row pass, the next fails; data between resets the run (traffic()
+	 * sends many with data between). */
+	{
+		struct pair q;
+		if (pair_new(&q, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+			exit(2);
+		int rc = 0;
+		unsigned n = 0, ctl = 0;
+		uint8_t got[16];
+		size_t got_len = 0;
+		for (unsigned i = 0; i <= LFE_TLSREC_KEY_UPDATES_MAX; i++) {
+			SSL_key_update(q.cli, SSL_KEY_UPDATE_NOT_REQUESTED);
+			SSL_do_handshake(q.cli);   /* sends it */
+			if ((rc = server_reads(&q, got, &got_len, &ctl)) <= 0)
+				break;
+			n++;
+		}
+		CHECK(n == LFE_TLSREC_KEY_UPDATES_MAX && rc == -EBADMSG &&
+		      lfe_tlsrec_alert_due(q.srv) == LFE_TLS_ALERT_UNEXPECTED_MESSAGE,
+		      "KeyUpdate flood: %u passed, rc %d", n, rc);
+		pair_free(&q);
+	}
+	/* Nothing was consumed by the failures: the record still reads. */
+	int rc = lfe_tlsrec_read(pp.srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	CHECK(rc == k && pl == 3 && memcmp(plain, "abc", 3) == 0, "intact record after flips: %d", rc);
+	/* Truncated: every prefix wants more, and says how much. */
+	k = lfe_tlsrec_seal_inner(pp.peer, msg, sizeof msg, rec, sizeof rec);
+	for (int cut = 0; cut < k; cut++) {
+		rc = lfe_tlsrec_read(pp.srv, rec, (size_t)cut, plain, sizeof plain, &pl, &need);
+		CHECK(rc == 0 && need == (cut < 5 ? 5u : (size_t)k), "cut %d: rc %d need %zu", cut, rc,
+		      need);
+	}
+	rc = lfe_tlsrec_read(pp.srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	CHECK(rc == k && pl == 3, "whole after cuts: %d", rc);
+	/* Lengths: over 2^14 + 256 refused from the header alone; under
+	 * type + tag malformed; a record that opens to over 2^14 + 1. */
+	uint8_t hdr[5] = { 23, 3, 3, (uint8_t)((LFE_TLSREC_CIPHER_MAX + 1) >> 8),
+			   (uint8_t)(LFE_TLSREC_CIPHER_MAX + 1) };
+	rc = lfe_tlsrec_read(pp.srv, hdr, 5, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_RECORD_OVERFLOW,
+	      "oversize header: %d", rc);
+	hdr[3] = 0, hdr[4] = 16;
+	rc = lfe_tlsrec_read(pp.srv, hdr, 5, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_DECODE_ERROR,
+	      "short record: %d", rc);
+	/* Plaintext records after the handshake: CCS, alert, handshake. */
+	static const uint8_t ccs[] = { 20, 3, 3, 0, 1, 1 }, palert[] = { 21, 3, 3, 0, 2, 1, 0 };
+	rc = lfe_tlsrec_read(pp.srv, ccs, sizeof ccs, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG, "plaintext CCS: %d", rc);
+	rc = lfe_tlsrec_read(pp.srv, palert, sizeof palert, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG, "plaintext alert: %d", rc);
+	/* A record with the wrong sequence number (replayed): bad MAC. */
+	k = lfe_tlsrec_seal_inner(pp.peer, msg, sizeof msg, rec, sizeof rec);
+	rc = lfe_tlsrec_read(pp.srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	CHECK(rc == k, "fresh record: %d", rc);
+	rc = lfe_tlsrec_read(pp.srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_BAD_RECORD_MAC,
+	      "replay: %d", rc);
+	pair_free(&pp);
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	static uint8_t big[LFE_TLSREC_PLAIN_MAX + 2];
+	memset(big, 'x', sizeof big);
+	big[sizeof big - 1] = 23;   /* 2^14 + 1 content bytes: one too many */
+	rc = crafted(&pp, big, sizeof big, &alert);
+	CHECK(rc == -EBADMSG && alert == LFE_TLS_ALERT_RECORD_OVERFLOW, "oversize plaintext: %d", rc);
+	pair_free(&pp);
+	printf("bad records: %zu crafted kinds, every bit flipped, every cut, lengths, plaintext "
+	       "records, replay\n", sizeof cases / sizeof cases[0]);
+}
+
+/* The nonce never repeats: the write sequence number stops at 2^64 - 1. */
+static void test_seq_end(void)
+{
+	uint8_t s[32] = { 1 };
+	int err;
+	struct lfe_tlsrec *r = lfe_tlsrec_new_keys(0x1301, s, s, 32, UINT64_MAX - 1, &err);
+	CHECK(r != NULL, "new_keys: %d", err);
+	CHECK(lfe_tlsrec_write(r, (const uint8_t *)"x", 1, rec, sizeof rec) > 0, "last record");
+	CHECK(lfe_tlsrec_write(r, (const uint8_t *)"x", 1, rec, sizeof rec) == -ERANGE,
+	      "a record past the last sequence number");
+	lfe_tlsrec_free(r);
+	CHECK(lfe_tlsrec_new_keys(0x1304, s, s, 32, 0, &err) == NULL && err == -ENOTSUP, "CCM");
+	CHECK(lfe_tlsrec_new_keys(0x1302, s, s, 32, 0, &err) == NULL && err == -ENOTSUP,
+	      "SHA-384 suite with a 32-byte secret");
+}
+
+int main(void)
+{
+	SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+	SSL_CTX *s1 = server_ctx(1), *s0 = server_ctx(0), *s2 = server_ctx(2);
+	if (cctx == NULL)
+		return 2;
+	SSL_CTX_set_min_proto_version(cctx, TLS1_3_VERSION);
+	static const char *const suites[] = { "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+					      "TLS_CHACHA20_POLY1305_SHA256" };
+	for (unsigned i = 0; i < 3; i++)
+		test_suite(s1, cctx, suites[i], 1);
+	test_suite(s0, cctx, suites[0], 0);
+	test_suite(s2, cctx, suites[1], 2);
+	test_bad(s1, cctx);
+	test_seq_end();
+
+	/* TLS 1.2 and a CCM suite: no handover. */
+	SSL_CTX *c12 = SSL_CTX_new(TLS_client_method());
+	SSL_CTX_set_max_proto_version(c12, TLS1_2_VERSION);
+	struct pair pp;
+	CHECK(pair_new(&pp, s1, c12, NULL) < 0, "TLS 1.2 handed over");
+	pair_free(&pp);
+	SSL_CTX_set_ciphersuites(s1, "TLS_AES_128_CCM_SHA256");
+	CHECK(pair_new(&pp, s1, cctx, "TLS_AES_128_CCM_SHA256") < 0, "CCM handed over");
+	pair_free(&pp);
+	SSL_CTX_free(c12);
+	SSL_CTX_free(cctx);
+	SSL_CTX_free(s0);
+	SSL_CTX_free(s1);
+	SSL_CTX_free(s2);
+	if (failures) {
+		fprintf(stderr, "%d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("tlsrec: all checks passed\n");
+	return 0;
+}
