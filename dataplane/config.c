@@ -32,6 +32,7 @@ static const struct key_def keys[] = {
 	{ "store", "default_scheme", K_SCHEME, CF(default_scheme),
 	  sizeof(((struct lfe_config *)0)->default_scheme), 0, 0 },
 	{ "store", "allow_cleartext", K_BOOL, CF(allow_cleartext), 0, 0, 0 },
+	{ "store", "preload", K_BOOL, CF(store_preload), 0, 0, 0 },
 	/* ≤ LFE_CREDCACHE_MAX (backend/credcache.h): 512 MiB per core. */
 	{ "store", "bind_cache", K_U32, CF(bind_cache), 0, 0, 1u << 24 },
 	{ "ldap", "port", K_PORTS, 0, 0, 1, 65535 },

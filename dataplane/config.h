@@ -10,7 +10,8 @@
  *   [store]   path (required), default_scheme [empty: the store's own,
  *             set by ldapfectl; the scheme of the dummy verification that
  *             unknown DNs get],
- *             allow_cleartext [false],
+ *             allow_cleartext [false], preload [false: read the store
+ *             once at start so the map can use 2 MiB pages, store.h],
  *             bind_cache [65536; 0 = off, ≤ 16777216]: entries of the
  *             verified-credential cache per worker core (backend/credcache.h;
  *             32 bytes each, allocated at start): a bind whose DN and
@@ -139,6 +140,7 @@ struct lfe_config {
 	char store_path[512];
 	char default_scheme[32];
 	bool allow_cleartext;
+	bool store_preload;             /* LFE_STORE_PRELOAD at open */
 	uint32_t bind_cache;    /* verified-credential cache entries per core, 0 = off */
 	/* [ldap] */
 	uint16_t ldap_ports[LFE_CFG_MAX_LISTEN];

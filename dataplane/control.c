@@ -594,6 +594,7 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(default_scheme, "[store] default_scheme");
 	SAME(allow_cleartext, "[store] allow_cleartext");
 	SAME(bind_cache, "[store] bind_cache");
+	SAME(store_preload, "[store] preload");
 	SAME(n_ldap_ports, "[ldap] ports");
 	SAME(ldap_ports, "[ldap] ports");
 	SAME(max_pdu, "[ldap] max_pdu");

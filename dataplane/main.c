@@ -174,7 +174,8 @@ static int setup_store(struct lfe_daemon *d)
 	int err = 0;
 	struct lfe_store_info info;
 
-	d->store = lfe_store_open(d->cfg.store_path, LFE_STORE_RDONLY, 0, &err, &msg);
+	d->store = lfe_store_open(d->cfg.store_path,
+				  LFE_STORE_RDONLY | (d->cfg.store_preload ? LFE_STORE_PRELOAD : 0u), 0, &err, &msg);
 	if (d->store == NULL) {
 		fprintf(stderr, "ldapfe: [store] path: %s: %s\n", d->cfg.store_path,
 			msg ? msg : strerror(-err));

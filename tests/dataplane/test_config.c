@@ -34,6 +34,8 @@ static void test_set_table(void)
 		{ "store", "allow_cleartext", "yes", 0, NULL },
 		{ "store", "allow_cleartext", "maybe", -EINVAL, "[store] allow_cleartext" },
 		{ "store", "bind_cache", "0", 0, NULL },
+		{ "store", "preload", "true", 0, NULL },
+		{ "store", "preload", "maybe", -EINVAL, "[store] preload" },
 		{ "store", "bind_cache", "16777216", 0, NULL },
 		{ "store", "bind_cache", "16777217", -EINVAL, "[store] bind_cache: 16777217 out of range 0..16777216" },
 		{ "store", "bind_cache", "64k", -EINVAL, "[store] bind_cache" },

@@ -12,11 +12,12 @@
 #     same entry), and some take the verifier path (an unknown DN lands on
 #     a drawn real entry: 4 of the 6 entries have a slow password, the 2
 #     without one get the dummy; all 20 on those 2: chance (1/3)^20).
+# The daemon opens the store with [store] preload = true (read at start).
 source "$(dirname "$0")/lib.sh"
 lfe_init unknowndn 40
 lfe_make_store "{PBKDF2-SHA256}"
 conf=$(lfe_conf 1)
-sed -i "/^path = /a default_scheme = {SSHA}" "$conf"
+sed -i "/^path = /a default_scheme = {SSHA}\npreload = true" "$conf"
 lfe_start "$conf" 0
 
 out=$(lfe_py '
