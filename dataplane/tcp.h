@@ -183,6 +183,13 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *seg, uint64_t no
  * the hash slot of the segment's tuple (its first probe) and change
  * nothing; a segment of no connection costs one hash. */
 void lfe_tcp_prefetch_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *seg);
+
+/* For a bare SYN from raddr, before its frame is parsed (the caller read
+ * the address and the flags from the raw headers): true when SYN cookies
+ * are out and no budget would answer it (cfg.syn_rate), the SYN then
+ * counted in drop_syn_budget and to be dropped unparsed. Takes no token:
+ * a SYN it lets through goes to lfe_tcp_input, which takes one. */
+bool lfe_tcp_syn_shed(struct lfe_tcp *t, uint32_t raddr, uint64_t now_us);
 void lfe_tcp_prefetch_conn(const struct lfe_tcp *t, const struct lfe_tcp_seg *seg);
 
 /* Run due timers (retransmit, delayed ACK, keepalive, idle, TIME_WAIT).

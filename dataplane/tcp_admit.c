@@ -42,10 +42,8 @@ static void bucket_init(struct lfe_tcp_bucket *b, uint32_t rate, uint64_t now)
 	b->last = now;
 }
 
-static bool bucket_take(struct lfe_tcp_bucket *b, uint64_t now)
+static void bucket_refill(struct lfe_tcp_bucket *b, uint64_t now)
 {
-	if (!b->rate)
-		return true;
 	if (now > b->last) {
 		uint64_t dt = now - b->last;
 		if (dt > 1000000000ull)   /* 1000 s refills any bucket; no overflow below */
@@ -54,6 +52,13 @@ static bool bucket_take(struct lfe_tcp_bucket *b, uint64_t now)
 		b->tok = tok < b->cap ? tok : b->cap;
 		b->last = now;
 	}
+}
+
+static bool bucket_take(struct lfe_tcp_bucket *b, uint64_t now)
+{
+	if (!b->rate)
+		return true;
+	bucket_refill(b, now);
 	if (b->tok < ONE)
 		return false;
 	b->tok -= ONE;
@@ -117,6 +122,24 @@ void lfe_tcp_admit_validated(struct lfe_tcp *t, uint32_t addr, uint64_t now)
 	if ((uint32_t)(*e >> 32) == addr && (int32_t)((uint32_t)*e - now_u) > (int32_t)(TTL_UNITS / 2))
 		return;
 	*e = (uint64_t)addr << 32 | (uint32_t)(now_u + TTL_UNITS);
+}
+
+static bool bucket_has(struct lfe_tcp_bucket *b, uint64_t now)
+{
+	if (!b->rate)
+		return true;
+	bucket_refill(b, now);
+	return b->tok >= ONE;
+}
+
+bool lfe_tcp_syn_shed(struct lfe_tcp *t, uint32_t addr, uint64_t now)
+{
+	struct lfe_tcp_admit *a = &t->adm;
+	if (t->st.half_open < t->cfg.max_half_open || bucket_has(&a->any, now) ||
+	    (validated(a, addr, now) && bucket_has(&a->known, now)))
+		return false;
+	t->st.drop_syn_budget++;
+	return true;
 }
 
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now)

@@ -262,6 +262,21 @@ static void refuse_syn(struct lfe_worker *w, const struct lfe_tcp_seg *syn)
 	lfe_worker_tx_seg(w, &r);
 }
 
+/* A SYN flood's frame, shed before the parse: an IPv4 TCP segment with
+ * SYN alone while the stack has no SYN budget for its source (tcp.h). A
+ * frame this lets through is parsed and checked in full. */
+static bool syn_shed(struct lfe_worker *w, const uint8_t *f, uint32_t len)
+{
+	if (len < LFE_ETH_HLEN + LFE_IPV4_HLEN + LFE_TCP_HLEN || f[12] != 0x08 || f[13] != 0x00)
+		return false;
+	const uint8_t *ip = f + LFE_ETH_HLEN;
+	if (ip[0] != 0x45 || ip[9] != LFE_IPPROTO_TCP ||
+	    (ip[LFE_IPV4_HLEN + 13] & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST | LFE_TCP_FIN)) != LFE_TCP_SYN)
+		return false;
+	uint32_t sa = (uint32_t)ip[12] << 24 | (uint32_t)ip[13] << 16 | (uint32_t)ip[14] << 8 | ip[15];
+	return lfe_tcp_syn_shed(w->tcp, sa, w->now_us);
+}
+
 /* Parse one frame into *pkt: its kind, or -1 when it is dropped (counted). */
 static int parse_frame(struct lfe_worker *w, struct rte_mbuf *m, struct lfe_net_pkt *pkt)
 {
@@ -271,6 +286,8 @@ static int parse_frame(struct lfe_worker *w, struct rte_mbuf *m, struct lfe_net_
 		w->st.drops[LFE_DROP_MULTISEG]++;
 		return -1;
 	}
+	if (syn_shed(w, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len))
+		return -1;   /* counted by the stack (tcp_syn_budget_dropped) */
 	int kind = lfe_net_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, pkt);
 	if (kind < 0) {
 		w->st.drops[pkt->drop]++;

@@ -342,6 +342,20 @@ static void test_syn_budget(void)
 	advance(&e, 1000000);
 	CHECK(flood(&e, 100, 2000) == 100, "a full burst after a second");
 	CHECK(syn(&e, SRC_A, 1) == (LFE_TCP_SYN | LFE_TCP_ACK), "A still answered");
+	/* The shed check before a parse (tcp.h) takes no token: the shared
+	 * budget is empty (the burst went), A's own is full (20). */
+	advance(&e, 1000000);
+	CHECK(flood(&e, 100, 4000) == 100, "the burst");
+	uint64_t d0 = st->drop_syn_budget;
+	CHECK(lfe_tcp_syn_shed(e.t, FLOOD(5000), e.now), "an unknown SYN is shed");
+	CHECK(st->drop_syn_budget == d0 + 1, "and counted");
+	CHECK(!lfe_tcp_syn_shed(e.t, SRC_A, e.now), "validated A with tokens is not");
+	CHECK(!lfe_tcp_syn_shed(e.t, SRC_A, e.now), "twice: no token taken");
+	a = 0;
+	for (int p = 3; p <= 30; p++)
+		a += syn(&e, SRC_A, p) == (LFE_TCP_SYN | LFE_TCP_ACK);
+	CHECK(a == 20, "A's burst whole after the checks: %u", a);
+	CHECK(lfe_tcp_syn_shed(e.t, SRC_A, e.now), "then A is shed too");
 	/* Past the validation's lifetime A is just another source. */
 	advance(&e, (LFE_TCP_VALIDATED_TTL_S + 2) * 1000000ull);
 	CHECK(flood(&e, 100, 3000) == 100, "the burst");
