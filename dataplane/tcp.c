@@ -1190,10 +1190,8 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 	}
 	uint8_t fl = s->flags;
 	if ((fl & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST | LFE_TCP_FIN)) == LFE_TCP_SYN &&
-	    t->st.half_open >= t->cfg.max_half_open && !lfe_tcp_admit_syn(t, s->raddr, now)) {
-		t->st.drop_syn_budget++;   /* before the lookup: a flood costs no miss */
-		return;
-	}
+	    !lfe_tcp_admit_syn(t, s->raddr, now))
+		return;   /* before the lookup: a flood costs no miss */
 	struct lfe_tcp_conn *c = lfe_tcp_lookup(t, s->laddr, s->lport, s->raddr, s->rport);
 	if (c && c->state == ST_TIME_WAIT && (fl & LFE_TCP_SYN) && !(fl & (LFE_TCP_ACK | LFE_TCP_RST)) &&
 	    (seq_gt(s->seq, c->rcv_nxt) ||

@@ -96,11 +96,6 @@ void lfe_tcp_admit_fini(struct lfe_tcp *t)
 	t->adm.vsrc = NULL;
 }
 
-size_t lfe_tcp_admit_bytes(const struct lfe_tcp *t)
-{
-	return t->adm.vsrc ? (size_t)(t->adm.vmask + 1u) * sizeof(*t->adm.vsrc) : 0;
-}
-
 static bool validated(const struct lfe_tcp_admit *a, uint32_t addr, uint64_t now)
 {
 	if (!a->vsrc)
@@ -145,7 +140,9 @@ bool lfe_tcp_syn_shed(struct lfe_tcp *t, uint32_t addr, uint64_t now)
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now)
 {
 	struct lfe_tcp_admit *a = &t->adm;
-	if (validated(a, addr, now) && bucket_take(&a->known, now))
+	if (t->st.half_open < t->cfg.max_half_open || (validated(a, addr, now) && bucket_take(&a->known, now)) ||
+	    bucket_take(&a->any, now))
 		return true;
-	return bucket_take(&a->any, now);
+	t->st.drop_syn_budget++;
+	return false;
 }

@@ -200,10 +200,10 @@ void lfe_tcp_due(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
  * power of two) allocated and keyed. 0 or -ENOMEM. */
 int lfe_tcp_admit_init(struct lfe_tcp *t, uint64_t key0, uint64_t key1);
 void lfe_tcp_admit_fini(struct lfe_tcp *t);
-size_t lfe_tcp_admit_bytes(const struct lfe_tcp *t);
-/* A SYN from addr while cookies are out: may it have a SYN,ACK? Takes a
- * token (the validated bucket first when addr is validated, then the
- * shared one). O(1), one table read. */
+/* A bare SYN from addr: may it go on? Always while the half-open budget
+ * lasts; once cookies are out only with a token (the validated bucket
+ * first when addr is validated, then the shared one), else it is counted
+ * in drop_syn_budget. O(1), one table read. */
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now);
 /* addr completed a handshake (passive open) at now. */
 void lfe_tcp_admit_validated(struct lfe_tcp *t, uint32_t addr, uint64_t now);

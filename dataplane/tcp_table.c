@@ -31,6 +31,11 @@ static inline uint64_t tuple_hash(const struct lfe_tcp *t, uint32_t laddr, uint1
 	return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
+static inline uint32_t seg_tag(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+{
+	return (uint32_t)(tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
+}
+
 static inline uint32_t conn_tag(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
 {
 	return (uint32_t)(tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
@@ -162,13 +167,13 @@ struct lfe_tcp_conn *lfe_tcp_lookup(const struct lfe_tcp *t, uint32_t laddr, uin
 
 void lfe_tcp_prefetch_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 {
-	uint32_t tag = (uint32_t)(tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
+	uint32_t tag = seg_tag(t, s);
 	__builtin_prefetch(&t->htab[tag & t->hmask]);
 }
 
 void lfe_tcp_prefetch_conn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 {
-	uint32_t tag = (uint32_t)(tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
+	uint32_t tag = seg_tag(t, s);
 	uint64_t e = t->htab[tag & t->hmask];
 	if (!e || (uint32_t)(e >> 32) != tag)
 		return;   /* no connection, or not at the first probe: input will see */

@@ -44,6 +44,7 @@
 #include <rte_random.h>
 
 #include "control.h"
+#include "dataplane/tcp_buf.h"
 #include "glue.h"
 #include "tlsoff.h"
 #include "verifier.h"
@@ -751,20 +752,12 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	 * (by the worker's lcore, so on its NUMA node) and only as far as the
 	 * most split PDUs ever gathered at once (pdu_get). */
 	w->pdu_small_len = (size_t)c->max_conns_per_core * LFE_PDU_SMALL;
-	w->pdu_small = mmap(NULL, w->pdu_small_len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	w->pdu_small_free = mmap(NULL, (size_t)c->max_conns_per_core * sizeof(uint32_t),
-				 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (w->pdu_small == MAP_FAILED || w->pdu_small_free == MAP_FAILED) {
-		snprintf(err, errlen, "worker %u: PDU buffers (%u x %u bytes): %s", idx, c->max_conns_per_core,
-			 LFE_PDU_SMALL, strerror(errno));
-		if (w->pdu_small != MAP_FAILED)
-			munmap(w->pdu_small, w->pdu_small_len);
-		if (w->pdu_small_free != MAP_FAILED)
-			munmap(w->pdu_small_free, (size_t)c->max_conns_per_core * sizeof(uint32_t));
-		w->pdu_small = NULL;
-		w->pdu_small_free = NULL;
-		goto fail;
+	w->pdu_small = lfe_tcp_map(w->pdu_small_len);
+	w->pdu_small_free = lfe_tcp_map((size_t)c->max_conns_per_core * sizeof(uint32_t));
+	if (w->pdu_small == NULL || w->pdu_small_free == NULL) {
+		snprintf(err, errlen, "worker %u: PDU buffers (%u x %u bytes): out of memory", idx,
+			 c->max_conns_per_core, LFE_PDU_SMALL);
+		goto fail;   /* lfe_worker_free unmaps what was mapped */
 	}
 	if (c->max_pdu > LFE_PDU_SMALL) {
 		uint32_t npdu = RTE_MIN(c->max_conns_per_core, LFE_PDU_LARGE_MAX);
@@ -790,12 +783,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	 * The free stack hands out low slots first, so the touched ones stay
 	 * dense; a segment reaches a slot at random, so transparent huge pages
 	 * when the kernel allows (as the TCP table, tcp_table.c). */
-	w->slot_mem = mmap(NULL, w->slot_size * w->n_slots, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (w->slot_mem == MAP_FAILED)
-		w->slot_mem = NULL;
-	else if (w->slot_size * w->n_slots >= (2u << 20))
-		(void)madvise(w->slot_mem, w->slot_size * w->n_slots, MADV_HUGEPAGE);
+	w->slot_mem = lfe_tcp_map_huge(w->slot_size * w->n_slots);
 	w->slot_free = rte_malloc_socket("lfe_slot_free", sizeof(uint32_t) * w->n_slots, 0, socket);
 	if (w->slot_mem == NULL || w->slot_free == NULL) {
 		snprintf(err, errlen, "worker %u: session pool (%u x %zu bytes): out of memory", idx,
@@ -963,14 +951,11 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	lfe_dnpool_free(w->dns);   /* after the sessions gave their DNs back */
 	w->dns = NULL;
 	lfe_store_reader_free(w->rd);
-	if (w->pdu_small)
-		munmap(w->pdu_small, w->pdu_small_len);
-	if (w->pdu_small_free)
-		munmap(w->pdu_small_free, w->pdu_small_len / LFE_PDU_SMALL * sizeof(uint32_t));
+	lfe_tcp_unmap(w->pdu_small, w->pdu_small_len);
+	lfe_tcp_unmap(w->pdu_small_free, w->pdu_small_len / LFE_PDU_SMALL * sizeof(uint32_t));
 	w->pdu_small = NULL;
 	w->pdu_small_free = NULL;
-	if (w->slot_mem)
-		munmap(w->slot_mem, w->slot_size * w->n_slots);
+	lfe_tcp_unmap(w->slot_mem, w->slot_size * w->n_slots);
 	w->slot_mem = NULL;
 	if (!dpdk_mem)
 		return;
