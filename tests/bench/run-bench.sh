@@ -44,6 +44,9 @@
 #                             source addresses, 5 % binding at 10,000/s for
 #                             DURATION s): established, daemon and generator
 #                             RSS, bind p50/p99 (OUT/hold.json); 0 = skip
+# Before the runs, bench_jitter measures for 3 s what the machine itself
+# takes from a spinning thread on CPUs 0 and 1 (gaps per second by length,
+# steal): OUT/jitter.txt, printed with the table.
 #   LFE_BENCH_BUILD=build-bench  build dir (meson -O3 -g, made if absent)
 #   LFE_BENCH_OUT=BUILD/bench-results
 # Needs root (namespaces, hugepages). Everything started is stopped by PID;
@@ -91,13 +94,16 @@ if [[ ! -f $BUILD/build.ninja ]]; then
 	# -O3 with debug info: callgrind attributes instructions to source files.
 	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
 fi
-meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
+meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen tests/bench/bench_jitter >/dev/null
 LDAPFE=$BUILD/dataplane/ldapfe
 CTL=$BUILD/mgmt/ldapfectl
 GEN=$BUILD/gen/ldapfe-gen
 
 WORK=$BUILD/bench-work
 mkdir -p "$WORK" "$OUT"
+# The machine's own gaps on the two CPUs, before anything runs: the floor
+# under every p99 below (bench_jitter.c), printed with the table.
+"$BUILD/tests/bench/bench_jitter" 3 0 1 > "$OUT/jitter.txt"
 RUNS_FILE=$OUT/runs.jsonl
 : > "$RUNS_FILE"
 
@@ -510,5 +516,8 @@ print("hold: %d of %d established (opened in %.1f s); daemon RSS %d KiB (%.0f B 
 EOF
 fi
 
+echo "Machine jitter before the runs (CPU 0: ldapfe, CPU 1: generator; a bind in flight when"
+echo "either CPU stops waits out the gap):"
+cat "$OUT/jitter.txt"
 "$PY" "$ROOT/tests/bench/report.py" report "$RUNS_FILE" "$OUT" ${CG_JSON:+"$CG_JSON"} \
 	--meta "users=${USERS_LIST// /,} dists=${DISTS// /,} variants=${VARIANTS// /,} runs=$RUNS duration=$DUR conns=$CONNS binds_per_conn=$BPC hugepages=$HUGE gen_lcores=$GEN_LCORES load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
