@@ -8,8 +8,12 @@
 #   connection-per-bind sessions/s: tests/integration/ldap_cpb (libldap
 #     over ldaps://, THREADS threads: connect, TLS handshake, bind, unbind);
 # each the median of RUNS runs of SECONDS, with the server's CPU µs per bind
-# (ldapfe: worker busy cycles from telemetry; slapd: utime+stime from
-# /proc). The certificate (ECDSA P-256) is made here with the openssl CLI.
+# (ldapfe: worker busy cycles from telemetry plus the utime+stime of its
+# crypto and verifier threads, where full handshakes run; slapd: utime+stime
+# from /proc). ldapfe's connection-per-bind row runs twice: handshakes on
+# the crypto thread (the default: on this 2-CPU machine it shares CPU 1
+# with the clients) and inline on the worker ([tls] handshake_threads = 0:
+# everything on CPU 0, as slapd). The certificate (ECDSA P-256) is made here with the openssl CLI.
 # Not part of the test suite; needs root. The machine's load is printed:
 # on a shared machine the figures move with it.
 #   tests/bench/tls-compare.sh [SECONDS] [RUNS] [THREADS] [CONNS]  (default 5 3 16 16)
@@ -66,10 +70,22 @@ busy() {   # ldapfe: "busy_cycles binds"
 	lfe_telemetry /ldapfe/stats | "$PY" -c 'import json,sys; t=json.load(sys.stdin)["/ldapfe/stats"]["total"]; print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])'
 }
 HZ=   # the generator's tsc_hz (its JSON)
-cpu_ldapfe() {   # cpu_ldapfe B0 B1: µs per bind
-	"$PY" -c 'import sys; a=sys.argv[1].split(); b=sys.argv[2].split(); print("%.1f" % ((int(b[0])-int(a[0])) / float(sys.argv[3]) * 1e6 / max(int(b[1])-int(a[1]), 1)))' "$1" "$2" "$HZ"
-}
 TCK=$(getconf CLK_TCK)
+# utime+stime ticks of ldapfe's crypto (lfe-tls-*) and verifier threads
+thread_ticks() {
+	local f t=0 comm rest
+	for f in /proc/"$LFE_PID"/task/*/stat; do
+		read -r _ comm rest < "$f" 2>/dev/null || continue
+		[[ $comm == "(lfe-tls"* || $comm == "(lfe-verify"* ]] || continue
+		set -- $rest
+		t=$((t + ${12} + ${13}))
+	done
+	echo "$t"
+}
+busy_all() { echo "$(busy) $(thread_ticks)"; }
+cpu_ldapfe() {   # cpu_ldapfe B0 B1 (busy_all): µs per bind, worker and threads
+	"$PY" -c 'import sys; a=sys.argv[1].split(); b=sys.argv[2].split(); print("%.1f" % (((int(b[0])-int(a[0])) / float(sys.argv[3]) + (int(b[2])-int(a[2])) / float(sys.argv[4])) * 1e6 / max(int(b[1])-int(a[1]), 1)))' "$1" "$2" "$HZ" "$TCK"
+}
 slapd_ticks() { awk '{print $14 + $15}' "/proc/$SLAPD_PID/stat"; }
 
 declare -A RES
@@ -79,15 +95,21 @@ add() { RES[$1]+="$2"$'\n'; }   # add KEY "value ..."
 conf=$(lfe_conf 1)
 sed -i 's/idle_sleep_us = 20/idle_sleep_us = 0/; s/^port = 389$/port = 389\nldaps_ports = 636/' "$conf"
 printf '[tls]\ncertificate = %s\nkey = %s\n' "$P/srv.crt" "$P/srv.key" >> "$conf"
+inl=$LFE_WORK/inline.conf
+sed '/^\[tls\]$/a handshake_threads = 0' "$conf" > "$inl"
 for ((r = 1; r <= RUNS; r++)); do
 	lfe_start "$conf" 0
-	b0=$(busy); out=$(gen_run "ldapfe-pers-$r"); b1=$(busy)
+	b0=$(busy_all); out=$(gen_run "ldapfe-pers-$r"); b1=$(busy_all)
 	HZ=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tsc_hz"])' "$LFE_WORK/ldapfe-pers-$r.json")
 	add ldapfe_pers "$out $(cpu_ldapfe "$b0" "$b1")"
-	b0=$(busy); out=$(cpb_run "ldapfe-cpb-$r"); b1=$(busy)
+	b0=$(busy_all); out=$(cpb_run "ldapfe-cpb-$r"); b1=$(busy_all)
 	add ldapfe_cpb "$out $(cpu_ldapfe "$b0" "$b1")"
 	lfe_stop_restart
-	lfe_log "ldapfe run $r: persistent $(tail -n 1 <<<"${RES[ldapfe_pers]%$'\n'}"), cpb $(tail -n 1 <<<"${RES[ldapfe_cpb]%$'\n'}")"
+	lfe_start "$inl" 0
+	b0=$(busy_all); out=$(cpb_run "ldapfe-cpbi-$r"); b1=$(busy_all)
+	add ldapfe_cpbi "$out $(cpu_ldapfe "$b0" "$b1")"
+	lfe_stop_restart
+	lfe_log "ldapfe run $r: persistent $(tail -n 1 <<<"${RES[ldapfe_pers]%$'\n'}"), cpb $(tail -n 1 <<<"${RES[ldapfe_cpb]%$'\n'}"), cpb inline $(tail -n 1 <<<"${RES[ldapfe_cpbi]%$'\n'}")"
 done
 
 # ---- slapd ----
@@ -140,11 +162,12 @@ done
 
 echo "LDAPS on the veth path, server on CPU 0, clients on CPU 1; median of $RUNS runs of $SECS s"
 echo "persistent: ldapfe-gen --tls (TLS 1.3), $CONNS connections; connection-per-bind: libldap ldap_cpb, $TH threads"
-for k in ldapfe_pers slapd_pers ldapfe_cpb slapd_cpb; do
+for k in ldapfe_pers slapd_pers ldapfe_cpb ldapfe_cpbi slapd_cpb; do
 	printf '%s' "${RES[$k]}" | "$PY" -c '
 import sys, statistics
 name = {"ldapfe_pers": "ldapfe persistent binds/s", "slapd_pers": "slapd persistent binds/s",
-        "ldapfe_cpb": "ldapfe conn-per-bind sessions/s", "slapd_cpb": "slapd conn-per-bind sessions/s"}[sys.argv[1]]
+        "ldapfe_cpb": "ldapfe conn-per-bind sessions/s",
+        "ldapfe_cpbi": "ldapfe cpb, handshakes inline", "slapd_cpb": "slapd conn-per-bind sessions/s"}[sys.argv[1]]
 r = [l.split() for l in sys.stdin if l.strip()]
 print("%-34s %8.0f   server CPU %7.1f us/bind   errors %d" % (name, statistics.median(float(x[0]) for x in r),
       statistics.median(float(x[2]) for x in r), sum(int(x[1]) for x in r)))' "$k"
