@@ -183,14 +183,17 @@ PYEOF
 # runs on idle polls): instructions per bind without the handshakes, and
 # instructions per handshake (SSL_do_handshake inclusive / handshakes the
 # generator completed). A loaded machine does not disturb these counts.
-# The annotations stay in WORK/cg-*.txt.
+# Handshakes run inline here ([tls] handshake_threads = 0): only the
+# worker thread is collected, and on the crypto thread they would not be
+# counted at all. The annotations stay in WORK/cg-*.txt.
 cg() {
 	local cert=$1 wl=$2 conns=$3 rate=$4; shift 4
 	rm -f "$WORK"/cg.out.*
+	sed '/^\[tls\]$/a handshake_threads = 0' "$WORK/$cert.conf" > "$WORK/$cert-cg.conf"
 	ip netns exec "$NS" valgrind --tool=callgrind --collect-atstart=no \
 		--toggle-collect=lfe_worker_main --callgrind-out-file="$WORK/cg.out.%p" \
 		"$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
-		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
+		--log-level=lib.eal:error -- --config "$WORK/$cert-cg.conf" > "$WORK/ldapfe.log" 2>&1 &
 	LFE_PID=$!
 	local i try
 	for ((i = 0; i < 600; i++)); do
@@ -220,7 +223,8 @@ cg() {
 	ann=${ann// /}
 	dump=$(ls "$WORK"/cg.out.*.1 | head -1)
 	callgrind_annotate --inclusive=yes --auto=no --threshold=100 "$dump" > "$ann" 2>/dev/null || true
-	irf() { awk -v f="$1" '$0 ~ f && !n++ { gsub(",", "", $1); print $1 }' "$ann"; }
+	# callgrind_annotate writes "." for a count of 0
+	irf() { awk -v f="$1" '$0 ~ f && !n++ { gsub(",", "", $1); print ($1 == "." ? 0 : $1) }' "$ann"; }
 	"$PY" - "$(irf ':lfe_tcp_input ')" "$(irf ':SSL_do_handshake ')" "$WORK/g.json" <<'PYEOF'
 import json, sys
 inp, hs = int(sys.argv[1] or 0), int(sys.argv[2] or 0); g = json.load(open(sys.argv[3]))
