@@ -15,6 +15,9 @@
 # Frames are crafted with an AF_PACKET socket on the tap (python3, no scapy).
 source "$(dirname "$0")/lib.sh"
 mode=${1:-auto}
+# Debian's librte-net-tap23 (libdpdk-dev depends on it) and a tun device.
+compgen -G "/usr/lib/*/dpdk/pmds-*/librte_net_tap.so*" >/dev/null && [[ -c /dev/net/tun ]] ||
+	{ echo "SKIP: no net_tap PMD or /dev/net/tun"; exit 77; }
 if [[ $mode == off ]]; then lfe_init csumoff 44; else lfe_init csum 43; fi
 lfe_make_store
 TAP=lfet${LFE_NET}$$
