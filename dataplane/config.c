@@ -13,7 +13,8 @@
 #include "tcp.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
-		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO, K_TLSREC };
+		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO, K_TLSREC,
+		K_AUTOOFF };
 
 struct key_def {
 	const char *section;   /* "port" matches port0..port7 */
@@ -70,6 +71,7 @@ static const struct key_def keys[] = {
 	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
 	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
 	{ "port", "mtu", K_U16, PF(mtu), 0, 576, 9000 },
+	{ "port", "checksum_offload", K_AUTOOFF, PF(checksum_offload), 0, 0, 0 },
 	{ "workers", "lcores", K_LCORES, 0, 0, 0, LFE_CFG_MAX_LCORES - 1 },
 	{ "workers", "verifier_threads", K_U32, CF(verifier_threads), 0, 1, 64 },
 	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
@@ -150,8 +152,10 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->tcp_syn_rate = tcd.syn_rate;
 	c->tcp_syn_rate_validated = tcd.syn_rate_validated;
 	c->tcp_validated_sources = tcd.validated_sources;
-	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++)
+	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		c->port[i].mtu = 1500;
+		c->port[i].checksum_offload = true;
+	}
 }
 
 int lfe_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -446,6 +450,12 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 			*(enum lfe_tls_record *)f = LFE_TLS_RECORD_OPENSSL;
 		else
 			why = "expected ldapfe or openssl";
+		break;
+	case K_AUTOOFF:
+		if (strcmp(v, "auto") == 0 || strcmp(v, "off") == 0)
+			*(bool *)f = v[0] == 'a';
+		else
+			why = "expected auto or off";
 		break;
 	case K_DN: {
 		char n[LFE_DN_MAX + 1];

@@ -58,7 +58,10 @@
  *             a reload builds a new context for new connections)
  *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
  *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
- *             address (required, a.b.c.d/len), gateway [none], mtu [1500]
+ *             address (required, a.b.c.d/len), gateway [none], mtu [1500],
+ *             checksum_offload [auto: the port verifies IPv4/TCP checksums
+ *             on receive and computes them on transmit, each direction
+ *             where the device can; off: ldapfe sums every frame itself]
  *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
  *             verifier_threads [1], verify_queue [1024: slow verifications queued,
  *             shared equally by the workers],
@@ -127,6 +130,7 @@ struct lfe_cfg_port {
 	uint8_t prefix_len;
 	uint32_t gateway;       /* 0 = none */
 	uint16_t mtu;
+	bool checksum_offload;  /* auto (true) or off */
 };
 
 struct lfe_cfg_throttle {

@@ -448,12 +448,15 @@ static void req_status(struct lfe_control *ctl, struct out *o, bool json)
 			outf(o, "%s{\"port\":%u,\"name\":", i ? "," : "", i);
 			out_jstr(o, p->name, strlen(p->name));
 			outf(o, ",\"driver\":\"%s\",\"link\":\"%s\",\"mac\":\"%s\",\"address\":\"%s/%u\","
-			     "\"queues\":%u,\"steering\":%s}", drv, link.link_status ? "up" : "down", mac, a,
-			     plen, p->n_queues, p->steer ? "true" : "false");
-		} else {
-			outf(o, "port%u: %s driver %s link %s mac %s address %s/%u queues %u%s\n", i, p->name,
+			     "\"queues\":%u,\"steering\":%s,\"checksum_offload\":{\"rx\":%s,\"tx\":%s}}",
 			     drv, link.link_status ? "up" : "down", mac, a, plen, p->n_queues,
-			     p->steer ? " (software steering)" : "");
+			     p->steer ? "true" : "false", p->rx_csum ? "true" : "false",
+			     p->tx_csum ? "true" : "false");
+		} else {
+			outf(o, "port%u: %s driver %s link %s mac %s address %s/%u queues %u%s checksums rx %s tx %s\n",
+			     i, p->name, drv, link.link_status ? "up" : "down", mac, a, plen, p->n_queues,
+			     p->steer ? " (software steering)" : "", p->rx_csum ? "offload" : "software",
+			     p->tx_csum ? "offload" : "software");
 		}
 	}
 	if (json) {
@@ -617,7 +620,8 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
 		const struct lfe_cfg_port *a = &c->port[i], *b = &n->port[i];
 		if (a->present != b->present || strcmp(a->dev, b->dev) || a->addr != b->addr ||
-		    a->prefix_len != b->prefix_len || a->gateway != b->gateway || a->mtu != b->mtu) {
+		    a->prefix_len != b->prefix_len || a->gateway != b->gateway || a->mtu != b->mtu ||
+		    a->checksum_offload != b->checksum_offload) {
 			snprintf(err, errlen, "[port%u]: cannot change while running (restart ldapfe)", i);
 			return -EINVAL;
 		}

@@ -38,6 +38,10 @@ struct lfe_port {
 	uint16_t n_queues;      /* queue pairs configured */
 	bool steer;             /* one queue, several workers: software steering */
 	bool rss;
+	/* Checksum offload in use (port.c; [portN] checksum_offload): rx, the
+	 * port verifies IPv4 and TCP checksums and the worker trusts its
+	 * verdict; tx, the port computes them for the TCP frames we build. */
+	bool rx_csum, tx_csum;
 	int socket;
 	char name[64];
 	/* Steering: frames sent by workers other than 0 go to worker 0 here. */

@@ -129,6 +129,11 @@ uint16_t lfe_tcp_csum(uint32_t saddr, uint32_t daddr, const void *tcp, size_t le
 	return lfe_csum_fold(lfe_csum_add(pseudo_sum(saddr, daddr, LFE_IPPROTO_TCP, len), tcp, len));
 }
 
+uint16_t lfe_tcp_pseudo_csum(uint32_t saddr, uint32_t daddr, size_t len)
+{
+	return (uint16_t)fold16(pseudo_sum(saddr, daddr, LFE_IPPROTO_TCP, len));
+}
+
 static int fail(struct lfe_net_pkt *pkt, enum lfe_net_drop why, int err)
 {
 	pkt->drop = why;
@@ -204,7 +209,7 @@ static int parse_tcp_opts(const uint8_t *o, size_t n, struct lfe_tcp_seg *seg)
 	return 0;
 }
 
-static int parse_tcp(const uint8_t *f, struct lfe_net_pkt *pkt)
+static int parse_tcp(const uint8_t *f, unsigned rx_csum, struct lfe_net_pkt *pkt)
 {
 	const uint8_t *t = f + pkt->l4_off;
 	size_t n = pkt->l4_len;
@@ -215,7 +220,9 @@ static int parse_tcp(const uint8_t *f, struct lfe_net_pkt *pkt)
 	size_t doff = (size_t)(t[12] >> 4) * 4u;
 	if (doff < LFE_TCP_HLEN || doff > n)
 		return fail(pkt, LFE_DROP_TCP_HDR, -EBADMSG);
-	if (lfe_tcp_csum(pkt->saddr, pkt->daddr, t, n) != 0)
+	/* The port's verdict when it gave one (net.h), else our own sum. */
+	if ((rx_csum & LFE_NET_RX_L4_BAD) ||
+	    (!(rx_csum & LFE_NET_RX_L4_GOOD) && lfe_tcp_csum(pkt->saddr, pkt->daddr, t, n) != 0))
 		return fail(pkt, LFE_DROP_TCP_CSUM, -EINVAL);
 	memset(seg, 0, sizeof(*seg));
 	seg->wscale = -1;
@@ -236,7 +243,7 @@ static int parse_tcp(const uint8_t *f, struct lfe_net_pkt *pkt)
 	return LFE_NET_TCP;
 }
 
-static int parse_ipv4(const uint8_t *f, size_t len, struct lfe_net_pkt *pkt)
+static int parse_ipv4(const uint8_t *f, size_t len, unsigned rx_csum, struct lfe_net_pkt *pkt)
 {
 	const uint8_t *ip = f + LFE_ETH_HLEN;
 	size_t avail = len - LFE_ETH_HLEN;
@@ -250,7 +257,9 @@ static int parse_ipv4(const uint8_t *f, size_t len, struct lfe_net_pkt *pkt)
 	/* The frame may carry Ethernet padding beyond the datagram, never less. */
 	if (ihl > avail || tot < ihl || tot > avail)
 		return fail(pkt, LFE_DROP_IP_LEN, -EBADMSG);
-	if ((ihl == LFE_IPV4_HLEN ? ipv4_hdr_csum(ip) : lfe_csum_fold(lfe_csum_add(0, ip, ihl))) != 0)
+	if ((rx_csum & LFE_NET_RX_IP_BAD) ||
+	    (!(rx_csum & LFE_NET_RX_IP_GOOD) &&
+	     (ihl == LFE_IPV4_HLEN ? ipv4_hdr_csum(ip) : lfe_csum_fold(lfe_csum_add(0, ip, ihl))) != 0))
 		return fail(pkt, LFE_DROP_IP_CSUM, -EINVAL);
 	if (ihl != LFE_IPV4_HLEN)
 		return fail(pkt, LFE_DROP_IP_OPTIONS, -EPROTONOSUPPORT);
@@ -268,7 +277,7 @@ static int parse_ipv4(const uint8_t *f, size_t len, struct lfe_net_pkt *pkt)
 	pkt->l4_len = tot - ihl;
 
 	if (pkt->proto == LFE_IPPROTO_TCP)
-		return parse_tcp(f, pkt);
+		return parse_tcp(f, rx_csum, pkt);
 	if (pkt->proto != LFE_IPPROTO_ICMP)
 		return fail(pkt, LFE_DROP_PROTO, -EPROTONOSUPPORT);
 	const uint8_t *ic = f + pkt->l4_off;
@@ -283,6 +292,11 @@ static int parse_ipv4(const uint8_t *f, size_t len, struct lfe_net_pkt *pkt)
 
 int lfe_net_parse(const uint8_t *frame, size_t len, struct lfe_net_pkt *pkt)
 {
+	return lfe_net_parse_rx(frame, len, 0, pkt);
+}
+
+int lfe_net_parse_rx(const uint8_t *frame, size_t len, unsigned rx_csum, struct lfe_net_pkt *pkt)
+{
 	pkt->drop = LFE_DROP_NONE;
 	if (frame == NULL || len < LFE_ETH_HLEN)
 		return fail(pkt, LFE_DROP_SHORT, -EBADMSG);
@@ -292,7 +306,7 @@ int lfe_net_parse(const uint8_t *frame, size_t len, struct lfe_net_pkt *pkt)
 	if (pkt->ethertype == LFE_ETHERTYPE_ARP)
 		return parse_arp(frame, len, pkt);
 	if (pkt->ethertype == LFE_ETHERTYPE_IPV4)
-		return parse_ipv4(frame, len, pkt);
+		return parse_ipv4(frame, len, rx_csum, pkt);
 	return fail(pkt, LFE_DROP_ETHERTYPE, -EPROTONOSUPPORT);
 }
 
@@ -324,8 +338,9 @@ ssize_t lfe_net_build_arp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 	return LFE_ETH_MIN_FRAME;
 }
 
+/* csum false: the checksum field stays 0 for the port to fill in. */
 static void put_ipv4(uint8_t *ip, uint16_t tot, uint16_t id, uint8_t proto,
-		     uint32_t saddr, uint32_t daddr)
+		     uint32_t saddr, uint32_t daddr, bool csum)
 {
 	ip[0] = 0x45;
 	ip[1] = 0;
@@ -337,7 +352,8 @@ static void put_ipv4(uint8_t *ip, uint16_t tot, uint16_t id, uint8_t proto,
 	wr16(ip + 10, 0);
 	wr32(ip + 12, saddr);
 	wr32(ip + 16, daddr);
-	wr16(ip + 10, ipv4_hdr_csum(ip));
+	if (csum)
+		wr16(ip + 10, ipv4_hdr_csum(ip));
 }
 
 size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
@@ -349,7 +365,7 @@ size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
 	memcpy(peer, frame + LFE_ETH_ALEN, LFE_ETH_ALEN);
 	put_eth(frame, peer, our_mac, LFE_ETHERTYPE_IPV4);
 	put_ipv4(frame + LFE_ETH_HLEN, (uint16_t)(LFE_IPV4_HLEN + pkt->l4_len), pkt->ip_id,
-		 LFE_IPPROTO_ICMP, pkt->daddr, pkt->saddr);
+		 LFE_IPPROTO_ICMP, pkt->daddr, pkt->saddr, true);
 	ic[0] = 0;
 	ic[1] = 0;
 	wr16(ic + 2, 0);
@@ -357,9 +373,11 @@ size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
 	return pkt->l4_off + pkt->l4_len;
 }
 
-ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
-			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
-			  uint16_t ip_id)
+/* offload: the IPv4 checksum field 0 and the TCP one the pseudo-header
+ * sum, what a port's transmit checksum offload completes (net.h). */
+static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+			 const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
+			 uint16_t ip_id, bool offload)
 {
 	bool ts = seg->opts & LFE_TCP_OPT_TS, sp = seg->opts & LFE_TCP_OPT_SACK_PERM;
 	size_t optlen = (seg->mss ? 4u : 0u) + (seg->wscale >= 0 ? 4u : 0u) + (ts ? 12u : sp ? 4u : 0u);
@@ -370,7 +388,8 @@ ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 	if (tot > 0xffffu || cap < flen || cap < LFE_ETH_MIN_FRAME)
 		return -ENOSPC;
 	put_eth(out, eth_dst, eth_src, LFE_ETHERTYPE_IPV4);
-	put_ipv4(out + LFE_ETH_HLEN, (uint16_t)tot, ip_id, LFE_IPPROTO_TCP, seg->laddr, seg->raddr);
+	put_ipv4(out + LFE_ETH_HLEN, (uint16_t)tot, ip_id, LFE_IPPROTO_TCP, seg->laddr, seg->raddr,
+		 !offload);
 	uint8_t *t = out + LFE_ETH_HLEN + LFE_IPV4_HLEN;
 	wr16(t, seg->lport);
 	wr16(t + 2, seg->rport);
@@ -405,7 +424,10 @@ ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 	}
 	if (seg->len)
 		memcpy(o, seg->payload, seg->len);
-	wr16(t + 16, lfe_tcp_csum(seg->laddr, seg->raddr, t, tcplen));
+	if (offload)
+		wr16(t + 16, lfe_tcp_pseudo_csum(seg->laddr, seg->raddr, tcplen));
+	else
+		wr16(t + 16, lfe_tcp_csum(seg->laddr, seg->raddr, t, tcplen));
 	/* Pad runts so the frame is a legal Ethernet frame; the IP total
 	 * length tells the receiver where the datagram ends. */
 	if (flen < LFE_ETH_MIN_FRAME) {
@@ -413,6 +435,20 @@ ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 		flen = LFE_ETH_MIN_FRAME;
 	}
 	return (ssize_t)flen;
+}
+
+ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
+			  uint16_t ip_id)
+{
+	return build_tcp(out, cap, eth_dst, eth_src, seg, ip_id, false);
+}
+
+ssize_t lfe_net_build_tcp_offload(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+				  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
+				  uint16_t ip_id)
+{
+	return build_tcp(out, cap, eth_dst, eth_src, seg, ip_id, true);
 }
 
 static inline uint32_t mix32(uint32_t h)

@@ -98,6 +98,24 @@ struct lfe_net_pkt {
  * checksum and the TCP checksum (pseudo-header included). */
 int lfe_net_parse(const uint8_t *frame, size_t len, struct lfe_net_pkt *pkt);
 
+/* A port's receive checksum verdicts for one frame (the worker maps the
+ * mbuf's RTE_MBUF_F_RX_IP_CKSUM_* and RTE_MBUF_F_RX_L4_CKSUM_* to these).
+ * GOOD: the port verified that checksum, the parse skips it. BAD: the
+ * frame is dropped with the reason a software mismatch gives (ip_csum,
+ * tcp_csum). Neither (the port's UNKNOWN or NONE, or no offload): verified
+ * in software. The L4 verdicts apply to TCP only; ICMP is always summed
+ * here. Every length check runs whatever the verdict. */
+enum lfe_net_rx_csum {
+	LFE_NET_RX_IP_GOOD = 1u << 0,
+	LFE_NET_RX_IP_BAD = 1u << 1,
+	LFE_NET_RX_L4_GOOD = 1u << 2,
+	LFE_NET_RX_L4_BAD = 1u << 3,
+};
+
+/* lfe_net_parse with the port's verdicts: rx_csum is an OR of enum
+ * lfe_net_rx_csum (0: lfe_net_parse exactly). */
+int lfe_net_parse_rx(const uint8_t *frame, size_t len, unsigned rx_csum, struct lfe_net_pkt *pkt);
+
 /* Internet checksum helpers (RFC 1071). Sums are 32-bit accumulators in
  * network order words; fold gives the final complemented 16-bit value in
  * host order (store it with htons). */
@@ -106,6 +124,12 @@ uint16_t lfe_csum_fold(uint32_t sum);
 /* Checksum of a TCP segment (hdr + payload, len bytes, checksum field as it
  * is) over the IPv4 pseudo-header; addresses in host order. 0 when valid. */
 uint16_t lfe_tcp_csum(uint32_t saddr, uint32_t daddr, const void *tcp, size_t len);
+/* The IPv4 pseudo-header sum of a TCP segment of len bytes (header +
+ * payload), folded and NOT complemented, host order: what transmit
+ * checksum offload wants in the TCP checksum field (rte_ipv4_phdr_cksum's
+ * value). Summing the segment with this in the field and complementing
+ * gives the full checksum. */
+uint16_t lfe_tcp_pseudo_csum(uint32_t saddr, uint32_t daddr, size_t len);
 
 /* Build an ARP frame (Ethernet + ARP, padded to 60 bytes). eth_dst is the
  * frame destination (broadcast for requests and gratuitous ARP). Returns
@@ -127,6 +151,15 @@ size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
 ssize_t lfe_net_build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
 			  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
 			  uint16_t ip_id);
+/* The same frame for a port that computes checksums on transmit: the IPv4
+ * checksum field is 0 and the TCP one holds lfe_tcp_pseudo_csum. The
+ * caller must ask the port to finish both (DPDK: RTE_MBUF_F_TX_IPV4 |
+ * RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM, l2_len LFE_ETH_HLEN,
+ * l3_len LFE_IPV4_HLEN): as it leaves here the frame is invalid on the
+ * wire. Runt padding is zeros, which leave the sum unchanged. */
+ssize_t lfe_net_build_tcp_offload(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH_ALEN],
+				  const uint8_t eth_src[LFE_ETH_ALEN], const struct lfe_tcp_seg *seg,
+				  uint16_t ip_id);
 
 /* Symmetric hash of a TCP flow: both directions give the same value, so a
  * software steerer and an RSS-less port agree on which core owns a flow. */

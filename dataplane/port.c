@@ -7,6 +7,10 @@
  * i owns queue i), else one queue with software steering (worker.c).
  * Mbuf pools: one per NUMA socket that has a port, sized for every worker's
  * queues and bursts; workers take the pool of their own socket.
+ * Checksum offload ([portN] checksum_offload = auto): receive IPv4+TCP
+ * verification and transmit IPv4+TCP computation, each direction enabled
+ * when the device offers both of its flags; otherwise the worker sums in
+ * software (net.c) as it does with checksum_offload = off.
  */
 #include <errno.h>
 #include <numa.h>
@@ -73,6 +77,26 @@ static int find_or_probe(const char *dev, uint16_t *port_id, char *name, size_t 
 	return 0;
 }
 
+#define RX_CSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
+#define TX_CSUM (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
+
+/* Which checksum offloads the port gets: both flags of a direction or none. */
+static void pick_csum(struct lfe_port *p, const struct lfe_cfg_port *cp,
+		      const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
+{
+	p->rx_csum = cp->checksum_offload && (info->rx_offload_capa & RX_CSUM) == RX_CSUM;
+	p->tx_csum = cp->checksum_offload && (info->tx_offload_capa & TX_CSUM) == TX_CSUM;
+	if (p->rx_csum)
+		conf->rxmode.offloads |= RX_CSUM;
+	if (p->tx_csum)
+		conf->txmode.offloads |= TX_CSUM;
+}
+
+static const char *csum_word(bool on, bool wanted)
+{
+	return on ? "offload" : wanted ? "software (device lacks it)" : "software";
+}
+
 static int setup_one(struct lfe_daemon *d, uint32_t pi, char *err, size_t errlen)
 {
 	const struct lfe_cfg_port *cp = &d->cfg.port[pi];
@@ -112,6 +136,7 @@ static int setup_one(struct lfe_daemon *d, uint32_t pi, char *err, size_t errlen
 		conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
 		p->rss = true;
 	}
+	pick_csum(p, cp, &info, &conf);
 	rc = rte_eth_dev_configure(p->port_id, p->n_queues, p->n_queues, &conf);
 	if (rc < 0) {
 		snprintf(err, errlen, "[port%u] %s: configure %u queues: %s", pi, p->name, p->n_queues,
@@ -163,6 +188,8 @@ static int setup_one(struct lfe_daemon *d, uint32_t pi, char *err, size_t errlen
 	       pi, p->name, p->port_id, info.driver_name, a, cp->prefix_len, RTE_ETHER_ADDR_BYTES(&mac),
 	       p->n_queues, p->rss ? ", symmetric RSS" : "", p->steer ? ", software steering" : "",
 	       p->socket);
+	printf("ldapfe: port%u checksums: rx %s, tx %s\n", pi, csum_word(p->rx_csum, cp->checksum_offload),
+	       csum_word(p->tx_csum, cp->checksum_offload));
 	return 0;
 }
 

@@ -205,12 +205,21 @@ int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 		w->st.drops[LFE_DROP_NO_MBUF]++;
 		return -ENOBUFS;
 	}
-	ssize_t n = lfe_net_build_tcp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac,
-				      p->mac, seg, w->ip_id++);
+	/* Every TCP frame we send is built here (data, retransmits, RSTs,
+	 * SYN-ACKs with cookies, TLS records): with the port's transmit
+	 * offload it leaves with the pseudo-header sum and these flags, also
+	 * through the steering tx ring (the mbuf carries them). */
+	ssize_t n = (p->tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
+		rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac, p->mac, seg, w->ip_id++);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
 		w->st.drops[LFE_DROP_NO_MBUF]++;
 		return -ENOBUFS;
+	}
+	if (p->tx_csum) {
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l2_len = LFE_ETH_HLEN;
+		m->l3_len = LFE_IPV4_HLEN;
 	}
 	m->data_len = (uint16_t)n;
 	m->pkt_len = (uint32_t)n;
@@ -278,8 +287,21 @@ static bool syn_shed(struct lfe_worker *w, const uint8_t *f, uint32_t len)
 	return lfe_tcp_syn_shed(w->tcp, sa, w->now_us);
 }
 
+/* The port's receive checksum verdicts (net.h), where it was asked for them. */
+static inline unsigned rx_csum(const struct lfe_port *p, const struct rte_mbuf *m)
+{
+	if (!p->rx_csum)
+		return 0;
+	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK, l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	return (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? LFE_NET_RX_IP_GOOD : 0u) |
+	       (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD ? LFE_NET_RX_IP_BAD : 0u) |
+	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD ? LFE_NET_RX_L4_GOOD : 0u) |
+	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD ? LFE_NET_RX_L4_BAD : 0u);
+}
+
 /* Parse one frame into *pkt: its kind, or -1 when it is dropped (counted). */
-static int parse_frame(struct lfe_worker *w, struct rte_mbuf *m, struct lfe_net_pkt *pkt)
+static int parse_frame(struct lfe_worker *w, const struct lfe_port *p, struct rte_mbuf *m,
+		       struct lfe_net_pkt *pkt)
 {
 	w->st.rx_pkts++;
 	w->st.rx_bytes += m->pkt_len;
@@ -289,7 +311,7 @@ static int parse_frame(struct lfe_worker *w, struct rte_mbuf *m, struct lfe_net_
 	}
 	if (syn_shed(w, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len))
 		return -1;   /* counted by the stack (tcp_syn_budget_dropped) */
-	int kind = lfe_net_parse(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, pkt);
+	int kind = lfe_net_parse_rx(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, rx_csum(p, m), pkt);
 	if (kind < 0) {
 		w->st.drops[pkt->drop]++;
 		return -1;
@@ -365,7 +387,7 @@ static unsigned process_frames(struct lfe_worker *w, uint32_t pi, struct rte_mbu
 		for (uint32_t i = 0; i < m; i++) {
 			if (base + i + 1 < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pk[base + i + 1], void *));
-			kind[i] = parse_frame(w, pk[base + i], &pkt[i]);
+			kind[i] = parse_frame(w, &w->d->port[pi], pk[base + i], &pkt[i]);
 			if (pf && kind[i] == LFE_NET_TCP)
 				lfe_tcp_prefetch_hash(w->tcp, &pkt[i].seg);
 		}

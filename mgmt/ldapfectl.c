@@ -1489,9 +1489,9 @@ static const struct cmd commands[] = {
 	  "Keep the store in sync with an LDAP directory (RFC 4533); see: ldapfectl sync --help\n" },
 	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */
 	{ "status", cmd_daemon, "status [--json]",
-	  "Version, uptime, ports (driver, link, MAC, address, queues), worker lcores,\n"
-	  "store (entries, last transaction and its time), TLS (ports, certificate\n"
-	  "subject and expiry) and the limits in force.\n" },
+	  "Version, uptime, ports (driver, link, MAC, address, queues, checksum\n"
+	  "offload rx/tx), worker lcores, store (entries, last transaction and its\n"
+	  "time), TLS (ports, certificate subject and expiry) and the limits in force.\n" },
 	{ "stats", cmd_daemon, "stats [--per-core] [--json]",
 	  "Every counter (the names of the daemon's telemetry and /metrics), summed\n"
 	  "over the workers, and its rate per second over the daemon's last second\n"

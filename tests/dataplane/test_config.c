@@ -150,6 +150,10 @@ static void test_set_table(void)
 		{ "port0", "gateway", "10.99.0", -EINVAL, "[port0] gateway" },
 		{ "port0", "mtu", "100", -EINVAL, "out of range 576..9000" },
 		{ "port0", "speed", "10G", -ENOENT, "[port0] speed: unknown key" },
+		{ "port0", "checksum_offload", "auto", 0, NULL },
+		{ "port0", "checksum_offload", "off", 0, NULL },
+		{ "port0", "checksum_offload", "on", -EINVAL, "expected auto or off" },
+		{ "port0", "checksum_offload", "", -EINVAL, "[port0] checksum_offload" },
 		{ "port8", "dev", "x", -ENOENT, "port0..port7" },
 		{ "portx", "dev", "x", -ENOENT, "unknown section" },
 		{ "port", "dev", "x", -ENOENT, "unknown section" },
@@ -213,6 +217,7 @@ static void test_values(void)
 		{ "port0", "dev", "net_af_packet0,iface=v0" }, { "port0", "address", "10.99.1.1/24" },
 		{ "port0", "gateway", "10.99.1.254" }, { "port1", "dev", "net_tap0" },
 		{ "port1", "address", "10.99.2.1/30" }, { "workers", "lcores", "1,3-4" },
+		{ "port1", "checksum_offload", " off " },
 	};
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
 		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err) == 0, "%s.%s: %s", kv[i][0],
@@ -234,6 +239,7 @@ static void test_values(void)
 	CHECK(c.port[0].addr == IP(10, 99, 1, 1) && c.port[0].prefix_len == 24, "addr");
 	CHECK(c.port[0].gateway == IP(10, 99, 1, 254) && c.port[1].gateway == 0, "gateway");
 	CHECK(c.port[1].prefix_len == 30 && c.port[0].mtu == 1500, "port1");
+	CHECK(c.port[0].checksum_offload && !c.port[1].checksum_offload, "checksum_offload: auto default, off");
 	CHECK(c.n_lcores == 3 && c.lcores[0] == 1 && c.lcores[1] == 3 && c.lcores[2] == 4, "lcores");
 }
 

@@ -313,6 +313,122 @@ static void test_icmp(void)
 	CHECK(lfe_net_parse(f, n, &p) == -EPROTONOSUPPORT && p.drop == LFE_DROP_ICMP, "reply refused");
 	ic[10] ^= 1;
 	CHECK(lfe_net_parse(f, n, &p) == -EINVAL && p.drop == LFE_DROP_ICMP_CSUM, "icmp csum");
+	/* A port's L4 verdict is about TCP: ICMP is summed here whatever it says. */
+	CHECK(lfe_net_parse_rx(f, n, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_GOOD, &p) == -EINVAL &&
+	      p.drop == LFE_DROP_ICMP_CSUM, "icmp csum with an L4 verdict");
+}
+
+/* lfe_net_parse_rx: the port's verdict replaces our sum, never a length
+ * check. Frames: the reference, its TCP or IPv4 checksum broken, and
+ * (with valid checksums) broken lengths. */
+static void test_rx_verdicts(void)
+{
+	enum { OK, BAD_TCP, BAD_IP, LONG_TOT, BAD_DOFF };
+	static const struct {
+		int frame;
+		unsigned rx;
+		int rc;
+		enum lfe_net_drop drop;
+	} cases[] = {
+		{ OK, 0, LFE_NET_TCP, LFE_DROP_NONE },
+		{ OK, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_GOOD, LFE_NET_TCP, LFE_DROP_NONE },
+		{ OK, LFE_NET_RX_L4_BAD, -EINVAL, LFE_DROP_TCP_CSUM },
+		{ OK, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_BAD, -EINVAL, LFE_DROP_TCP_CSUM },
+		{ OK, LFE_NET_RX_IP_BAD | LFE_NET_RX_L4_GOOD, -EINVAL, LFE_DROP_IP_CSUM },
+		{ OK, LFE_NET_RX_L4_GOOD | LFE_NET_RX_L4_BAD, -EINVAL, LFE_DROP_TCP_CSUM },
+		/* Wrong TCP sum: trusted when the port says good, else ours finds it. */
+		{ BAD_TCP, LFE_NET_RX_L4_GOOD, LFE_NET_TCP, LFE_DROP_NONE },
+		{ BAD_TCP, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_GOOD, LFE_NET_TCP, LFE_DROP_NONE },
+		{ BAD_TCP, 0, -EINVAL, LFE_DROP_TCP_CSUM },
+		{ BAD_TCP, LFE_NET_RX_IP_GOOD, -EINVAL, LFE_DROP_TCP_CSUM },
+		{ BAD_TCP, LFE_NET_RX_L4_BAD, -EINVAL, LFE_DROP_TCP_CSUM },
+		/* Wrong IPv4 sum (the TCP sum does not cover it). */
+		{ BAD_IP, LFE_NET_RX_IP_GOOD, LFE_NET_TCP, LFE_DROP_NONE },
+		{ BAD_IP, 0, -EINVAL, LFE_DROP_IP_CSUM },
+		{ BAD_IP, LFE_NET_RX_L4_GOOD, -EINVAL, LFE_DROP_IP_CSUM },
+		{ BAD_IP, LFE_NET_RX_IP_BAD, -EINVAL, LFE_DROP_IP_CSUM },
+		/* Every bound is checked whatever the port says. */
+		{ LONG_TOT, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_GOOD, -EBADMSG, LFE_DROP_IP_LEN },
+		{ BAD_DOFF, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_GOOD, -EBADMSG, LFE_DROP_TCP_HDR },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t f[sizeof(ref_frame)];
+		memcpy(f, ref_frame, sizeof(f));
+		if (cases[i].frame == BAD_TCP) {
+			f[50] ^= 0x40;
+		} else if (cases[i].frame == BAD_IP) {
+			f[25] ^= 0x01;
+		} else if (cases[i].frame == LONG_TOT) {
+			f[17] = (uint8_t)(f[17] + 1);   /* one byte past the frame */
+			fix_ip_csum(f);
+		} else if (cases[i].frame == BAD_DOFF) {
+			f[46] = 0xf0;                   /* 60-byte header in a 25-byte segment */
+			fix_tcp_csum(f, sizeof(f));
+		}
+		struct lfe_net_pkt p;
+		int rc = lfe_net_parse_rx(f, sizeof(f), cases[i].rx, &p);
+		CHECK(rc == cases[i].rc && p.drop == cases[i].drop, "case %zu: rc %d drop %d, want %d %d", i,
+		      rc, p.drop, cases[i].rc, cases[i].drop);
+		if (cases[i].rx == 0)
+			CHECK(lfe_net_parse(f, sizeof(f), &p) == rc, "case %zu: lfe_net_parse agrees", i);
+	}
+}
+
+/* lfe_net_build_tcp_offload: finishing its frame the way a port does
+ * (IPv4 sum over the header; TCP sum from the pseudo-header seed in the
+ * field to the end of the frame, padding included) gives, byte for byte,
+ * the frame lfe_net_build_tcp sums in software. */
+static void test_build_offload(void)
+{
+	/* The reference segment's pseudo-header, summed by hand: 0x0a63 + 0x0002
+	 * + 0x0a63 + 0x0001 + protocol 6 + TCP length 25 = 0x14e8. */
+	CHECK(lfe_tcp_pseudo_csum(IP(10, 99, 0, 2), IP(10, 99, 0, 1), 25) == 0x14e8, "pseudo 0x%04x",
+	      lfe_tcp_pseudo_csum(IP(10, 99, 0, 2), IP(10, 99, 0, 1), 25));
+	/* Folding with a carry: 255.255.255.255 → 255.255.255.254, 1460 bytes. */
+	CHECK(lfe_tcp_pseudo_csum(0xffffffffu, 0xfffffffeu, 1460) == (uint16_t)((0x3fffbu + 6 + 1460) % 0xffff),
+	      "pseudo with carries 0x%04x", lfe_tcp_pseudo_csum(0xffffffffu, 0xfffffffeu, 1460));
+
+	static const uint8_t big[1400] = { 0xa5, [700] = 0x5a, [1399] = 0xff };
+	const struct lfe_tcp_seg segs[] = {
+		{ .laddr = IP(10, 99, 0, 2), .raddr = IP(10, 99, 0, 1), .lport = 40000, .rport = 389,
+		  .seq = 1000, .ack = 2000, .win = 65535, .flags = LFE_TCP_PSH | LFE_TCP_ACK, .wscale = -1,
+		  .payload = (const uint8_t *)"hello", .len = 5 },
+		{ .laddr = IP(10, 99, 0, 1), .raddr = IP(192, 168, 7, 200), .lport = 389, .rport = 65535,
+		  .seq = 0xfffffff0u, .ack = 7, .win = 1024, .flags = LFE_TCP_SYN | LFE_TCP_ACK, .mss = 1460,
+		  .wscale = 7, .opts = LFE_TCP_OPT_TS | LFE_TCP_OPT_SACK_PERM, .tsval = 0xdeadbeefu },
+		{ .laddr = IP(10, 99, 0, 1), .raddr = IP(10, 99, 0, 2), .lport = 636, .rport = 50001,
+		  .seq = 1, .ack = 0xffffffffu, .flags = LFE_TCP_RST | LFE_TCP_ACK, .wscale = -1 },
+		{ .laddr = IP(255, 255, 255, 254), .raddr = IP(255, 255, 255, 253), .lport = 389, .rport = 1,
+		  .seq = 5, .ack = 6, .win = 501, .flags = LFE_TCP_ACK | LFE_TCP_PSH, .wscale = -1,
+		  .opts = LFE_TCP_OPT_TS, .tsval = 1, .tsecr = 2, .payload = big, .len = 1399 },
+	};
+	for (size_t i = 0; i < sizeof(segs) / sizeof(segs[0]); i++) {
+		uint8_t sw[1600], hw[1600];
+		ssize_t n = lfe_net_build_tcp(sw, sizeof(sw), MAC1, MAC2, &segs[i], 0x4242);
+		ssize_t m = lfe_net_build_tcp_offload(hw, sizeof(hw), MAC1, MAC2, &segs[i], 0x4242);
+		CHECK(n > 0 && m == n, "seg %zu: lengths %zd %zd", i, n, m);
+		if (n <= 0 || m != n)
+			continue;
+		uint8_t *ip = hw + 14, *t = hw + 34;
+		size_t tcplen = (size_t)(ip[2] << 8 | ip[3]) - 20;
+		CHECK(ip[10] == 0 && ip[11] == 0, "seg %zu: IPv4 checksum left 0", i);
+		uint16_t ph = lfe_tcp_pseudo_csum(segs[i].laddr, segs[i].raddr, tcplen);
+		CHECK((t[16] << 8 | t[17]) == ph, "seg %zu: TCP field holds the pseudo-header sum", i);
+		CHECK(memcmp(hw, sw, 24) == 0 && memcmp(hw + 26, sw + 26, 24) == 0 &&
+		      memcmp(hw + 52, sw + 52, (size_t)n - 52) == 0, "seg %zu: all else identical", i);
+		/* What the port does. */
+		uint16_t c = lfe_csum_fold(lfe_csum_add(0, ip, 20));
+		ip[10] = (uint8_t)(c >> 8);
+		ip[11] = (uint8_t)c;
+		c = lfe_csum_fold(lfe_csum_add(0, t, (size_t)n - 34));
+		t[16] = (uint8_t)(c >> 8);
+		t[17] = (uint8_t)c;
+		CHECK(memcmp(hw, sw, (size_t)n) == 0, "seg %zu: finished frame equals the software one", i);
+		struct lfe_net_pkt p;
+		CHECK(lfe_net_parse(hw, (size_t)n, &p) == LFE_NET_TCP, "seg %zu: parses (drop %d)", i, p.drop);
+	}
+	uint8_t out[64];
+	CHECK(lfe_net_build_tcp_offload(out, 58, MAC1, MAC2, &segs[2], 0) == -ENOSPC, "cap checked");
 }
 
 static void test_ipv4_strings(void)
@@ -450,6 +566,8 @@ int main(void)
 	test_tcp_options();
 	test_arp();
 	test_icmp();
+	test_rx_verdicts();
+	test_build_offload();
 	test_ipv4_strings();
 	test_flow_hash();
 	test_arp_cache();

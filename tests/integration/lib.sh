@@ -157,7 +157,8 @@ lfe_conf() {
 }
 
 # lfe_start CONF EAL_LCORES [DAEMON ARGS...]: start ldapfe in the server
-# namespace, wait (bounded) until it is ready and answers ping.
+# namespace, wait (bounded) until it is ready and answers ping (unless
+# LFE_NOPING=1).
 lfe_start() {
 	local conf=$1 lcores=$2; shift 2
 	LFE_LOG=$LFE_WORK/ldapfe.log
@@ -175,6 +176,8 @@ lfe_start() {
 		sleep 0.1
 	done
 	grep -q "ldapfe: ready" "$LFE_LOG" || lfe_fail "ldapfe not ready within 20 s"
+	# LFE_NOPING=1: the caller's port is not the veth (test_csum's tap).
+	[[ ${LFE_NOPING:-0} == 1 ]] && return 0
 	for ((i = 0; i < 20; i++)); do
 		ip netns exec "$LFE_CLI" ping -c 1 -W 1 "$LFE_SADDR" >/dev/null 2>&1 && return 0
 	done
