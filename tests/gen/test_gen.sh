@@ -159,13 +159,16 @@ n=$(jget long 'j["binds_ok"]')
 ((n > 16500)) || fail "long: only $n binds on one connection in 8 s"
 log "ok: one connection, $n binds, none left unanswered"
 
-# Session: connect, bind, unbind, close; 150 sessions/s for 3 s.
-gen session --workload session --conns 4 --rate 150 --duration 3
+# Session: connect, bind, unbind, close; 150 sessions/s for 3 s. 16
+# connections: each has ~100 ms for its session, so a loaded machine's
+# slower round trips do not cap the rate the pacing is asked for (with 4 it
+# once made 289 binds).
+gen session --workload session --conns 16 --rate 150 --duration 3
 check_clean session
 s=$(jget session 'j["sessions"]')
 n=$(jget session 'j["binds_ok"]')
 ((n >= 350 && n <= 480)) || fail "session: $n binds ok at 150/s for 3 s"
-((s >= n - 8 && s <= n)) || fail "session: $s sessions for $n binds"
+((s >= n - 16 && s <= n)) || fail "session: $s sessions for $n binds"
 log "ok: session: $s sessions"
 
 # Mix: 20 % wrong passwords, 30 % unknown DNs; 500 binds/s for 3 s. The
