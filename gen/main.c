@@ -1695,6 +1695,7 @@ int main(int argc, char **argv)
 			.version = r->o.tls_version, .ca_file = r->o.tls_ca, .verify_ip = ip,
 			.resume = (enum lfe_tlsc_resume)r->o.tls_resume, .slots = r->o.conns,
 			.starttls = r->o.starttls,
+			.records = r->o.tls_records_openssl ? LFE_TLSC_RECORDS_OPENSSL : LFE_TLSC_RECORDS_LDAPFE,
 		};
 		r->tlsc = lfe_tlsc_new(&tcfg, err, sizeof(err));
 		if (!r->tlsc) {
