@@ -126,9 +126,10 @@ struct counters {
 	/* the flood: SYNs the port took, SYNs it refused (ring full), answers back */
 	uint64_t flood_syns, flood_tx_drops, flood_synacks, flood_rsts;
 	/* The lcore thread's CPU time in the measured window and the times it
-	 * was preempted: busy_cycles are wall-clock, and count the time another
-	 * thread on this CPU (the server's crypto thread in tls-bench) ran in
-	 * the middle of a busy poll. */
+	 * was preempted. A poll loop's CPU time is the whole window less what
+	 * other threads ran on its CPU; busy_cycles are wall-clock and count
+	 * such time too when it falls in a busy poll (the server's crypto
+	 * thread in tls-bench shares the generator's CPU). */
 	uint64_t cpu_ns, preempted;
 };
 #define N_COUNTERS (sizeof(struct counters) / sizeof(uint64_t))
@@ -1132,7 +1133,8 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 	double mx = us_of(g, T->lat.max);
 	double mean = T->lat.count ? us_of(g, T->lat.sum) / (double)T->lat.count : 0;
 	double busy_per_bind = binds ? us_of(g, c->busy_cycles) / (double)binds : 0;
-	double cpu_per_bind = binds ? (double)c->cpu_ns / 1e3 / (double)binds : 0;
+	/* The lcores' share of their CPUs (1: nothing else ran there). */
+	double cpu_share = secs > 0 ? (double)c->cpu_ns / 1e9 / secs / r->nl : 0;
 
 	if (!json) {
 		fprintf(f, "ldapfe-gen: done: %s, %u conns, %.3f s: binds %" PRIu64 " (ok %" PRIu64
@@ -1168,11 +1170,10 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
-		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind; thread CPU"
-			   " %.3f s, %.3f us per bind, preempted %" PRIu64 " times\n",
+		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind; on CPU"
+			   " %.1f %% of the time (preempted %" PRIu64 " times)\n",
 			us_of(g, c->busy_cycles) / 1e6, 100.0 * us_of(g, c->busy_cycles) / 1e6 / secs / r->nl,
-			r->nl, r->nl > 1 ? "s" : "", busy_per_bind, (double)c->cpu_ns / 1e9, cpu_per_bind,
-			c->preempted);
+			r->nl, r->nl > 1 ? "s" : "", busy_per_bind, 100.0 * cpu_share, c->preempted);
 		if (r->nl > 1) {
 			for (uint32_t j = 0; j < r->nl; j++) {
 				const struct gen *x = r->lc[j];
@@ -1195,8 +1196,8 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 	fprintf(f, "  \"gen_busy_cycles\": %" PRIu64 ", \"gen_busy_us_per_bind\": %.4f, \"lcores\": %u,"
 		   " \"dist\": \"%s\", \"zipf_s\": %.3f,\n", c->busy_cycles, busy_per_bind, r->nl,
 		g->o.dist == LFE_DIST_ZIPF ? "zipf" : "uniform", g->o.zipf_s);
-	fprintf(f, "  \"gen_cpu_ns\": %" PRIu64 ", \"gen_cpu_us_per_bind\": %.4f, \"gen_preempted\": %" PRIu64
-		   ",\n", c->cpu_ns, cpu_per_bind, c->preempted);
+	fprintf(f, "  \"gen_cpu_ns\": %" PRIu64 ", \"gen_cpu_share\": %.4f, \"gen_preempted\": %" PRIu64
+		   ",\n", c->cpu_ns, cpu_share, c->preempted);
 	fprintf(f, "  \"per_lcore\": [");
 	for (uint32_t j = 0; j < r->nl; j++)
 		fprintf(f, "%s{\"binds\": %" PRIu64 ", \"busy_cycles\": %" PRIu64 ", \"handed_off\": %" PRIu64

@@ -21,10 +21,10 @@
 # with ldapfe's busy µs per bind (worker busy cycles / binds, telemetry
 # around the generator's run; one bind per session, so for the session rows
 # it is the cost of a whole session), and the busy share of the run of the
-# worker and of the generator (with its busy µs per bind, and its thread
-# CPU µs per bind: busy is wall-clock, so time another thread ran on the
-# generator's CPU in the middle of a busy poll counts in it): the side near
-# 100 % is the limit. Busy cycles are wall-clock TSC: on a loaded machine
+# worker and of the generator (with its busy µs per bind, and the share of
+# the time its thread was on its CPU: busy is wall-clock, so time another
+# thread ran on the generator's CPU in the middle of a busy poll counts in
+# it): the side near 100 % is the limit. Busy cycles are wall-clock TSC: on a loaded machine
 # they count the time a busy poll was preempted (tests/bench/bench_tls
 # gives the server's TLS costs in thread CPU time). Certificates are made here with the
 # openssl CLI. Needs root (a namespace). The machine's load is printed
@@ -172,14 +172,15 @@ ops = g["sessions_per_s"] if sys.argv[4] == "session" else g["binds_per_s"]
 # Which side was the limit: the worker's and the generator's busy share
 # of the run (a side near 100 % is it; both well below: the machine).
 wall = g["tsc_hz"] * g["duration_s"]
-# The generator's thread CPU time per bind beside its busy time: busy is
+# The generator's share of its CPU beside its busy share: busy is
 # wall-clock and counts what ran in its place on its CPU (the server's
 # crypto thread: EAL puts it on a CPU no lcore of ldapfe polls, here the
-# generator's).
-print("%.0f %.2f %d %d %d %.0f %.0f %.2f %.2f" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds,
+# generator's); its busy us per bind less than its share of the CPU
+# lost to others is an estimate of its own cost.
+print("%.0f %.2f %d %d %d %.0f %.0f %.2f %.0f" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds,
       g["errors"]["total"], t.get("handshakes_full", 0), t.get("handshakes_resumed", 0),
       100.0 * (b[0] - a[0]) / wall, 100.0 * g["gen_busy_cycles"] / wall,
-      g["gen_busy_us_per_bind"], g.get("gen_cpu_us_per_bind", 0)))
+      g["gen_busy_us_per_bind"], 100.0 * g.get("gen_cpu_share", 0)))
 PYEOF
 }
 
@@ -264,13 +265,13 @@ row() {
 	local res=() r line
 	for ((r = 1; r <= RUNS; r++)); do
 		line=$(one "$cert" "$wl" "$@")
-		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed worker% gen% gen_us/bind gen_cpu_us/bind: $line" >&2
+		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed worker% gen% gen_us/bind gen_on_cpu%: $line" >&2
 		res+=("$line")
 	done
 	MED[$name]=$(printf '%s\n' "${res[@]}" | "$PY" -c '
 import sys, statistics
 r = [l.split() for l in sys.stdin if l.strip()]
-print("%.0f %.2f %d %.0f %.0f %.2f %.2f" % (statistics.median(float(x[0]) for x in r),
+print("%.0f %.2f %d %.0f %.0f %.2f %.0f" % (statistics.median(float(x[0]) for x in r),
       statistics.median(float(x[1]) for x in r), sum(int(x[2]) for x in r),
       *(statistics.median(float(x[i]) for x in r) for i in (5, 6, 7, 8))))')
 }
@@ -312,7 +313,7 @@ names = {"clear": "persistent binds/s, cleartext",
 a = sys.argv[1:]
 rows = {a[i]: a[i + 1].split() for i in range(0, len(a), 2)}
 for k, r in rows.items():
-    print("%-52s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us, CPU %s us)" %
+    print("%-52s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us; on CPU %s%%)" %
           (names[k], r[0], r[1], r[2], r[3], r[4], r[5], r[6]))
 for k in ("tls", "tls_ossl", "tls_genossl"):
     if k in rows and "clear" in rows:
