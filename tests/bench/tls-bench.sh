@@ -16,6 +16,13 @@
 #   full handshakes/s, ECDSA P-256 certificate  (session workload: connect,
 #       handshake, bind, unbind, close; no resumption)
 #   full handshakes/s, RSA-2048 certificate
+#       (with handshake_threads = 1 the generator is the limit of these
+#       rows: EAL runs ldapfe's crypto thread on the CPU no ldapfe lcore
+#       polls, the generator's, where it takes ~40 % of the time (the
+#       generator's "on CPU" share); and OpenSSL 3.0's client parses the
+#       server's certificate through its decoder framework, ~0.26 ms a
+#       handshake that a server never spends: the client's handshake costs
+#       ~1.8 times the server's)
 #   resumed handshakes/s (session workload, --tls-resume: TLS 1.3 tickets)
 #   sessions/s in cleartext (the session rows' TCP and LDAP part, no TLS)
 # with ldapfe's busy µs per bind (worker busy cycles / binds, telemetry
