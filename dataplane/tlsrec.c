@@ -22,6 +22,7 @@
 #define CT_ALERT     21u
 #define CT_HANDSHAKE 22u
 #define CT_APPDATA   23u
+#define HS_NEW_SESSION_TICKET 4u
 #define HS_KEY_UPDATE 24u
 #define ALERT_ILLEGAL_PARAMETER 47u
 
@@ -37,9 +38,11 @@ struct lfe_tlsrec {
 	size_t key_len, hash_len;
 	bool gcm;                 /* AES-GCM: the nonce set as a parameter */
 	struct dir rd, wr;
+	bool client;              /* lfe_tlsrec_set_client: NewSessionTickets skipped */
 	bool ku_owed;             /* the peer asked for our KeyUpdate */
 	uint8_t ku_run;           /* KeyUpdates since the last data record */
 	uint8_t alert;            /* owed after a failed read */
+	uint64_t tickets;         /* NewSessionTickets skipped (client mode) */
 };
 
 /* ------------------------------------------------------------ keylog */
@@ -216,18 +219,44 @@ static int dir_update(struct lfe_tlsrec *r, struct dir *d, int enc)
 	return rc < 0 ? rc : dir_key(r, d, NULL, enc);
 }
 
-struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec, uint64_t wseq,
-				  int *err)
+/* The handover of either side: the peer's secret opens, ours seals. */
+static struct lfe_tlsrec *from_ssl(const SSL *ssl, struct lfe_tlsrec_secrets *sec, uint64_t wseq,
+				   bool client, int *err)
 {
 	const SSL_CIPHER *c = SSL_version(ssl) == TLS1_3_VERSION ? SSL_get_current_cipher(ssl) : NULL;
 	struct lfe_tlsrec *r = NULL;
 
 	*err = -ENOTSUP;
 	if (c && sec->client_len && sec->client_len == sec->server_len)
-		r = lfe_tlsrec_new_keys(SSL_CIPHER_get_protocol_id(c), sec->client, sec->server,
-					sec->client_len, wseq, err);
+		r = lfe_tlsrec_new_keys(SSL_CIPHER_get_protocol_id(c),
+					client ? sec->server : sec->client,
+					client ? sec->client : sec->server, sec->client_len, wseq, err);
 	lfe_tlsrec_secrets_wipe(sec);
+	if (r)
+		r->client = client;
 	return r;
+}
+
+struct lfe_tlsrec *lfe_tlsrec_new(const SSL *ssl, struct lfe_tlsrec_secrets *sec, uint64_t wseq,
+				  int *err)
+{
+	return from_ssl(ssl, sec, wseq, false, err);
+}
+
+struct lfe_tlsrec *lfe_tlsrec_new_client(const SSL *ssl, struct lfe_tlsrec_secrets *sec,
+					 uint64_t wseq, int *err)
+{
+	return from_ssl(ssl, sec, wseq, true, err);
+}
+
+void lfe_tlsrec_set_client(struct lfe_tlsrec *r)
+{
+	r->client = true;
+}
+
+uint64_t lfe_tlsrec_tickets(const struct lfe_tlsrec *r)
+{
+	return r->tickets;
 }
 
 struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
@@ -430,6 +459,62 @@ static int key_update(struct lfe_tlsrec *r, const uint8_t *m, size_t n)
 	return 0;
 }
 
+/* One NewSessionTicket body (§4.6.1): lifetime, age_add, nonce<0..255>,
+ * ticket<1..2^16-1>, extensions<0..2^16-2> each type, length, data;
+ * nothing after. True if it is exactly that. */
+static bool ticket_ok(const uint8_t *b, size_t n)
+{
+	size_t off = 8;
+
+	if (n < off + 1)
+		return false;
+	off += 1 + (size_t)b[off];                         /* ticket_nonce */
+	if (n < off + 2)
+		return false;
+	size_t tl = (size_t)b[off] << 8 | b[off + 1];
+	if (tl == 0 || n - off - 2 < tl)
+		return false;
+	off += 2 + tl;                                     /* ticket */
+	if (n - off < 2)
+		return false;
+	size_t el = (size_t)b[off] << 8 | b[off + 1];
+	off += 2;
+	if (n - off != el)
+		return false;
+	while (off < n) {                                  /* extensions */
+		if (n - off < 4)
+			return false;
+		size_t xl = (size_t)b[off + 2] << 8 | b[off + 3];
+		if (n - off - 4 < xl)
+			return false;
+		off += 4 + xl;
+	}
+	return true;
+}
+
+/* Client mode: a record of whole NewSessionTickets (one or more, each
+ * inside the record: one that would go on in the next record is refused,
+ * we do not reassemble), skipped and counted. m[0] is 4. */
+static int tickets(struct lfe_tlsrec *r, const uint8_t *m, size_t n)
+{
+	size_t off = 0, k = 0;
+
+	while (off < n) {
+		/* another message (a KeyUpdate sits alone), or one that spans */
+		if (n - off < 4 || m[off] != HS_NEW_SESSION_TICKET)
+			return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);
+		size_t bl = (size_t)m[off + 1] << 16 | (size_t)m[off + 2] << 8 | m[off + 3];
+		if (n - off - 4 < bl)
+			return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);
+		if (!ticket_ok(m + off + 4, bl))
+			return bad(r, LFE_TLS_ALERT_DECODE_ERROR);
+		off += 4 + bl;
+		k++;
+	}
+	r->tickets += k;
+	return 0;
+}
+
 int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t *out, size_t cap,
 		    size_t *plen, size_t *need)
 {
@@ -497,7 +582,10 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 			rc = -ECONNRESET;   /* their fatal alert: we only close */
 		break;
 	case CT_HANDSHAKE:
-		rc = key_update(r, out, n);
+		if (r->client && n > 0 && out[0] == HS_NEW_SESSION_TICKET)
+			rc = tickets(r, out, n);
+		else
+			rc = key_update(r, out, n);
 		break;
 	default:
 		rc = bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);

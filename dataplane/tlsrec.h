@@ -24,9 +24,9 @@
  * returned; KeyUpdate (§4.6.3) updates the read key and, when
  * update_requested, owes our own KeyUpdate, sent before the next record
  * we seal; close_notify is -EPIPE; any other alert -ECONNRESET (close,
- * send nothing); any other
- * handshake message (NewSessionTicket from a client, post-handshake
- * auth), a change_cipher_spec or plaintext record, a length over the
+ * send nothing); any other handshake message (NewSessionTicket from a
+ * client, post-handshake auth; tickets from a server: client mode
+ * below), a change_cipher_spec or plaintext record, a length over the
  * limits (ciphertext 2^14 + 256, plaintext 2^14), an inner plaintext of
  * zeros, a bad tag, is -EBADMSG with the alert to send in
  * lfe_tlsrec_alert_due(). A KeyUpdate must sit alone in one record;
@@ -34,6 +34,17 @@
  * record between is a flood (each costs three HKDF derivations on the
  * worker: ~60k instructions for a 27-byte record) and fails. A
  * sequence number never wraps: the record after 2^64 - 1 fails (-ERANGE).
+ *
+ * Client mode (lfe_tlsrec_set_client; lfe_tlsrec_new_client sets it): the
+ * same, but a TLS 1.3 server sends NewSessionTickets whenever it likes
+ * after the handshake (§4.6.1), and a client that does not resume has no
+ * use for them: a handshake record holding only whole NewSessionTicket
+ * messages (one or more, each's framing checked to the last extension)
+ * is skipped like a KeyUpdate (*plen 0) and counted (lfe_tlsrec_tickets).
+ * A ticket message cut at the record's end (we do not reassemble
+ * messages across records), or mixed with another message, is
+ * -EBADMSG with unexpected_message; a malformed ticket body
+ * decode_error. ldapfe-gen (gen/tlsc.c) uses it.
  *
  * DPDK-free, no globals but OpenSSL's per-process ex_data index (set once).
  * Thread rules: a record layer belongs to one thread; lfe_tlsrec_keylog
@@ -104,12 +115,29 @@ struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
 				       const uint8_t *wr_secret, size_t secret_len, uint64_t wseq,
 				       int *err);
 
+/* The client's side of the handover (gen/tlsc.c), after its TLS 1.3
+ * handshake completed: reads with the server's secret, writes with the
+ * client's, client mode set; wseq as above (0 unless OpenSSL wrote
+ * application data records: the client's last handshake step writes its
+ * Finished under the handshake key, nothing under the application key).
+ * The same conditions, results and wiping of sec as lfe_tlsrec_new. */
+struct lfe_tlsrec *lfe_tlsrec_new_client(const SSL *ssl, struct lfe_tlsrec_secrets *sec,
+					 uint64_t wseq, int *err);
+
+/* Client mode on (see above; for a record layer made with
+ * lfe_tlsrec_new_keys). There is no way back: server mode is the default. */
+void lfe_tlsrec_set_client(struct lfe_tlsrec *r);
+
+/* NewSessionTicket messages skipped in client mode so far. */
+uint64_t lfe_tlsrec_tickets(const struct lfe_tlsrec *r);
+
 /* Wipe the keys and free (NULL is a no-op). */
 void lfe_tlsrec_free(struct lfe_tlsrec *r);
 
 /* One record from in (len bytes). Returns the record's size (consumed)
  * with *plen plaintext bytes in out (cap ≥ LFE_TLSREC_PLAIN_MAX + 1; 0
- * for a KeyUpdate or an empty data record); 0 when in holds less than a
+ * for a KeyUpdate, skipped NewSessionTickets (client mode) or an empty
+ * data record); 0 when in holds less than a
  * whole record (*need: the bytes the record needs, once its header is
  * in; else LFE_TLSREC_HDR); -EPIPE for close_notify; -ECONNRESET for
  * another alert (close); -EBADMSG or -ERANGE: fatal, send

@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -123,6 +125,12 @@ struct counters {
 	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
 	/* the flood: SYNs the port took, SYNs it refused (ring full), answers back */
 	uint64_t flood_syns, flood_tx_drops, flood_synacks, flood_rsts;
+	/* The lcore thread's CPU time in the measured window and the times it
+	 * was preempted. A poll loop's CPU time is the whole window less what
+	 * other threads ran on its CPU; busy_cycles are wall-clock and count
+	 * such time too when it falls in a busy poll (the server's crypto
+	 * thread in tls-bench shares the generator's CPU). */
+	uint64_t cpu_ns, preempted;
 };
 #define N_COUNTERS (sizeof(struct counters) / sizeof(uint64_t))
 _Static_assert(sizeof(struct counters) % sizeof(uint64_t) == 0, "counters are all uint64_t");
@@ -167,6 +175,7 @@ struct genrun;
 struct gen {
 	struct lfe_gen_opts o;    /* copies of shared, read-only settings */
 	struct genrun *run;
+	uint64_t cpu0_ns, ivcsw0; /* the thread's CPU time and preemptions at the start */
 	uint16_t port_id, q;      /* our queue pair */
 	uint32_t lc;              /* index among the generator lcores */
 	struct rte_mempool *pool;
@@ -1124,6 +1133,8 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 	double mx = us_of(g, T->lat.max);
 	double mean = T->lat.count ? us_of(g, T->lat.sum) / (double)T->lat.count : 0;
 	double busy_per_bind = binds ? us_of(g, c->busy_cycles) / (double)binds : 0;
+	/* The lcores' share of their CPUs (1: nothing else ran there). */
+	double cpu_share = secs > 0 ? (double)c->cpu_ns / 1e9 / secs / r->nl : 0;
 
 	if (!json) {
 		fprintf(f, "ldapfe-gen: done: %s, %u conns, %.3f s: binds %" PRIu64 " (ok %" PRIu64
@@ -1159,9 +1170,10 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
-		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind\n",
+		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind; on CPU"
+			   " %.1f %% of the time (preempted %" PRIu64 " times)\n",
 			us_of(g, c->busy_cycles) / 1e6, 100.0 * us_of(g, c->busy_cycles) / 1e6 / secs / r->nl,
-			r->nl, r->nl > 1 ? "s" : "", busy_per_bind);
+			r->nl, r->nl > 1 ? "s" : "", busy_per_bind, 100.0 * cpu_share, c->preempted);
 		if (r->nl > 1) {
 			for (uint32_t j = 0; j < r->nl; j++) {
 				const struct gen *x = r->lc[j];
@@ -1184,6 +1196,8 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 	fprintf(f, "  \"gen_busy_cycles\": %" PRIu64 ", \"gen_busy_us_per_bind\": %.4f, \"lcores\": %u,"
 		   " \"dist\": \"%s\", \"zipf_s\": %.3f,\n", c->busy_cycles, busy_per_bind, r->nl,
 		g->o.dist == LFE_DIST_ZIPF ? "zipf" : "uniform", g->o.zipf_s);
+	fprintf(f, "  \"gen_cpu_ns\": %" PRIu64 ", \"gen_cpu_share\": %.4f, \"gen_preempted\": %" PRIu64
+		   ",\n", c->cpu_ns, cpu_share, c->preempted);
 	fprintf(f, "  \"per_lcore\": [");
 	for (uint32_t j = 0; j < r->nl; j++)
 		fprintf(f, "%s{\"binds\": %" PRIu64 ", \"busy_cycles\": %" PRIu64 ", \"handed_off\": %" PRIu64
@@ -1278,6 +1292,27 @@ static int phase_of(const struct genrun *r)
 	return __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE);
 }
 
+/* This thread's CPU time (ns) and involuntary context switches so far. */
+static void thread_cpu(uint64_t *ns, uint64_t *ivcsw)
+{
+	struct timespec ts;
+	struct rusage ru;
+
+	*ns = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+		      ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
+	*ivcsw = getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_nivcsw : 0;
+}
+
+/* The end of the measured window for this lcore's CPU figures. */
+static void stop_measuring_cpu(struct gen *g)
+{
+	uint64_t ns, iv;
+
+	thread_cpu(&ns, &iv);
+	g->ct.cpu_ns = ns - g->cpu0_ns;
+	g->ct.preempted = iv - g->ivcsw0;
+}
+
 static void start_measuring(struct gen *g)
 {
 	/* Measure from here: every counter starts at zero. */
@@ -1290,6 +1325,7 @@ static void start_measuring(struct gen *g)
 	clock_tick(g);
 	g->tok_last = g->now_tsc;
 	g->tokens = 0;
+	thread_cpu(&g->cpu0_ns, &g->ivcsw0);
 	g->measuring = true;
 }
 
@@ -1307,6 +1343,7 @@ static int worker_main(void *arg)
 	start_measuring(g);
 	while (phase_of(r) == PH_MEASURE)
 		poll_pub(g);
+	stop_measuring_cpu(g);
 	/* Unanswered binds and unclosed connections are counted by the main
 	 * lcore from n_wait and n_live once this returns. */
 	finish(g, &drained);
@@ -1463,6 +1500,7 @@ static int run(struct genrun *r)
 			next_sec += g->hz;
 		}
 	}
+	stop_measuring_cpu(g);
 	double secs = (double)(g->now_tsc - start) / (double)g->hz;
 	static struct totals T;   /* histograms: not on the stack */
 	memset(&T, 0, sizeof(T));
@@ -1695,6 +1733,7 @@ int main(int argc, char **argv)
 			.version = r->o.tls_version, .ca_file = r->o.tls_ca, .verify_ip = ip,
 			.resume = (enum lfe_tlsc_resume)r->o.tls_resume, .slots = r->o.conns,
 			.starttls = r->o.starttls,
+			.records = r->o.tls_records_openssl ? LFE_TLSC_RECORDS_OPENSSL : LFE_TLSC_RECORDS_LDAPFE,
 		};
 		r->tlsc = lfe_tlsc_new(&tcfg, err, sizeof(err));
 		if (!r->tlsc) {

@@ -23,12 +23,15 @@ const char *const lfe_gen_usage =
 	"       [--connect-timeout-ms MS] [--json FILE] [--quiet]\n"
 	"       [--src-ips A-B|A/len] [--syn-rate R] [--bind-frac F] [--lcores N]\n"
 	"       [--tls|--starttls [--tls-version 1.2|1.3|any] [--tls-ca FILE]\n"
-	"        [--tls-resume[=slot|shared]]]\n"
+	"        [--tls-resume[=slot|shared]] [--tls-records ldapfe|openssl]]\n"
 	"       [--flood-ips A-B|A/len] [--flood-rate R|max] [--flood-reply none|rst]\n"
 	"A SYN flood: SYNs from --flood-ips x --sport-range at --flood-rate (default max:\n"
 	"as fast as the port takes them), never completed; SYN-ACKs and RSTs back are\n"
 	"counted. --flood-ips adds it to any workload (same lcores); --workload synflood\n"
-	"floods only (sources: --flood-ips, else --src-ips, else --src-ip).\n";
+	"floods only (sources: --flood-ips, else --src-ips, else --src-ip).\n"
+	"--tls-records: who seals and opens TLS 1.3 records once the handshake is done:\n"
+	"ldapfe (default: dataplane/tlsrec.c, as the server does; not with --tls-resume,\n"
+	"which keeps OpenSSL for the tickets) or openssl (OpenSSL throughout).\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
@@ -110,7 +113,7 @@ static int parse_cidr(const char *s, uint32_t *addr, uint8_t *len)
 enum {
 	O_PORT = 256, O_SRC, O_DST, O_GW, O_DPORT, O_WL, O_CONNS, O_USERS, O_UBASE, O_UFMT,
 	O_PFMT, O_WRONG, O_UNKNOWN, O_RATE, O_DUR, O_SPORT, O_SEED, O_ARPTO, O_CONNTO, O_JSON,
-	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_STARTTLS, O_DIST, O_SRCS, O_SYNRATE,
+	O_QUIET, O_HELP, O_BPC, O_TLS, O_TLSV, O_TLSCA, O_TLSR, O_TLSREC, O_STARTTLS, O_DIST, O_SRCS, O_SYNRATE,
 	O_BFRAC, O_LCORES, O_FLOODREPLY, O_FLOODIPS, O_FLOODRATE,
 };
 
@@ -183,6 +186,7 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ "tls-version", required_argument, NULL, O_TLSV },
 		{ "tls-ca", required_argument, NULL, O_TLSCA },
 		{ "tls-resume", optional_argument, NULL, O_TLSR },
+		{ "tls-records", required_argument, NULL, O_TLSREC },
 		{ "dist", required_argument, NULL, O_DIST },
 		{ "src-ips", required_argument, NULL, O_SRCS },
 		{ "syn-rate", required_argument, NULL, O_SYNRATE },
@@ -195,7 +199,7 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 		{ NULL, 0, NULL, 0 },
 	};
 	bool have_src = false, have_dst = false, have_wrong = false, have_unknown = false;
-	bool have_dport = false, have_tls_sub = false;
+	bool have_dport = false, have_tls_sub = false, records_ldapfe = false;
 	bool have_syn = false, have_bfrac = false, have_freply = false, have_frate = false;
 	uint32_t v;
 	int c;
@@ -422,6 +426,15 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 				return errf(err, errlen, "--tls-resume=\"%s\": slot or shared", a);
 			have_tls_sub = true;
 			break;
+		case O_TLSREC:
+			if (strcmp(a, "ldapfe") == 0)
+				o->tls_records_openssl = false, records_ldapfe = true;
+			else if (strcmp(a, "openssl") == 0)
+				o->tls_records_openssl = true, records_ldapfe = false;
+			else
+				return errf(err, errlen, "--tls-records: \"%s\": ldapfe or openssl", a);
+			have_tls_sub = true;
+			break;
 		case O_HELP:
 			return errf(err, errlen, "help");
 		default:
@@ -441,7 +454,11 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
 	if (!o->gateway && (o->dst_ip & mask) != (o->src_ip & mask))
 		return errf(err, errlen, "--dst-ip is off-link: give --gateway");
 	if (have_tls_sub && !o->tls)
-		return errf(err, errlen, "--tls-version, --tls-ca and --tls-resume need --tls or --starttls");
+		return errf(err, errlen, "--tls-version, --tls-ca, --tls-resume and --tls-records need --tls "
+					 "or --starttls");
+	if (records_ldapfe && o->tls_resume != LFE_GEN_RESUME_OFF)
+		return errf(err, errlen, "--tls-records ldapfe: --tls-resume needs OpenSSL's records "
+					 "(they carry the tickets)");
 	if (o->tls && !o->starttls && !have_dport)
 		o->dport = 636;
 	if (o->wl == LFE_WL_MIX) {

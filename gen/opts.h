@@ -58,6 +58,7 @@ struct lfe_gen_opts {
 	uint8_t tls_version;     /* 0: 1.2 or 1.3; 12 or 13: that one only */
 	enum lfe_gen_tls_resume tls_resume;
 	char tls_ca[512];        /* empty: the server's certificate is not verified */
+	bool tls_records_openssl; /* --tls-records openssl; default ldapfe's (gen/tlsc.h) */
 	int dist;                /* enum lfe_gen_dist_kind (gen/dist.h) */
 	double zipf_s;           /* --dist zipf:S */
 	/* Source addresses of the connections (host order, inclusive); both 0:

@@ -30,6 +30,20 @@
  * are counted full or resumed (SSL_session_reused), and a resumption
  * offered but refused by the server is counted apart.
  *
+ * Records (cfg.records): with LFE_TLSC_RECORDS_LDAPFE (the default), a
+ * TLS 1.3 connection leaves OpenSSL once its handshake completes: the
+ * traffic secrets (caught by the keylog callback) key ldapfe's own record
+ * layer (dataplane/tlsrec.h, in client mode: the server's
+ * NewSessionTickets are skipped), the SSL object is freed, and each record
+ * costs a nonce and one AEAD pass instead of OpenSSL's per-record work
+ * (~7 µs a bind's two records on OpenSSL; the generator should not be
+ * the limit of a TLS benchmark). Handed over only when OpenSSL holds no
+ * application data (SSL_pending, SSL_has_pending) and the suite is one
+ * tlsrec does (AES-GCM, ChaCha20-Poly1305), else the connection stays on
+ * OpenSSL (counted: handover_declined); TLS 1.2 stays on OpenSSL. With
+ * resumption OpenSSL keeps every connection: it must read the tickets.
+ * LFE_TLSC_RECORDS_OPENSSL keeps OpenSSL throughout (the comparison).
+ *
  * Thread rules: everything belongs to the one thread that drives the
  * generator's connections; nothing locks. Errors: 0 or a negative errno.
  */
@@ -47,6 +61,11 @@ enum lfe_tlsc_resume {
 	LFE_TLSC_RESUME_SHARED = 2,   /* one saved session for every slot */
 };
 
+enum lfe_tlsc_records {
+	LFE_TLSC_RECORDS_LDAPFE = 0,  /* TLS 1.3 records by dataplane/tlsrec.c */
+	LFE_TLSC_RECORDS_OPENSSL = 1, /* OpenSSL's throughout */
+};
+
 struct lfe_tlsc_cfg {
 	int version;                  /* 0: 1.2 or 1.3; 12: 1.2 only; 13: 1.3 only */
 	const char *ca_file;          /* PEM; NULL or "": the server is not verified */
@@ -55,6 +74,7 @@ struct lfe_tlsc_cfg {
 	enum lfe_tlsc_resume resume;
 	uint32_t slots;               /* slot numbers 0..slots-1 (RESUME_SLOT) */
 	bool starttls;                /* StartTLS in clear first (see above) */
+	enum lfe_tlsc_records records; /* ignored with resume: OpenSSL's */
 };
 
 struct lfe_tlsc_stats {
@@ -64,6 +84,9 @@ struct lfe_tlsc_stats {
 	uint64_t handshake_failures;  /* alert, verification failure, garbage */
 	uint64_t record_errors;       /* failures after the handshake */
 	uint64_t sessions_saved;      /* sessions/tickets received and kept */
+	uint64_t handovers;           /* connections moved to ldapfe's records */
+	uint64_t handover_declined;   /* TLS 1.3 ones that stayed on OpenSSL */
+	uint64_t tickets_skipped;     /* NewSessionTickets read after a handover */
 };
 
 struct lfe_tlsc;
@@ -81,6 +104,8 @@ const struct lfe_tlsc_stats *lfe_tlsc_stats(const struct lfe_tlsc *t);
 const char *lfe_tlsc_first_error(const struct lfe_tlsc *t);
 /* "TLSv1.3" etc. of the last completed handshake ("" before any). */
 const char *lfe_tlsc_last_protocol(const struct lfe_tlsc *t);
+/* "ldapfe" when TLS 1.3 connections are handed over, else "openssl". */
+const char *lfe_tlsc_records(const struct lfe_tlsc *t);
 
 /* Print the counters (over the whole run, warm-up included): one line
  * "ldapfe-gen: tls ..." or, with json, the member "  \"tls\": {...},\n" of

@@ -10,17 +10,28 @@
 # LFE_TBENCH_HANDSHAKE_THREADS=0: handshakes inline on the worker (see below).
 # Rows (each the median of RUNS runs of SECONDS, ldapfe restarted per run):
 #   persistent binds/s, cleartext             (LFE_BENCH_CONNS connections)
-#   persistent binds/s over TLS 1.3, and its ratio to cleartext
+#   persistent binds/s over TLS 1.3, and its ratio to cleartext (the
+#       generator's records by ldapfe's record layer too, gen/tlsc.h; row
+#       tls_genossl: the generator on OpenSSL's records, --tls-records openssl)
 #   full handshakes/s, ECDSA P-256 certificate  (session workload: connect,
 #       handshake, bind, unbind, close; no resumption)
 #   full handshakes/s, RSA-2048 certificate
+#       (with handshake_threads = 1 the generator is the limit of these
+#       rows: EAL runs ldapfe's crypto thread on the CPU no ldapfe lcore
+#       polls, the generator's, where it takes ~40 % of the time (the
+#       generator's "on CPU" share); and OpenSSL 3.0's client parses the
+#       server's certificate through its decoder framework, ~0.26 ms a
+#       handshake that a server never spends: the client's handshake costs
+#       ~1.8 times the server's)
 #   resumed handshakes/s (session workload, --tls-resume: TLS 1.3 tickets)
 #   sessions/s in cleartext (the session rows' TCP and LDAP part, no TLS)
 # with ldapfe's busy µs per bind (worker busy cycles / binds, telemetry
 # around the generator's run; one bind per session, so for the session rows
 # it is the cost of a whole session), and the busy share of the run of the
-# worker and of the generator (with its busy µs per bind): the side near
-# 100 % is the limit. Busy cycles are wall-clock TSC: on a loaded machine
+# worker and of the generator (with its busy µs per bind, and the share of
+# the time its thread was on its CPU: busy is wall-clock, so time another
+# thread ran on the generator's CPU in the middle of a busy poll counts in
+# it): the side near 100 % is the limit. Busy cycles are wall-clock TSC: on a loaded machine
 # they count the time a busy poll was preempted (tests/bench/bench_tls
 # gives the server's TLS costs in thread CPU time). Certificates are made here with the
 # openssl CLI. Needs root (a namespace). The machine's load is printed
@@ -155,7 +166,7 @@ one() {
 	LFE_PID=
 	if [[ ! -s $WORK/g.json ]]; then   # a run that produced nothing: one error, no figures
 		echo "  no report from ldapfe-gen: $(tail -2 "$WORK/gen.log" | tr '\n' ' ')" >&2
-		echo "0 0 1 0 0 0 0 0"
+		echo "0 0 1 0 0 0 0 0 0"
 		return
 	fi
 	"$PY" - "$WORK/g.json" "$b0" "$b1" "$wl" <<'PYEOF'
@@ -168,10 +179,15 @@ ops = g["sessions_per_s"] if sys.argv[4] == "session" else g["binds_per_s"]
 # Which side was the limit: the worker's and the generator's busy share
 # of the run (a side near 100 % is it; both well below: the machine).
 wall = g["tsc_hz"] * g["duration_s"]
-print("%.0f %.2f %d %d %d %.0f %.0f %.2f" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds,
+# The generator's share of its CPU beside its busy share: busy is
+# wall-clock and counts what ran in its place on its CPU (the server's
+# crypto thread: EAL puts it on a CPU no lcore of ldapfe polls, here the
+# generator's); its busy us per bind less than its share of the CPU
+# lost to others is an estimate of its own cost.
+print("%.0f %.2f %d %d %d %.0f %.0f %.2f %.0f" % (ops, (b[0] - a[0]) / g["tsc_hz"] * 1e6 / binds,
       g["errors"]["total"], t.get("handshakes_full", 0), t.get("handshakes_resumed", 0),
       100.0 * (b[0] - a[0]) / wall, 100.0 * g["gen_busy_cycles"] / wall,
-      g["gen_busy_us_per_bind"]))
+      g["gen_busy_us_per_bind"], 100.0 * g.get("gen_cpu_share", 0)))
 PYEOF
 }
 
@@ -260,24 +276,25 @@ row() {
 	local res=() r line
 	for ((r = 1; r <= RUNS; r++)); do
 		line=$(one "$cert" "$wl" "$@")
-		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed worker% gen% gen_us/bind: $line" >&2
+		echo "  $name run $r: ops/s busy_us/bind errors hs_full hs_resumed worker% gen% gen_us/bind gen_on_cpu%: $line" >&2
 		res+=("$line")
 	done
 	MED[$name]=$(printf '%s\n' "${res[@]}" | "$PY" -c '
 import sys, statistics
 r = [l.split() for l in sys.stdin if l.strip()]
-print("%.0f %.2f %d %.0f %.0f %.2f" % (statistics.median(float(x[0]) for x in r),
+print("%.0f %.2f %d %.0f %.0f %.2f %.0f" % (statistics.median(float(x[0]) for x in r),
       statistics.median(float(x[1]) for x in r), sum(int(x[2]) for x in r),
-      *(statistics.median(float(x[i]) for x in r) for i in (5, 6, 7))))')
+      *(statistics.median(float(x[i]) for x in r) for i in (5, 6, 7, 8))))')
 }
 
 # LFE_TBENCH_ROWS: the rows to run (names below; default all), e.g.
 # "clear tls tls_ossl" for the record-layer comparison alone.
-ROWS=${LFE_TBENCH_ROWS:-clear tls tls_ossl full_ec full_rsa resumed resumed_ossl clear_s}
+ROWS=${LFE_TBENCH_ROWS:-clear tls tls_ossl tls_genossl full_ec full_rsa resumed resumed_ossl clear_s}
 declare -A ROWDEF=(
 	[clear]="ec persistent --dport 389"
 	[tls]="ec persistent --tls --tls-version 1.3"
 	[tls_ossl]="ecossl persistent --tls --tls-version 1.3"
+	[tls_genossl]="ec persistent --tls --tls-version 1.3 --tls-records openssl"
 	[full_ec]="ec session --tls --tls-version 1.3"
 	[full_rsa]="rsa session --tls --tls-version 1.3"
 	[resumed]="ec session --tls --tls-version 1.3 --tls-resume"
@@ -298,6 +315,7 @@ import sys
 names = {"clear": "persistent binds/s, cleartext",
          "tls": "persistent binds/s, TLS 1.3",
          "tls_ossl": "persistent binds/s, TLS 1.3, record_layer = openssl",
+         "tls_genossl": "persistent binds/s, TLS 1.3, gen --tls-records openssl",
          "full_ec": "full handshakes/s, ECDSA P-256 (session)",
          "full_rsa": "full handshakes/s, RSA-2048 (session)",
          "resumed": "resumed handshakes/s, TLS 1.3 tickets (session)",
@@ -306,9 +324,9 @@ names = {"clear": "persistent binds/s, cleartext",
 a = sys.argv[1:]
 rows = {a[i]: a[i + 1].split() for i in range(0, len(a), 2)}
 for k, r in rows.items():
-    print("%-52s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us)" %
-          (names[k], r[0], r[1], r[2], r[3], r[4], r[5]))
-for k in ("tls", "tls_ossl"):
+    print("%-52s %9s/s  busy %7s us  errors %s  worker %3s%%  gen %3s%% (%s us; on CPU %s%%)" %
+          (names[k], r[0], r[1], r[2], r[3], r[4], r[5], r[6]))
+for k in ("tls", "tls_ossl", "tls_genossl"):
     if k in rows and "clear" in rows:
         print("%-52s %9.0f %%" % ("TLS / cleartext (persistent, %s)" % names[k].split(", ")[-1],
               100.0 * float(rows[k][0]) / max(float(rows["clear"][0]), 1)))

@@ -11,7 +11,11 @@
  * (lfe_tlsrec_new_keys with the secrets swapped): a flipped bit in
  * header, ciphertext or tag, a truncated record, lengths over the
  * limits, an inner plaintext of zeros, a change_cipher_spec, plaintext
- * records, a client NewSessionTicket, a fatal alert. The split-input and
+ * records, a client NewSessionTicket, a fatal alert. Client mode (the
+ * generator's side): the client handed over when its handshake completes,
+ * a real OpenSSL server's NewSessionTickets skipped and counted; crafted
+ * ticket records (several in one, cut, malformed, mixed with a KeyUpdate)
+ * and a ticket in server mode refused. The split-input and
  * garbage-after-handover cases through the stream are in tests/tcp/
  * test_stream.c.
  */
@@ -88,6 +92,22 @@ static size_t bio_data(BIO *b, const uint8_t **p)
 	return n > 0 ? (size_t)n : 0;
 }
 
+/* A server and a client SSL over memory BIOs; suite: the client's (NULL:
+ * its default). */
+static void mem_pair(SSL_CTX *sctx, SSL_CTX *cctx, const char *suite, SSL **srv, SSL **cli)
+{
+	*srv = SSL_new(sctx);
+	*cli = SSL_new(cctx);
+	if (*srv == NULL || *cli == NULL)
+		exit(2);
+	SSL_set_bio(*srv, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+	SSL_set_bio(*cli, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
+	SSL_set_accept_state(*srv);
+	SSL_set_connect_state(*cli);
+	if (suite)
+		SSL_set_ciphersuites(*cli, suite);
+}
+
 struct pair {
 	SSL *cli;
 	struct lfe_tlsrec *srv;   /* the server after the handover */
@@ -100,14 +120,9 @@ struct pair {
 static int pair_new(struct pair *pp, SSL_CTX *sctx, SSL_CTX *cctx, const char *suite)
 {
 	struct lfe_tlsrec_secrets sec;
-	SSL *srv = SSL_new(sctx), *cli = SSL_new(cctx);
+	SSL *srv, *cli;
 	memset(pp, 0, sizeof *pp);
-	SSL_set_bio(srv, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
-	SSL_set_bio(cli, BIO_new(BIO_s_mem()), BIO_new(BIO_s_mem()));
-	SSL_set_accept_state(srv);
-	SSL_set_connect_state(cli);
-	if (suite)
-		SSL_set_ciphersuites(cli, suite);
+	mem_pair(sctx, cctx, suite, &srv, &cli);
 	if (lfe_tlsrec_watch(srv, &sec) < 0)
 		return -1;
 	int done = 0;
@@ -387,6 +402,217 @@ static void test_bad(SSL_CTX *sctx, SSL_CTX *cctx)
 	       "records, replay\n", sizeof cases / sizeof cases[0]);
 }
 
+/* ---- client mode: the handover on the client's side (ldapfe-gen) ---- */
+
+struct cpair {
+	SSL *srv;                 /* OpenSSL's server, still on OpenSSL */
+	struct lfe_tlsrec *cli;   /* the client after the handover */
+	struct lfe_tlsrec *peer;  /* the server's keys, for crafted records */
+};
+
+/* Handshake with OpenSSL on both sides; hand the client over the moment
+ * its handshake completes (its Finished still to be sent), as
+ * gen/tlsc.c does; then let the server finish (it writes its tickets). */
+static int cpair_new(struct cpair *cp, SSL_CTX *sctx, SSL_CTX *cctx, const char *suite)
+{
+	struct lfe_tlsrec_secrets sec;
+	SSL *srv, *cli;
+	memset(cp, 0, sizeof *cp);
+	mem_pair(sctx, cctx, suite, &srv, &cli);
+	cp->srv = srv;
+	if (lfe_tlsrec_watch(cli, &sec) < 0) {
+		SSL_free(cli);
+		return -1;
+	}
+	int done = 0;
+	for (int i = 0; i < 10 && !done; i++) {
+		done = SSL_do_handshake(cli) == 1;
+		pipe_bytes(cli, srv);   /* the last time: the client's Finished */
+		if (!done) {
+			SSL_do_handshake(srv);
+			pipe_bytes(srv, cli);
+		}
+	}
+	ERR_clear_error();
+	CHECK(done && SSL_pending(cli) == 0 && !SSL_has_pending(cli), "client handshake");
+	uint8_t csec[LFE_TLSREC_SECRET_MAX], ssec[LFE_TLSREC_SECRET_MAX];
+	size_t len = sec.client_len;
+	memcpy(csec, sec.client, sizeof csec);
+	memcpy(ssec, sec.server, sizeof ssec);
+	uint16_t id = SSL_CIPHER_get_protocol_id(SSL_get_current_cipher(cli));
+	int err = 0;
+	cp->cli = lfe_tlsrec_new_client(cli, &sec, 0, &err);
+	CHECK(sec.client_len == 0 && sec.server_len == 0, "client secrets not wiped");
+	SSL_free(cli);
+	/* The peer seals as the server, opens what the client seals. */
+	cp->peer = lfe_tlsrec_new_keys(id, csec, ssec, len, 0, &err);
+	OPENSSL_cleanse(csec, sizeof csec);
+	OPENSSL_cleanse(ssec, sizeof ssec);
+	CHECK(SSL_do_handshake(srv) == 1, "server handshake");
+	return cp->cli && cp->peer ? 0 : -1;
+}
+
+static void cpair_free(struct cpair *cp)
+{
+	SSL_free(cp->srv);
+	lfe_tlsrec_free(cp->cli);
+	lfe_tlsrec_free(cp->peer);
+}
+
+/* Every record the server wrote, opened by the client: plaintext
+ * appended to got, control records (tickets, KeyUpdates) counted; the
+ * last read's result. */
+static int client_reads(struct cpair *cp, uint8_t *got, size_t *got_len, unsigned *controls)
+{
+	const uint8_t *p;
+	size_t n = bio_data(SSL_get_wbio(cp->srv), &p), off = 0;
+	int rc = 0;
+	while (off < n) {
+		size_t m, need;
+		rc = lfe_tlsrec_read(cp->cli, p + off, n - off, plain, sizeof plain, &m, &need);
+		if (rc <= 0)
+			break;
+		*controls += m == 0;
+		memcpy(got + *got_len, plain, m);
+		*got_len += m;
+		off += (size_t)rc;
+	}
+	(void)BIO_reset(SSL_get_wbio(cp->srv));
+	return rc;
+}
+
+/* The client handed over against a real OpenSSL server that sends
+ * `tickets` NewSessionTickets after the handshake: they are skipped and
+ * counted; data both ways; a server KeyUpdate with update_requested
+ * answered; close_notify. */
+static void test_client_real(SSL_CTX *sctx, SSL_CTX *cctx, const char *suite, unsigned tickets)
+{
+	struct cpair cp;
+	uint8_t got[4096];
+	size_t got_len = 0, r = 0, w = 0;
+	unsigned ctl = 0;
+	if (cpair_new(&cp, sctx, cctx, suite) < 0) {
+		CHECK(0, "client %s: no handover", suite);
+		cpair_free(&cp);
+		return;
+	}
+	CHECK(SSL_write_ex(cp.srv, "response", 8, &w) == 1, "server write");
+	int rc = client_reads(&cp, got, &got_len, &ctl);
+	CHECK(rc > 0 && ctl == tickets && lfe_tlsrec_tickets(cp.cli) == tickets && got_len == 8 &&
+	      memcmp(got, "response", 8) == 0, "client %s: %u tickets skipped (%llu), %zu bytes",
+	      suite, ctl, (unsigned long long)lfe_tlsrec_tickets(cp.cli), got_len);
+	for (unsigned i = 0; i < 50; i++) {
+		size_t len = 1 + rnd() % 2000;
+		uint8_t msg[2000];
+		for (size_t j = 0; j < len; j++)
+			msg[j] = (uint8_t)rnd();
+		int k = lfe_tlsrec_write(cp.cli, msg, len, rec, sizeof rec);
+		BIO_write(SSL_get_rbio(cp.srv), rec, k);
+		size_t total = 0;
+		while (total < len && SSL_read_ex(cp.srv, got + total, len - total, &r) == 1)
+			total += r;
+		CHECK(k > 0 && total == len && memcmp(got, msg, len) == 0, "client %s: c->s %u", suite, i);
+		if (i == 20)
+			CHECK(SSL_key_update(cp.srv, SSL_KEY_UPDATE_REQUESTED) == 1, "server KeyUpdate");
+		CHECK(SSL_write_ex(cp.srv, msg, len, &w) == 1, "server write");
+		got_len = 0, ctl = 0;
+		rc = client_reads(&cp, got, &got_len, &ctl);
+		CHECK(rc > 0 && got_len == len && memcmp(got, msg, len) == 0 && ctl == (i == 20),
+		      "client %s: s->c %u: rc %d, %zu bytes, %u controls", suite, i, rc, got_len, ctl);
+		ERR_clear_error();
+	}
+	SSL_shutdown(cp.srv);
+	got_len = 0;
+	CHECK(client_reads(&cp, got, &got_len, &ctl) == -EPIPE, "client %s: close_notify", suite);
+	printf("client mode, %s: %u ticket(s) skipped, 50 records each way, a requested KeyUpdate\n",
+	       suite, tickets);
+	cpair_free(&cp);
+}
+
+/* A crafted server record (sealed by the peer) read by the client. */
+static int crafted_c(struct cpair *cp, const uint8_t *inner, size_t m, uint8_t *alert)
+{
+	size_t pl, need;
+	int k = lfe_tlsrec_seal_inner(cp->peer, inner, m, rec, sizeof rec);
+	if (k <= 0)
+		return -1000;
+	int rc = lfe_tlsrec_read(cp->cli, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	*alert = lfe_tlsrec_alert_due(cp->cli);
+	return rc > 0 && pl == 0 ? 1 : rc;
+}
+
+/* NewSessionTicket messages (RFC 8446 §4.6.1): type 4, 24-bit length,
+ * lifetime, age_add, nonce<0..255>, ticket<1..2^16-1>, extensions. */
+#define NST(blen) 4, 0, 0, blen
+#define NST_BODY 0, 0, 0x1c, 0x20, 1, 2, 3, 4, 1, 0, 0, 3, 't', 'k', 't'   /* 15 bytes */
+
+static void test_client_bad(SSL_CTX *sctx, SSL_CTX *cctx)
+{
+	static const struct {
+		const char *what;
+		uint8_t inner[64];
+		size_t m;
+		int rc;               /* 1: skipped */
+		uint64_t tickets;     /* counted after it */
+		uint8_t alert;
+	} cases[] = {
+		{ "one ticket", { NST(17), NST_BODY, 0, 0, 22 }, 22, 1, 1, 0 },
+		{ "two in one record", { NST(17), NST_BODY, 0, 0, NST(17), NST_BODY, 0, 0, 22 }, 43, 1,
+		  2, 0 },
+		{ "with early_data", { NST(25), NST_BODY, 0, 8, 0, 0x2a, 0, 4, 0, 0, 0x40, 0, 22 }, 30, 1,
+		  1, 0 },
+		{ "padded", { NST(17), NST_BODY, 0, 0, 22, 0, 0, 0 }, 25, 1, 1, 0 },
+		{ "cut: goes on in the next record", { NST(18), NST_BODY, 0, 0, 22 }, 22, -EBADMSG, 0,
+		  LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "cut after one", { NST(17), NST_BODY, 0, 0, NST(17), NST_BODY, 22 }, 41, -EBADMSG, 0,
+		  LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "header cut", { NST(17), NST_BODY, 0, 0, 4, 0, 0, 22 }, 25, -EBADMSG, 0,
+		  LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "short body", { NST(16), NST_BODY, 0, 22 }, 21, -EBADMSG, 0, LFE_TLS_ALERT_DECODE_ERROR },
+		{ "trailing byte", { NST(18), NST_BODY, 0, 0, 9, 22 }, 23, -EBADMSG, 0,
+		  LFE_TLS_ALERT_DECODE_ERROR },
+		{ "nonce overruns", { NST(9), 0, 0, 0, 1, 0, 0, 0, 1, 200, 22 }, 14, -EBADMSG, 0,
+		  LFE_TLS_ALERT_DECODE_ERROR },
+		{ "empty ticket", { NST(13), 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 22 }, 18, -EBADMSG, 0,
+		  LFE_TLS_ALERT_DECODE_ERROR },
+		{ "extension overruns", { NST(21), NST_BODY, 0, 4, 0, 0x2a, 0, 5, 22 }, 26, -EBADMSG, 0,
+		  LFE_TLS_ALERT_DECODE_ERROR },
+		{ "ticket then KeyUpdate", { NST(17), NST_BODY, 0, 0, 24, 0, 0, 1, 0, 22 }, 27, -EBADMSG,
+		  0, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "KeyUpdate then ticket", { 24, 0, 0, 1, 0, NST(17), NST_BODY, 0, 0, 22 }, 27,
+		  -EBADMSG, 0, LFE_TLS_ALERT_DECODE_ERROR },
+		{ "empty handshake", { 22 }, 1, -EBADMSG, 0, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "cert request", { 13, 0, 0, 0, 22 }, 5, -EBADMSG, 0, LFE_TLS_ALERT_UNEXPECTED_MESSAGE },
+		{ "KeyUpdate alone", { 24, 0, 0, 1, 0, 22 }, 6, 1, 0, 0 },
+	};
+	struct cpair cp;
+	uint8_t alert;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (cpair_new(&cp, sctx, cctx, "TLS_AES_128_GCM_SHA256") == 0) {
+			alert = 0;
+			int rc = crafted_c(&cp, cases[i].inner, cases[i].m, &alert);
+			CHECK(rc == cases[i].rc && (rc > 0 || alert == cases[i].alert) &&
+			      lfe_tlsrec_tickets(cp.cli) == cases[i].tickets,
+			      "client mode, %s: rc %d alert %u tickets %llu", cases[i].what, rc, alert,
+			      (unsigned long long)lfe_tlsrec_tickets(cp.cli));
+		} else {
+			CHECK(0, "client mode: no handover");
+		}
+		cpair_free(&cp);
+	}
+	/* Server mode (the default; dataplane/stream.c): a well-formed ticket
+	 * from the client is still refused. */
+	struct pair pp;
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") == 0) {
+		int rc = crafted(&pp, cases[0].inner, cases[0].m, &alert);
+		CHECK(rc == -EBADMSG && alert == LFE_TLS_ALERT_UNEXPECTED_MESSAGE &&
+		      lfe_tlsrec_tickets(pp.srv) == 0, "server mode: a ticket: rc %d alert %u", rc, alert);
+	}
+	pair_free(&pp);
+	printf("client mode: %zu crafted ticket records; a ticket in server mode refused\n",
+	       sizeof cases / sizeof cases[0]);
+}
+
 /* The nonce never repeats: the write sequence number stops at 2^64 - 1. */
 static void test_seq_end(void)
 {
@@ -418,6 +644,19 @@ int main(void)
 	test_suite(s2, cctx, suites[1], 2);
 	test_bad(s1, cctx);
 	test_seq_end();
+
+	/* The client's side: a client context whose keylog feeds tlsrec. */
+	SSL_CTX *ck = SSL_CTX_new(TLS_client_method());
+	if (ck == NULL)
+		return 2;
+	SSL_CTX_set_min_proto_version(ck, TLS1_3_VERSION);
+	SSL_CTX_set_keylog_callback(ck, lfe_tlsrec_keylog);
+	for (unsigned i = 0; i < 3; i++)
+		test_client_real(s2, ck, suites[i], 2);
+	test_client_real(s1, ck, suites[0], 1);
+	test_client_real(s0, ck, suites[2], 0);
+	test_client_bad(s1, ck);
+	SSL_CTX_free(ck);
 
 	/* TLS 1.2 and a CCM suite: no handover. */
 	SSL_CTX *c12 = SSL_CTX_new(TLS_client_method());

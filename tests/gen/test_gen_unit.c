@@ -561,6 +561,14 @@ static void test_opts(void)
 		{ BASE "--tls=yes", -EINVAL },
 		{ BASE "--starttls --tls-resume --workload session", 0 },
 		{ BASE "--starttls=1", -EINVAL },
+		{ BASE "--tls --tls-records openssl", 0 },
+		{ BASE "--starttls --tls-records ldapfe", 0 },
+		{ BASE "--tls --tls-records openssl --tls-resume", 0 },
+		{ BASE "--tls --tls-records ldapfe --tls-resume", -EINVAL },   /* the tickets */
+		{ BASE "--tls --tls-resume=shared --tls-records ldapfe", -EINVAL },
+		{ BASE "--tls --tls-records kernel", -EINVAL },
+		{ BASE "--tls --tls-records", -EINVAL },
+		{ BASE "--tls-records openssl", -EINVAL },       /* needs --tls */
 		{ BASE "--workload synflood --src-ips 10.0.0.64-10.0.0.127", 0 },
 		{ BASE "--workload synflood --flood-rate 100000 --flood-reply rst", 0 },
 		{ BASE "--workload synflood --syn-rate 100000", -EINVAL },   /* its rate is --flood-rate */
@@ -623,6 +631,12 @@ static void test_opts(void)
 	      o.dport == 389, "--starttls: TLS on the LDAP port");
 	CHECK(parse_line(BASE "--tls --tls-version 1.3 --tls-resume=shared", &o, err, sizeof(err)) == 0 &&
 	      o.tls_version == 13 && o.tls_resume == LFE_GEN_RESUME_SHARED, "tls 1.3, shared");
+	CHECK(parse_line(BASE "--tls", &o, err, sizeof(err)) == 0 && !o.tls_records_openssl,
+	      "ldapfe's records by default");
+	CHECK(parse_line(BASE "--tls --tls-records openssl", &o, err, sizeof(err)) == 0 &&
+	      o.tls_records_openssl, "--tls-records openssl");
+	CHECK(parse_line(BASE "--tls --tls-records ldapfe --tls-resume", &o, err, sizeof(err)) < 0 &&
+	      strstr(err, "--tls-records ldapfe: --tls-resume"), "records vs resume: %s", err);
 #undef BASE
 }
 

@@ -96,7 +96,7 @@ static void write_pem(X509 *x, char *path, size_t cap)
 struct srv {
 	SSL *ssl;
 	BIO *rbio, *wbio;
-	uint8_t got[4096];    /* plaintext the server read */
+	uint8_t got[65536];   /* plaintext the server read */
 	size_t got_len;
 };
 
@@ -190,12 +190,15 @@ static void srv_write(struct srv *s, const void *p, size_t n)
 
 static void test_versions_and_pdus(void)
 {
-	static const int ver[] = { 12, 13, 0 };
-	static const char *const want[] = { "TLSv1.2", "TLSv1.3", "TLSv1.3" };
+	/* The last: TLS 1.3 with OpenSSL's records throughout. */
+	static const int ver[] = { 12, 13, 0, 13 };
+	static const char *const want[] = { "TLSv1.2", "TLSv1.3", "TLSv1.3", "TLSv1.3" };
+	static const uint64_t handed[] = { 0, 1, 1, 0 };
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		SSL_CTX *sc = mkserver(NULL, TLS1_2_VERSION, TLS1_3_VERSION, false);
-		struct lfe_tlsc_cfg cfg = { .version = ver[i] };
+		struct lfe_tlsc_cfg cfg = { .version = ver[i],
+					    .records = i == 3 ? LFE_TLSC_RECORDS_OPENSSL : LFE_TLSC_RECORDS_LDAPFE };
 		char err[256];
 		struct lfe_tlsc *t = lfe_tlsc_new(&cfg, err, sizeof(err));
 		CHECK(t, "new: %s", err);
@@ -229,6 +232,15 @@ static void test_versions_and_pdus(void)
 		      "close_notify");
 		CHECK(lfe_tlsc_stats(t)->handshake_failures == 0 && lfe_tlsc_stats(t)->record_errors == 0,
 		      "no errors");
+		/* OpenSSL's server sends two tickets after a TLS 1.3 handshake:
+		 * after the handover they are skipped, before it OpenSSL reads
+		 * them. */
+		const struct lfe_tlsc_stats *st = lfe_tlsc_stats(t);
+		CHECK(st->handovers == handed[i] && st->handover_declined == 0 &&
+		      st->tickets_skipped == 2 * handed[i] &&
+		      strcmp(lfe_tlsc_records(t), i == 3 ? "openssl" : "ldapfe") == 0,
+		      "v%d/%zu: handovers %llu tickets %llu", ver[i], i, (unsigned long long)st->handovers,
+		      (unsigned long long)st->tickets_skipped);
 		lfe_tlsc_conn_free(c);
 		srv_close(&s);
 		lfe_tlsc_free(t);
@@ -291,8 +303,14 @@ static void test_resume(void)
 		snprintf(want, sizeof(want), "\"handshakes_full\": %llu, \"handshakes_resumed\": %llu, "
 			 "\"resume_refused\": 0, \"handshake_failures\": 0,",
 			 (unsigned long long)cases[i].full, (unsigned long long)cases[i].resumed);
+		/* Resumption needs the tickets: OpenSSL keeps the records. */
+		const char *rec = cases[i].mode == LFE_TLSC_RESUME_OFF
+					  ? (cases[i].version == 12 ? "\"records\": \"ldapfe\", \"handovers\": 0,"
+								    : "\"records\": \"ldapfe\", \"handovers\": 4,")
+					  : "\"records\": \"openssl\", \"handovers\": 0,";
 		CHECK(rep && strncmp(rep, "  \"tls\": {\"protocol\": \"TLSv1.", 29) == 0 && strstr(rep, want) &&
-		      strcmp(rep + rep_len - 4, "\"},\n") == 0, "resume case %zu: JSON %s", i, rep);
+		      strstr(rep, rec) && strcmp(rep + rep_len - 4, "\"},\n") == 0,
+		      "resume case %zu: JSON %s", i, rep);
 		free(rep);
 		CHECK(cases[i].mode == LFE_TLSC_RESUME_OFF ? st->sessions_saved == 0 : st->sessions_saved > 0,
 		      "resume case %zu: sessions saved %llu", i, (unsigned long long)st->sessions_saved);
@@ -445,6 +463,95 @@ static void test_starttls(void)
 	SSL_CTX_free(sc);
 }
 
+/* After the handover (ldapfe's records, TLS 1.3): records split across
+ * inputs at every size, a PDU over several records, a KeyUpdate the
+ * server requests, close_notify to the server, a forged record answered
+ * with an alert. */
+static void test_handover(void)
+{
+	SSL_CTX *sc = mkserver(NULL, TLS1_3_VERSION, TLS1_3_VERSION, false);
+	struct lfe_tlsc_cfg cfg = { .version = 13 };
+	char err[256];
+	struct lfe_tlsc *t = lfe_tlsc_new(&cfg, err, sizeof(err));
+	const struct lfe_tlsc_stats *st = lfe_tlsc_stats(t);
+	static struct app a;
+	static uint8_t want[4096], buf[8192];
+	struct srv s;
+
+	srv_open(&s, sc);
+	struct lfe_tlsc_conn *c = lfe_tlsc_conn_new(t, 0);
+	memset(&a, 0, sizeof(a));
+	CHECK(pump(c, &s, &a) == LFE_TLSC_UP && st->handovers == 1 && st->tickets_skipped == 2,
+	      "handed over: %llu, tickets %llu", (unsigned long long)st->handovers,
+	      (unsigned long long)st->tickets_skipped);
+
+	/* Records fed in pieces of 1..13 bytes: PDUs of every length up to
+	 * 255, several records in flight, each split somewhere. */
+	size_t want_len = 0;
+	for (unsigned len = 0; len < 256; len += 17) {
+		uint8_t pdu[256];
+		pdu[0] = (uint8_t)len;
+		for (unsigned j = 1; j <= len; j++)
+			pdu[j] = (uint8_t)(j * 7 + len);
+		srv_write(&s, pdu, len + 1u);
+		memcpy(want + want_len, pdu, len + 1u);
+		want_len += len + 1u;
+	}
+	int n = BIO_read(s.wbio, buf, sizeof(buf)), rc = 0;
+	for (int off = 0, step = 1; off < n && rc == 0; off += step, step = step % 13 + 1)
+		rc = lfe_tlsc_input(c, buf + off, (size_t)(off + step <= n ? step : n - off), take, &a);
+	CHECK(rc == 0 && a.seen_len == want_len && memcmp(a.seen, want, want_len) == 0,
+	      "split records: rc %d, %zu of %zu bytes", rc, a.seen_len, want_len);
+
+	/* A PDU of 40,000 bytes: three records to the server. */
+	static uint8_t big[40000];
+	for (size_t j = 0; j < sizeof(big); j++)
+		big[j] = (uint8_t)(j * 13);
+	s.got_len = 0;
+	CHECK(lfe_tlsc_write(c, big, sizeof(big)) == 0 && pump(c, &s, &a) == 0 &&
+	      s.got_len == sizeof(big) && memcmp(s.got, big, sizeof(big)) == 0,
+	      "a PDU over three records: %zu bytes", s.got_len);
+
+	/* The server asks for our KeyUpdate: both sides go on with new keys. */
+	CHECK(SSL_key_update(s.ssl, SSL_KEY_UPDATE_REQUESTED) == 1, "server KeyUpdate");
+	a.seen_len = 0;
+	srv_write(&s, "\x01" "k", 2);
+	s.got_len = 0;
+	CHECK(pump(c, &s, &a) == 0 && a.seen_len == 2 && lfe_tlsc_write(c, "\x01" "u", 2) == 0 &&
+	      pump(c, &s, &a) == 0 && s.got_len == 2 && memcmp(s.got, "\x01" "u", 2) == 0,
+	      "after a requested KeyUpdate: %zu, %zu", a.seen_len, s.got_len);
+
+	/* close_notify to the server. */
+	lfe_tlsc_shutdown(c);
+	pump(c, &s, &a);
+	CHECK(SSL_get_shutdown(s.ssl) & SSL_RECEIVED_SHUTDOWN, "the server got close_notify");
+	CHECK(st->record_errors == 0 && !lfe_tlsc_failed(c), "no errors");
+	lfe_tlsc_conn_free(c);
+	srv_close(&s);
+
+	/* A forged record: the connection fails with a reason and owes the
+	 * server a bad_record_mac alert, which the server reads as one. */
+	srv_open(&s, sc);
+	c = lfe_tlsc_conn_new(t, 0);
+	memset(&a, 0, sizeof(a));
+	CHECK(pump(c, &s, &a) == LFE_TLSC_UP && st->handovers == 2, "handshake 2");
+	uint8_t rec[5 + 40] = { 0x17, 0x03, 0x03, 0x00, 40 };
+	CHECK(lfe_tlsc_input(c, rec, sizeof(rec), take, &a) == -EPROTO && st->record_errors == 1 &&
+	      strcmp(lfe_tlsc_first_error(t), "after the handshake: bad record mac") == 0 &&
+	      lfe_tlsc_write(c, "x", 1) == -EIO, "forged record: \"%s\"", lfe_tlsc_first_error(t));
+	n = (int)lfe_tlsc_out(c, buf, sizeof(buf));
+	size_t r;
+	BIO_write(s.rbio, buf, n);
+	bool refused = n > 0 && SSL_read_ex(s.ssl, buf, sizeof(buf), &r) != 1;
+	const char *why = ERR_reason_error_string(ERR_peek_error());
+	CHECK(refused && why && strstr(why, "bad record mac"), "the alert: %d bytes, %s", n,
+	      why ? why : "no reason");
+	lfe_tlsc_conn_free(c);
+	srv_close(&s);
+	lfe_tlsc_free(t);
+	SSL_CTX_free(sc);
+}
+
 static void test_bad_input(void)
 {
 	struct lfe_tlsc_cfg cfg = { 0 };
@@ -518,6 +625,7 @@ int main(void)
 	test_resume();
 	test_verify();
 	test_starttls();
+	test_handover();
 	test_bad_input();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);

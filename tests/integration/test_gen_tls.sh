@@ -4,12 +4,16 @@
 # CLI), over af_packet between the test's namespaces; each run short and at
 # a fixed rate:
 #   persistent over TLS 1.3, the server verified against the CA and its
-#     address: every answer right, one full handshake per connection;
+#     address: every answer right, one full handshake per connection, each
+#     connection's records handed over to ldapfe's record layer after its
+#     handshake (gen/tlsc.h "Records"; the server's tickets skipped); the
+#     same with --tls-records openssl: nothing handed over;
 #   session with --tls-resume (a session per connection slot): every answer
 #     right, resumed handshakes after the first of each slot, none refused;
-#   session without resumption: full handshakes only;
+#   session without resumption: full handshakes only, each handed over;
 #   session over TLS 1.2 with one shared session: resumed, TLSv1.2;
-#   mix over TLS: the shares of wrong and unknown answers;
+#   mix over TLS, with resumption (OpenSSL's records) and without (ldapfe's):
+#     the shares of wrong and unknown answers (49 for each, else a mismatch);
 #   StartTLS on port 389 (--starttls), verified and resumed;
 #   a CA that did not sign the server: every handshake fails, counted with
 #     the reason, exit 1; --tls against the cleartext port: failures, exit 1.
@@ -76,18 +80,29 @@ gen persistent --tls --tls-version 1.3 --tls-ca "$P/ca.crt" --workload persisten
 	--rate 300 --duration 2
 check persistent 'j["binds_ok"] >= 200 and j["binds_invalid"] == 0 and j["tls"]["protocol"] == "TLSv1.3"
 	and j["tls"]["handshakes_full"] == 4 and j["tls"]["handshakes_resumed"] == 0
-	and j["tls"]["handshake_failures"] == 0 and j["tls"]["record_errors"] == 0'
+	and j["tls"]["handshake_failures"] == 0 and j["tls"]["record_errors"] == 0
+	and j["tls"]["records"] == "ldapfe" and j["tls"]["handovers"] == 4
+	and j["tls"]["handover_declined"] == 0 and j["tls"]["tickets_skipped"] >= 4'
+
+# The same on OpenSSL's records throughout: nothing handed over.
+gen persistent_ossl --tls --tls-version 1.3 --tls-records openssl --workload persistent --conns 4 \
+	--rate 300 --duration 2
+check persistent_ossl 'j["binds_ok"] >= 200 and j["tls"]["records"] == "openssl"
+	and j["tls"]["handovers"] == 0 and j["tls"]["tickets_skipped"] == 0
+	and j["tls"]["handshakes_full"] == 4 and j["tls"]["record_errors"] == 0'
 
 # Session with a saved session per slot: after the first handshake of
 # each of the 4 slots, the rest resume (TLS 1.3 tickets from ldapfe).
 gen resume --tls --tls-resume --workload session --conns 4 --rate 100 --duration 3
 check resume 'j["sessions"] >= 90 and j["tls"]["handshakes_full"] <= 8
-	and j["tls"]["handshakes_resumed"] >= j["sessions"] - 8 and j["tls"]["resume_refused"] == 0'
+	and j["tls"]["handshakes_resumed"] >= j["sessions"] - 8 and j["tls"]["resume_refused"] == 0
+	and j["tls"]["records"] == "openssl" and j["tls"]["handovers"] == 0'
 
 # Session without resumption: full handshakes only.
 gen full --tls --workload session --conns 4 --rate 100 --duration 2
 check full 'j["sessions"] >= 60 and j["tls"]["handshakes_resumed"] == 0
-	and j["tls"]["handshakes_full"] >= j["sessions"]'
+	and j["tls"]["handshakes_full"] >= j["sessions"]
+	and j["tls"]["handovers"] == j["tls"]["handshakes_full"] and j["tls"]["record_errors"] == 0'
 
 # TLS 1.2, one session shared by every slot.
 gen shared12 --tls --tls-version 1.2 --tls-resume=shared --workload session --conns 4 --rate 100 \
@@ -99,6 +114,10 @@ check shared12 'j["sessions"] >= 60 and j["tls"]["protocol"] == "TLSv1.2"
 gen mix --tls --tls-resume --workload mix --conns 8 --rate 400 --duration 2 --wrong-pct 20 \
 	--unknown-pct 30 --seed 7
 check mix 'abs(j["binds_invalid"] / j["binds"] - 0.5) < 0.07 and j["binds"] >= 300 and j["sessions"] >= 30'
+gen mixho --tls --workload mix --conns 8 --rate 400 --duration 2 --wrong-pct 20 --unknown-pct 30 \
+	--seed 7
+check mixho 'abs(j["binds_invalid"] / j["binds"] - 0.5) < 0.07 and j["binds"] >= 300
+	and j["sessions"] >= 30 and j["tls"]["handovers"] >= j["sessions"]'
 
 # StartTLS on the LDAP port (389), verified, sessions resumed.
 gen starttls --starttls --tls-ca "$P/ca.crt" --tls-resume --workload session --conns 4 --rate 100 \
