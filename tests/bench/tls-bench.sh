@@ -113,6 +113,9 @@ max_conns_per_core = 65536
 certificate = $P/$k.crt
 key = $P/$k.key
 handshake_threads = $HS_THREADS
+# the generator's one address stands for many clients: its LFE_BENCH_CONNS
+# handshakes at once are not a flood from one source (default 16)
+handshake_per_source = 1024
 [port0]
 dev = net_memif0,role=server,id=0,socket=$SOCK,socket-abstract=no
 address = $SADDR/24
