@@ -6,6 +6,7 @@
  * last KeyUpdate) on.
  */
 #include "tlsrec.h"
+#include "aesgcm.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,7 +28,8 @@
 #define ALERT_ILLEGAL_PARAMETER 47u
 
 struct dir {
-	EVP_CIPHER_CTX *ctx;
+	struct lfe_aesgcm g;      /* AES-GCM on AES-NI (r->fast) */
+	EVP_CIPHER_CTX *ctx;      /* otherwise OpenSSL's, keyed once */
 	uint64_t seq;
 	uint8_t iv[IV_LEN];
 	uint8_t secret[LFE_TLSREC_SECRET_MAX];   /* current traffic secret: KeyUpdate's input */
@@ -37,6 +39,8 @@ struct lfe_tlsrec {
 	const char *md;           /* the suite's hash, by name (HKDF) */
 	size_t key_len, hash_len;
 	bool gcm;                 /* AES-GCM: the nonce set as a parameter */
+	bool fast;                /* AES-GCM by aesgcm.c (the CPU has AES-NI, PCLMULQDQ) */
+	const EVP_CIPHER *cipher; /* the suite's, for EVP */
 	struct dir rd, wr;
 	bool client;              /* lfe_tlsrec_set_client: NewSessionTickets skipped */
 	bool ku_owed;             /* the peer asked for our KeyUpdate */
@@ -197,7 +201,9 @@ static int dir_key(struct lfe_tlsrec *r, struct dir *d, const EVP_CIPHER *cipher
 	if (rc == 0)
 		rc = expand_label(kc, "iv", d->iv, IV_LEN);
 	EVP_KDF_CTX_free(kc);
-	if (rc == 0 && EVP_CipherInit_ex(d->ctx, cipher, NULL, key, NULL, enc) != 1)
+	if (rc == 0 && r->fast)
+		rc = lfe_aesgcm_init(&d->g, key, r->key_len) < 0 ? -EIO : 0;
+	else if (rc == 0 && EVP_CipherInit_ex(d->ctx, cipher, NULL, key, NULL, enc) != 1)
 		rc = -EIO;
 	OPENSSL_cleanse(key, sizeof key);
 	if (rc < 0)
@@ -286,17 +292,22 @@ struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
 	if (secret_len != hash_len)
 		goto out;
 	*err = -ENOMEM;
-	r = calloc(1, sizeof *r);
+	r = aligned_alloc(_Alignof(struct lfe_tlsrec), sizeof *r);   /* aesgcm's 16-byte keys */
 	if (r == NULL)
 		goto out;
+	memset(r, 0, sizeof *r);
 	r->md = md;
 	r->gcm = gcm;
+	r->fast = gcm && lfe_aesgcm_available();
+	r->cipher = cipher;
 	r->key_len = key_len;
 	r->hash_len = hash_len;
-	r->rd.ctx = EVP_CIPHER_CTX_new();
-	r->wr.ctx = EVP_CIPHER_CTX_new();
-	if (r->rd.ctx == NULL || r->wr.ctx == NULL)
-		goto fail;
+	if (!r->fast) {
+		r->rd.ctx = EVP_CIPHER_CTX_new();
+		r->wr.ctx = EVP_CIPHER_CTX_new();
+		if (r->rd.ctx == NULL || r->wr.ctx == NULL)
+			goto fail;
+	}
 	memcpy(r->rd.secret, rd_secret, hash_len);
 	memcpy(r->wr.secret, wr_secret, hash_len);
 	*err = -EIO;
@@ -318,8 +329,26 @@ void lfe_tlsrec_free(struct lfe_tlsrec *r)
 		return;
 	EVP_CIPHER_CTX_free(r->rd.ctx);   /* cleanses its key schedule */
 	EVP_CIPHER_CTX_free(r->wr.ctx);
-	OPENSSL_cleanse(r, sizeof *r);
+	OPENSSL_cleanse(r, sizeof *r);    /* aesgcm's key schedules too */
 	free(r);
+}
+
+int lfe_tlsrec_use_evp(struct lfe_tlsrec *r)
+{
+	if (!r->fast)
+		return 0;
+	r->rd.ctx = EVP_CIPHER_CTX_new();
+	r->wr.ctx = EVP_CIPHER_CTX_new();
+	if (r->rd.ctx == NULL || r->wr.ctx == NULL)
+		return -ENOMEM;   /* lfe_tlsrec_free frees what was made */
+	uint64_t rs = r->rd.seq, ws = r->wr.seq;
+	r->fast = false;
+	int rc = dir_key(r, &r->rd, r->cipher, 0) < 0 || dir_key(r, &r->wr, r->cipher, 1) < 0 ? -EIO : 0;
+	r->rd.seq = rs;
+	r->wr.seq = ws;
+	lfe_aesgcm_wipe(&r->rd.g);
+	lfe_aesgcm_wipe(&r->wr.g);
+	return rc;
 }
 
 /* ------------------------------------------------------------ records */
@@ -385,6 +414,13 @@ static int seal(struct lfe_tlsrec *r, uint8_t type, const uint8_t *p, size_t n, 
 	if (n)
 		memmove(c, p, n);
 	c[n] = type;
+	if (r->fast) {
+		uint8_t nc[IV_LEN];
+		nonce(d, nc);
+		lfe_aesgcm_seal(&d->g, nc, out, LFE_TLSREC_HDR, c, n + 1, c, c + n + 1);
+		d->seq++;
+		return (int)(LFE_TLSREC_HDR + clen);
+	}
 	if (set_nonce(r, d, 1) != 1 ||
 	    EVP_EncryptUpdate(d->ctx, NULL, &l, out, LFE_TLSREC_HDR) != 1 ||
 	    EVP_EncryptUpdate(d->ctx, c, &l, c, (int)n + 1) != 1 ||
@@ -549,15 +585,22 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 		return -ERANGE;
 	}
 	const uint8_t *c = in + LFE_TLSREC_HDR;
-	uint8_t t[LFE_TLSREC_TAG];
-	memcpy(t, c + m, sizeof t);
-	if (set_nonce(r, d, 0) != 1 ||
-	    EVP_DecryptUpdate(d->ctx, NULL, &l, in, LFE_TLSREC_HDR) != 1 ||
-	    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 || tag(d, t, false) != 1 ||
-	    EVP_DecryptFinal_ex(d->ctx, out + m, &l) != 1) {
-		ERR_clear_error();
-		OPENSSL_cleanse(out, m);
-		return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);
+	if (r->fast) {
+		uint8_t nc[IV_LEN];
+		nonce(d, nc);
+		if (lfe_aesgcm_open(&d->g, nc, in, LFE_TLSREC_HDR, c, m, c + m, out) < 0)
+			return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);   /* nothing written */
+	} else {
+		uint8_t t[LFE_TLSREC_TAG];
+		memcpy(t, c + m, sizeof t);
+		if (set_nonce(r, d, 0) != 1 ||
+		    EVP_DecryptUpdate(d->ctx, NULL, &l, in, LFE_TLSREC_HDR) != 1 ||
+		    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 || tag(d, t, false) != 1 ||
+		    EVP_DecryptFinal_ex(d->ctx, out + m, &l) != 1) {
+			ERR_clear_error();
+			OPENSSL_cleanse(out, m);
+			return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);
+		}
 	}
 	d->seq++;
 	size_t i = m;

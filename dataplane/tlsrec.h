@@ -7,6 +7,9 @@
  * offload, OpenSSL keeps the handshake and hands the traffic keys over:
  * one EVP_CIPHER_CTX per direction keyed once, per record only the nonce
  * (IV xor the 64-bit sequence number) is set, AAD is the 5-byte header.
+ * AES-GCM, on a CPU with AES-NI and PCLMULQDQ, goes through aesgcm.h
+ * instead of EVP (one call a record, no parameter lookups: a bind's two
+ * records ~1 µs through EVP); ChaCha20-Poly1305 always through EVP.
  * Suites: TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384,
  * TLS_CHACHA20_POLY1305_SHA256 (CCM suites stay on OpenSSL).
  *
@@ -133,6 +136,12 @@ uint64_t lfe_tlsrec_tickets(const struct lfe_tlsrec *r);
 
 /* Wipe the keys and free (NULL is a no-op). */
 void lfe_tlsrec_free(struct lfe_tlsrec *r);
+
+/* AES-GCM through OpenSSL's EVP from now on, as a CPU without AES-NI gets
+ * it (tests: each path against the other; benchmarks: the comparison).
+ * Sequence numbers and keys carry on. 0, -ENOMEM or -EIO (then only
+ * lfe_tlsrec_free). */
+int lfe_tlsrec_use_evp(struct lfe_tlsrec *r);
 
 /* One record from in (len bytes). Returns the record's size (consumed)
  * with *plen plaintext bytes in out (cap ≥ LFE_TLSREC_PLAIN_MAX + 1; 0

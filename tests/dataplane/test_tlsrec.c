@@ -15,7 +15,9 @@
  * generator's side): the client handed over when its handshake completes,
  * a real OpenSSL server's NewSessionTickets skipped and counted; crafted
  * ticket records (several in one, cut, malformed, mixed with a KeyUpdate)
- * and a ticket in server mode refused. The split-input and
+ * and a ticket in server mode refused. The AES-GCM suites run twice: on
+ * aesgcm.c (AES-NI) and, for the server, through OpenSSL's EVP
+ * (lfe_tlsrec_use_evp) against a peer on aesgcm.c. The split-input and
  * garbage-after-handover cases through the stream are in tests/tcp/
  * test_stream.c.
  */
@@ -117,6 +119,8 @@ struct pair {
 
 /* Handshake suite (NULL: the client's default) with OpenSSL on both
  * sides, then hand the server over. */
+static bool evp_pass;   /* main's second pass: the server on EVP's AES-GCM */
+
 static int pair_new(struct pair *pp, SSL_CTX *sctx, SSL_CTX *cctx, const char *suite)
 {
 	struct lfe_tlsrec_secrets sec;
@@ -153,6 +157,10 @@ static int pair_new(struct pair *pp, SSL_CTX *sctx, SSL_CTX *cctx, const char *s
 	CHECK(sec.client_len == 0 && sec.server_len == 0, "secrets not wiped");
 	/* The peer: reads what the server seals, seals as the client. */
 	pp->peer = lfe_tlsrec_new_keys(id, ssec, csec, len, 0, &err);
+	/* The EVP pass: the server on OpenSSL's AES-GCM, the peer on
+	 * aesgcm.c, each checking the other (and OpenSSL's client both). */
+	if (evp_pass && pp->srv)
+		CHECK(lfe_tlsrec_use_evp(pp->srv) == 0, "use_evp");
 	OPENSSL_cleanse(csec, sizeof csec);
 	OPENSSL_cleanse(ssec, sizeof ssec);
 	SSL_free(srv);
@@ -642,6 +650,10 @@ int main(void)
 		test_suite(s1, cctx, suites[i], 1);
 	test_suite(s0, cctx, suites[0], 0);
 	test_suite(s2, cctx, suites[1], 2);
+	evp_pass = true;   /* AES-GCM through EVP, as a CPU without AES-NI has it */
+	test_suite(s1, cctx, suites[0], 1);
+	test_suite(s2, cctx, suites[1], 2);
+	evp_pass = false;
 	test_bad(s1, cctx);
 	test_seq_end();
 
