@@ -4,14 +4,20 @@ dump, and call counts of named functions (for scripts/callgrind-csum.sh).
 
   cg_layers.py DUMP FN...   prints JSON {"groups": {...}, "fns": {...}, "calls": {...}}
 
+The dump is read by tests/bench/callgrind_bind.py's parser (the one
+callgrind-bind.sh uses); this only groups its per-file costs differently.
 groups: ldapfe's own sources by file (dataplane/net.c, ...), then "lmdb",
 "libcrypto", "pmd net_tap", "dpdk other", "libc", "other" by object/file.
 fns: self instructions of each function whose name starts with one of FN.
 calls: how often each FN was called (sum over call sites).
 """
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "bench"))
+from callgrind_bind import parse  # noqa: E402
 
 
 def group_of(fl, ob):
@@ -29,63 +35,13 @@ def group_of(fl, ob):
 
 def main():
     path, fns = sys.argv[1], sys.argv[2:]
-    names = {"fl": {}, "fn": {}, "ob": {}}
-    cur = {"ob": "", "fl": "", "fi": None, "fn": ""}
-    groups, fnself, calls = {}, {}, {}
-    pending_cfn = None
-    skip_next = False
-
-    def name(kind, v):
-        m = re.match(r"\((\d+)\)(?: (.*))?", v)
-        table = names["fl" if kind in ("fl", "fi", "fe", "cfi", "cfl") else kind.lstrip("c")]
-        if not m:
-            return v
-        if m.group(2) is not None:
-            table[m.group(1)] = m.group(2)
-        return table.get(m.group(1), "?")
-
-    with open(path) as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            c = line[0]
-            if c.isdigit() or c in "+-*":
-                if skip_next:   # the cost line after calls= is inclusive: not self
-                    skip_next = False
-                    continue
-                parts = line.split()
-                if len(parts) < 2:
-                    continue
-                ir = int(parts[1])
-                fl = cur["fi"] if cur["fi"] is not None else cur["fl"]
-                g = group_of(fl, cur["ob"])
-                groups[g] = groups.get(g, 0) + ir
-                for p in fns:
-                    if cur["fn"].startswith(p):
-                        fnself[cur["fn"]] = fnself.get(cur["fn"], 0) + ir
-                continue
-            key, _, val = line.partition("=")
-            if key == "ob":
-                cur["ob"] = name("ob", val)
-            elif key == "fl":
-                cur["fl"] = name("fl", val)
-                cur["fi"] = None
-            elif key in ("fi", "fe"):
-                cur["fi"] = name("fl", val)
-            elif key == "fn":
-                cur["fn"] = name("fn", val)
-                cur["fi"] = None
-            elif key == "cfn":
-                pending_cfn = name("fn", val)
-            elif key in ("cob", "cfi", "cfl"):
-                name(key, val)
-            elif key == "calls":
-                n = int(val.split()[0])
-                for p in fns:
-                    if pending_cfn and pending_cfn == p:
-                        calls[p] = calls.get(p, 0) + n
-                skip_next = True
+    d = parse(path)
+    groups = {}
+    for (fl, ob), ir in d["files"].items():
+        g = group_of(fl, ob)
+        groups[g] = groups.get(g, 0) + ir
+    fnself = {f: ir for f, ir in d["self"].items() if any(f.startswith(p) for p in fns)}
+    calls = {p: d["calls"][p] for p in fns if p in d["calls"]}
     json.dump({"groups": groups, "fns": fnself, "calls": calls}, sys.stdout)
 
 
