@@ -618,6 +618,17 @@ static void test_class_and_name(void)
 
 /* Best of `reps` of a dummy verification and of a real one, interleaved so
  * that a burst of load elsewhere hits both alike. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 static void best_of(int reps, const char *scheme, const char *stored, double *dummy,
 		    double *real)
 {
@@ -691,7 +702,10 @@ static void test_dummy(void)
 		CHECK(lfe_pw_dummy_verify(slow[i].scheme, (const uint8_t *)dummy_pw,
 					  strlen(dummy_pw)) == -EACCES,
 		      "dummy %s with the dummy password", slow[i].scheme);
-		CHECK(dummy > real * 0.4 && dummy < real * 2.5,
+		/* Under ASan a verification's cost is mostly its allocator's
+		 * (quarantine, fresh pages for argon2's 19 MiB each call), not
+		 * the scheme's: the ratio is checked in the plain build. */
+		CHECK(SANITIZED || (dummy > real * 0.4 && dummy < real * 2.5),
 		      "dummy %s costs %.3f ms, a real verification %.3f ms", slow[i].scheme,
 		      dummy * 1e3, real * 1e3);
 		printf("dummy %-16s %8.3f ms (real %8.3f ms)\n", slow[i].scheme, dummy * 1e3,
