@@ -152,11 +152,24 @@ void lfe_credcache_key(const struct lfe_credcache *c, const char *ndn, size_t nd
 		hdr[4 + i] = (uint8_t)(p >> (8 * i));
 		hdr[8 + i] = (uint8_t)(pw_flags >> (8 * i));
 	}
-	lfe_siphash_init(&s, c->ktag, 1);
-	lfe_siphash_update(&s, hdr, sizeof(hdr));
-	lfe_siphash_update(&s, ndn, ndn_len);
-	lfe_siphash_update(&s, pw, pw_len);
-	lfe_siphash_final128(&s, k->t);
+	/* The usual bind's bytes in one buffer and one pass (no partial words
+	 * carried between pieces); the same bytes fed in pieces otherwise. */
+	uint8_t one[256];
+	if (ndn_len + pw_len <= sizeof(one) - sizeof(hdr)) {
+		memcpy(one, hdr, sizeof(hdr));
+		memcpy(one + sizeof(hdr), ndn, ndn_len);
+		memcpy(one + sizeof(hdr) + ndn_len, pw, pw_len);
+		size_t n = sizeof(hdr) + ndn_len + pw_len;
+		lfe_siphash24_128(c->ktag, one, n, k->t);
+		explicit_bzero(one, n);   /* the password in clear */
+	} else {
+		lfe_siphash_init(&s, c->ktag, 1);
+		lfe_siphash_update(&s, hdr, sizeof(hdr));
+		lfe_siphash_update(&s, ndn, ndn_len);
+		lfe_siphash_update(&s, pw, pw_len);
+		lfe_siphash_final128(&s, k->t);
+		explicit_bzero(&s, sizeof(s));   /* its tail: password bytes */
+	}
 	k->t[0] = (k->t[0] & ~M_ALL) | M_LIVE;   /* a computed tag is never a free way */
 }
 
@@ -237,6 +250,11 @@ int lfe_credcache_check(struct lfe_credcache *c, struct lfe_store_reader *r,
 	struct bucket *bb[2];
 	unsigned bi;
 	buckets_of(c, k, bb);
+	/* A hit reads its bucket's second line (snapshot ids, digests) after
+	 * the tags: fetched with the tags, both buckets' whether hit or miss,
+	 * it is not a second miss in a row on a table larger than the caches. */
+	__builtin_prefetch(bb[0]->txn);
+	__builtin_prefetch(bb[1]->txn);
 	unsigned w = find(bb, k, &bi);
 	struct bucket *b = bb[bi];
 	struct proof p;

@@ -124,3 +124,40 @@ uint64_t lfe_siphash24(const uint64_t k[2], const void *p, size_t len)
 	lfe_siphash_update(&s, p, len);
 	return lfe_siphash_final(&s);
 }
+
+void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t out[2])
+{
+	const uint8_t *b = p;
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull ^ 0xee;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t m = load64(b + i);
+		v3 ^= m;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	uint64_t m = (uint64_t)(len & 0xff) << 56;
+	/* The last 0..7 bytes: from the last whole word when there is one
+	 * (one load, shifted), else byte by byte. */
+	size_t rem = len - i;
+	if (rem && len >= 8)
+		m |= load64(b + len - 8) >> (8 * (8 - rem));
+	else
+		for (size_t j = 0; j < rem; j++)
+			m |= (uint64_t)b[i + j] << (8 * j);
+	v3 ^= m;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= m;
+	v2 ^= 0xee;
+	for (unsigned r = 0; r < 4; r++)
+		SIPROUND(v0, v1, v2, v3);
+	out[0] = v0 ^ v1 ^ v2 ^ v3;
+	v1 ^= 0xdd;
+	for (unsigned r = 0; r < 4; r++)
+		SIPROUND(v0, v1, v2, v3);
+	out[1] = v0 ^ v1 ^ v2 ^ v3;
+}

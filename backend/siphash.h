@@ -31,6 +31,10 @@ void lfe_siphash_final128(struct lfe_siphash *s, uint64_t out[2]);
 /* One-shot 64-bit SipHash-2-4 of p[0..len). */
 uint64_t lfe_siphash24(const uint64_t k[2], const void *p, size_t len);
 
+/* One-shot 128-bit SipHash-2-4 of p[0..len): what init(wide), update and
+ * final128 give, with the state in registers throughout. */
+void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t out[2]);
+
 /* Little-endian load of 8 bytes (a key from bytes). */
 uint64_t lfe_siphash_load64(const uint8_t *p);
 

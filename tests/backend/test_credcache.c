@@ -131,6 +131,19 @@ static void test_siphash(void)
 	lfe_siphash_init(&s, k, 1);
 	lfe_siphash_final128(&s, out);
 	CHECK(out[0] == 0xe6a825ba047f81a3ull && out[1] == 0x930255c71472f66dull);
+	/* The one-shot 128-bit form = init/update/final128, every length
+	 * across the word boundaries (the tail from the last whole word, or
+	 * byte by byte below 8). */
+	for (size_t len = 0; len <= 64; len++) {
+		uint64_t ref[2], got[2];
+		lfe_siphash_init(&s, k, 1);
+		lfe_siphash_update(&s, msg, len);
+		lfe_siphash_final128(&s, ref);
+		lfe_siphash24_128(k, msg, len, got);
+		CHECK(got[0] == ref[0] && got[1] == ref[1]);
+	}
+	lfe_siphash24_128(k, msg, 0, out);
+	CHECK(out[0] == 0xe6a825ba047f81a3ull && out[1] == 0x930255c71472f66dull);
 	/* Fed in pieces = one call, for every split of every length. */
 	for (size_t len = 0; len <= 40; len++) {
 		uint64_t one = lfe_siphash24(k, msg, len);
@@ -162,6 +175,46 @@ static void test_sizes(void)
 	CHECK(c != NULL);
 	lfe_credcache_free(c);
 	lfe_credcache_free(NULL);
+}
+
+/* A tag is SipHash-2-4-128 under the secret's first 16 bytes of the
+ * lengths, flags, DN and password (the live bit set, the M_* bits taken),
+ * whether the key hashes them in one buffer (short) or in pieces (long). */
+static void test_key_bytes(void)
+{
+	struct lfe_credcache *c = lfe_credcache_new(64, secret, NULL);
+	uint64_t k[2] = { lfe_siphash_load64(secret), lfe_siphash_load64(secret + 8) };
+	char dn[600];
+	uint8_t pw[300];
+
+	for (size_t i = 0; i < sizeof dn; i++)
+		dn[i] = (char)('a' + i % 26);
+	for (size_t i = 0; i < sizeof pw; i++)
+		pw[i] = (uint8_t)(i * 7);
+	static const size_t dl[] = { 0, 1, 7, 8, 9, 40, 200, 231, 232, 233, 244, 245, 599 };
+	static const size_t pl[] = { 0, 1, 8, 12, 13, 299 };
+	for (size_t a = 0; a < sizeof dl / sizeof dl[0]; a++) {
+		for (size_t b = 0; b < sizeof pl / sizeof pl[0]; b++) {
+			uint8_t hdr[12];
+			for (unsigned i = 0; i < 4; i++) {
+				hdr[i] = (uint8_t)(dl[a] >> (8 * i));
+				hdr[4 + i] = (uint8_t)(pl[b] >> (8 * i));
+				hdr[8 + i] = (uint8_t)(5u >> (8 * i));
+			}
+			struct lfe_siphash s;
+			uint64_t ref[2];
+			lfe_siphash_init(&s, k, 1);
+			lfe_siphash_update(&s, hdr, sizeof hdr);
+			lfe_siphash_update(&s, dn, dl[a]);
+			lfe_siphash_update(&s, pw, pl[b]);
+			lfe_siphash_final128(&s, ref);
+			struct lfe_credcache_key got;
+			lfe_credcache_key(c, dn, dl[a], pw, pl[b], 5, &got);
+			CHECK(got.t[1] == ref[1] && (got.t[0] & ~7ull) == (ref[0] & ~7ull) &&
+			      (got.t[0] & 7) == 1);
+		}
+	}
+	lfe_credcache_free(c);
 }
 
 /* Tags: distinct for DN/password splits and flags; secret-dependent. */
@@ -484,6 +537,7 @@ int main(void)
 	test_siphash();
 	test_sizes();
 	test_keys();
+	test_key_bytes();
 	if (!mkdtemp(root)) {
 		perror("mkdtemp");
 		return 1;
