@@ -69,13 +69,25 @@ static inline uint32_t net_order(uint32_t w)
 uint32_t lfe_csum_add(uint32_t sum, const void *data, size_t len)
 {
 	const uint8_t *p = data;
-	uint64_t s = 0;
+	uint64_t s = 0, c = 0;
 
+	/* 64-bit words with their carries counted apart (add, adc), four a
+	 * step; the carries go back in as the ones' complement sum wants. */
+	for (; len >= 32; p += 32, len -= 32) {
+		uint64_t v[4];
+		memcpy(v, p, 32);
+		for (unsigned i = 0; i < 4; i++) {
+			s += v[i];
+			c += s < v[i];
+		}
+	}
 	for (; len >= 8; p += 8, len -= 8) {
 		uint64_t v;
 		memcpy(&v, p, 8);
-		s += (v & 0xffffffffu) + (v >> 32);
+		s += v;
+		c += s < v;
 	}
+	s = (s & 0xffffffffu) + (s >> 32) + c;   /* < 2^34: c counts at most len / 8 */
 	if (len >= 4) {
 		uint32_t v;
 		memcpy(&v, p, 4);
