@@ -45,6 +45,9 @@
 #   LFE_CG_CONF=               daemon config items section.key=value,
 #                             e.g. "store.bind_cache=0"
 #   LFE_CG_OUT=BUILD/callgrind-bind  dumps, logs, result.txt, result.json
+#   LFE_CG_VGARGS=             more valgrind options, e.g. --cache-sim=yes
+#                             (the dumps then also count simulated cache
+#                             misses: callgrind_bind.py --event DLmr)
 #   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
 set -euo pipefail
 
@@ -145,7 +148,8 @@ rm -f "$OUT"/callgrind.out.*
 log "ldapfe under callgrind (store $STORE, generator users $GEN_USERS, conf items: ${LFE_CG_CONF:-none})"
 # --fair-sched: the worker busy-polls, and valgrind runs one thread at a
 # time; memif's control thread must get its turn to bring the link up.
-ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
+# shellcheck disable=SC2086   # LFE_CG_VGARGS: words, e.g. --cache-sim=yes
+ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no ${LFE_CG_VGARGS:-} \
 	--toggle-collect=lfe_worker_main --toggle-collect=lfe_tcp_timers \
 	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_control_poll \
 	--toggle-collect='publish*' \

@@ -2,7 +2,11 @@
 """tests/bench/callgrind_bind.py — instructions per bind by layer from
 callgrind dumps of the worker (tests/bench/callgrind-bind.sh).
 
-  callgrind_bind.py DUMP_N DUMP_2N [DUMP_IDLE] [--json OUT.json]
+  callgrind_bind.py DUMP_N DUMP_2N [DUMP_IDLE] [--json OUT.json] [--event EV]
+
+--event: another of the dumps' events instead of Ir, e.g. DLmr (last-level
+read misses) from a run with LFE_CG_VGARGS=--cache-sim=yes; the tables
+then count that event.
 
 Each dump covers one window of steady persistent binds (the worker never
 idle: the generator keeps more binds outstanding than the server under
@@ -68,7 +72,7 @@ STAGES = [
 NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 
-def parse(path):
+def parse(path, event="Ir"):
     names = {"ob": {}, "fl": {}, "fn": {}}
     kind_of = {"ob": "ob", "cob": "ob", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "fl",
                "cfl": "fl", "fn": "fn", "cfn": "fn"}
@@ -91,6 +95,7 @@ def parse(path):
     cfn = None
     pending_call = False
     total = 0
+    col = 1     # the event's column in a cost line (after the position)
     with open(path) as f:
         for line in f:
             line = line.rstrip("\n")
@@ -99,7 +104,7 @@ def parse(path):
             c0 = line[0]
             if c0.isdigit() or c0 in "+-*":
                 parts = line.split()
-                cost = int(parts[1]) if len(parts) > 1 else 0
+                cost = int(parts[col]) if len(parts) > col else 0   # trailing zeros left out
                 if pending_call:
                     pending_call = False
                     if cfn != fn:
@@ -110,6 +115,12 @@ def parse(path):
                 key = where if where != "???" else ob
                 layer_cost[(key, ob)] = layer_cost.get((key, ob), 0) + cost
                 total += cost
+                continue
+            if line.startswith("events:"):
+                evs = line.split()[1:]
+                if event not in evs:
+                    sys.exit("callgrind_bind.py: %s counts no %s (it has %s)" % (path, event, " ".join(evs)))
+                col = 1 + evs.index(event)
                 continue
             key, _, val = line.partition("=")
             if key == "ob":
@@ -169,10 +180,17 @@ def main():
         i = args.index("--json")
         out_json = args[i + 1]
         del args[i:i + 2]
+    event = "Ir"
+    if "--event" in args:
+        i = args.index("--event")
+        event = args[i + 1]
+        del args[i:i + 2]
     if len(args) not in (2, 3):
         sys.exit(__doc__)
-    a, b = parse(args[0]), parse(args[1])
-    idle = parse(args[2]) if len(args) == 3 else None
+    a, b = parse(args[0], event), parse(args[1], event)
+    idle = parse(args[2], event) if len(args) == 3 else None
+    if event != "Ir":
+        print("event: %s (every 'instructions' below counts it)" % event)
     ba, bb = a["calls"].get(BIND_FN, 0), b["calls"].get(BIND_FN, 0)
     if bb <= ba or ba == 0:
         sys.exit("callgrind_bind.py: the 2N window has no more binds (%d, %d) than the N window" % (ba, bb))
