@@ -50,6 +50,24 @@ uint64_t lfe_siphash_load64(const uint8_t *p)
 	return load64(p);
 }
 
+/* Compress the whole words of p[0..len) into v (locals: registers);
+ * returns the bytes taken. */
+static inline size_t absorb_words(uint64_t v[4], const uint8_t *p, size_t len)
+{
+	uint64_t v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t m = load64(p + i);
+		v3 ^= m;
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	v[0] = v0; v[1] = v1; v[2] = v2; v[3] = v3;
+	return i;
+}
+
 void lfe_siphash_init(struct lfe_siphash *s, const uint64_t k[2], int wide)
 {
 	s->v0 = k[0] ^ 0x736f6d6570736575ull;
@@ -77,15 +95,9 @@ void lfe_siphash_update(struct lfe_siphash *s, const void *p, size_t len)
 		}
 		compress(s, t);
 	}
-	uint64_t v0 = s->v0, v1 = s->v1, v2 = s->v2, v3 = s->v3;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t m = load64(b + i);
-		v3 ^= m;
-		SIPROUND(v0, v1, v2, v3);
-		SIPROUND(v0, v1, v2, v3);
-		v0 ^= m;
-	}
-	s->v0 = v0; s->v1 = v1; s->v2 = v2; s->v3 = v3;
+	uint64_t v[4] = { s->v0, s->v1, s->v2, s->v3 };
+	i += absorb_words(v, b + i, len - i);
+	s->v0 = v[0]; s->v1 = v[1]; s->v2 = v[2]; s->v3 = v[3];
 	uint64_t t = 0;
 	for (unsigned k = 0; i < len; i++, k++)
 		t |= (uint64_t)b[i] << (8 * k);
@@ -128,17 +140,10 @@ uint64_t lfe_siphash24(const uint64_t k[2], const void *p, size_t len)
 void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t out[2])
 {
 	const uint8_t *b = p;
-	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull ^ 0xee;
-	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t m = load64(b + i);
-		v3 ^= m;
-		SIPROUND(v0, v1, v2, v3);
-		SIPROUND(v0, v1, v2, v3);
-		v0 ^= m;
-	}
+	uint64_t v[4] = { k[0] ^ 0x736f6d6570736575ull, k[1] ^ 0x646f72616e646f6dull ^ 0xee,
+			  k[0] ^ 0x6c7967656e657261ull, k[1] ^ 0x7465646279746573ull };
+	size_t i = absorb_words(v, b, len);
+	uint64_t v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
 	uint64_t m = (uint64_t)(len & 0xff) << 56;
 	/* The last 0..7 bytes: from the last whole word when there is one
 	 * (one load, shifted), else byte by byte. */
