@@ -28,17 +28,28 @@ const char *const lfe_net_drop_names[LFE_DROP_MAX] = {
 	[LFE_DROP_MULTISEG] = "multiseg",
 };
 
-/* Frames are byte buffers with no alignment promise: read and write
- * multi-byte fields byte by byte. */
+/* Frames are byte buffers with no alignment promise: multi-byte fields
+ * are read byte by byte (compilers fuse those into one load), and written
+ * as one unaligned store of the network-order value (gcc leaves the
+ * byte-by-byte form as separate stores: ~80 instructions a frame). */
 static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline uint32_t rd32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
-static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void wr16(uint8_t *p, uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	memcpy(p, &v, 2);
+}
 static inline void wr32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
 }
 
 /* Chunks after the first must start at an even offset of the summed data. */
