@@ -1348,7 +1348,11 @@ void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 		return;
 	}
 	recv_data(t, c, seq, p, len, fin, now);
-	if (c->state != ST_FREE)
+	/* A connection waiting for lfe_tcp_flush (an answer or an ACK to
+	 * send: every request) gets its timer there, once, after its output;
+	 * the flush comes in the same worker turn, and a deadline set here is
+	 * at least a tick ahead, so none is missed meanwhile. */
+	if (c->state != ST_FREE && !l_linked(t->pl, c->idx))
 		tmr_update(t, c);
 }
 
