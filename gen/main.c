@@ -411,6 +411,34 @@ static void end_session(struct gen *g, struct gconn *c)
 	lfe_tcp_close(c->tc);
 }
 
+/* The resultCode the outstanding bind of c must get. */
+static int32_t want_code(const struct gconn *c)
+{
+	return c->kind == BK_OK ? LFE_RC_SUCCESS : LFE_RC_INVALID_CREDENTIALS;
+}
+
+/* c's outstanding bind was answered (rightly or not): the latency, then
+ * the next bind or the end of the session. */
+static void bind_done(struct gen *g, struct gconn *c)
+{
+	uint64_t dt = g->now_tsc - c->t_req;
+
+	lfe_hist_add(&g->lat, dt);
+	lfe_hist_add(&g->lat_sec, dt);
+	leave_wait(g, c);
+	c->answered++;
+	if (c->left != UINT32_MAX)
+		c->left--;
+	if (g->stopping || c->left == 0) {
+		if (g->o.wl != LFE_WL_HOLD || g->stopping)
+			end_session(g, c);
+	} else {
+		ready_push(g, c);
+	}
+}
+
+/* Any response but the byte-exact expected answer (take_responses checks
+ * that first): decoded in full and judged. */
 static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_t len)
 {
 	struct lfe_ldap_resp r;
@@ -425,8 +453,6 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 		g->ct.err[rc == 0 ? E_MSGID : E_DECODE]++;
 		return;
 	}
-	lfe_hist_add(&g->lat, g->now_tsc - c->t_req);
-	lfe_hist_add(&g->lat_sec, g->now_tsc - c->t_req);
 	if (rc == -EPROTONOSUPPORT) {
 		g->ct.err[E_OP]++;
 	} else if (rc < 0) {
@@ -436,7 +462,7 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 	} else if (r.op != LFE_OP_BIND_RESP) {
 		g->ct.err[E_OP]++;
 	} else {
-		int32_t want = c->kind == BK_OK ? LFE_RC_SUCCESS : LFE_RC_INVALID_CREDENTIALS;
+		int32_t want = want_code(c);
 		if (r.code != want) {
 			g->ct.err[E_RC]++;
 			g->ct.rc_unexpected[c->kind]++;
@@ -446,19 +472,12 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 			g->ct.binds_invalid++;
 		}
 	}
-	leave_wait(g, c);
-	c->answered++;
-	if (c->left != UINT32_MAX)
-		c->left--;
-	if (g->stopping || c->left == 0) {
-		if (g->o.wl != LFE_WL_HOLD || g->stopping)
-			end_session(g, c);
-	} else {
-		ready_push(g, c);
-	}
+	bind_done(g, c);
 }
 
-/* Check every whole response in (data, len); returns the bytes used. */
+/* Check every whole response in (data, len); returns the bytes used. The
+ * expected answer is recognised by its bytes (gen/pdu.h: what decoding it
+ * would conclude, without decoding); anything else is framed and decoded. */
 static size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
 {
 	struct lfe_tcp_conn *tc = c->tc;
@@ -466,6 +485,16 @@ static size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data
 
 	while (used < len) {
 		size_t pl;
+		if (c->st == CS_WAIT &&
+		    (pl = lfe_gen_bind_resp_match(data + used, len - used, c->msgid, want_code(c))) > 0) {
+			if (c->kind == BK_OK)
+				g->ct.binds_ok++;
+			else
+				g->ct.binds_invalid++;
+			bind_done(g, c);
+			used += pl;
+			continue;
+		}
 		int rc = lfe_ldap_frame(data + used, len - used, 65536, &pl);
 		if (rc == -EAGAIN)
 			break;

@@ -208,3 +208,19 @@ ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t c
 	put_digits(p + m->pw_off, pw_u);
 	return (ssize_t)total;
 }
+
+size_t lfe_gen_bind_resp_match(const uint8_t *p, size_t len, int32_t msgid, int32_t code)
+{
+	if (msgid < 1 || code < 0 || code > 0x7f)
+		return 0;
+	uint32_t id = (uint32_t)msgid;
+	size_t il = id < 0x80u ? 1 : id < 0x8000u ? 2 : id < 0x800000u ? 3 : 4;
+	size_t total = 4u + il + 9u;
+	if (len < total || p[0] != 0x30 || p[1] != total - 2u || p[2] != 0x02 || p[3] != il)
+		return 0;
+	for (size_t i = 0; i < il; i++)
+		if (p[4 + i] != (uint8_t)(id >> (8u * (il - 1u - i))))
+			return 0;
+	const uint8_t want[9] = { 0x61, 0x07, 0x0a, 0x01, (uint8_t)code, 0x04, 0x00, 0x04, 0x00 };
+	return memcmp(p + 4 + il, want, sizeof(want)) == 0 ? total : 0;
+}
