@@ -637,12 +637,33 @@ static uint64_t rnd_cb(void *g)
 	return rnd(g);
 }
 
+/* c's next bind request (message id c->msgid, DN number du, password
+ * number u) into its send ring: in clear built in place when the ring's
+ * contiguous room takes it (no copy), else built aside and queued (TLS:
+ * through the record layer). 0, or -ENOBUFS when the ring did not take it. */
+static int queue_bind(struct gen *g, struct gconn *c, uint32_t du, uint32_t u)
+{
+	uint8_t pdu[LFE_GEN_PDU_MAX];
+	bool wrong = c->kind == BK_WRONG;
+
+	if (!c->tls) {
+		uint8_t *p;
+		size_t room = lfe_tcp_send_space(c->tc, &p);
+		ssize_t n = room ? lfe_gen_bind_pdu(g->bt, p, room, c->msgid, du, u, wrong) : -ENOSPC;
+		if (n > 0) {
+			lfe_tcp_send_commit(c->tc, (size_t)n);
+			return 0;
+		}
+	}
+	ssize_t n = lfe_gen_bind_pdu(g->bt, pdu, sizeof(pdu), c->msgid, du, u, wrong);
+	return n < 0 ? -ENOBUFS : conn_send(g, c, pdu, (size_t)n);
+}
+
 /* A bind as a random user of the population (by --dist), right, wrong or
  * unknown by the shares asked: a pre-encoded request (gen/pdu.h), its
  * message id and digits patched in; nothing is formatted here. */
 static void send_bind(struct gen *g, struct gconn *c)
 {
-	uint8_t pdu[LFE_GEN_PDU_MAX];
 	uint32_t pick = g->shares ? (uint32_t)(rnd(g) % 100u) : 100u;
 	uint32_t u = g->o.user_base + lfe_gen_dist_user(g->dist, lfe_gen_dist_rank(g->dist, rnd_cb, g));
 
@@ -656,8 +677,7 @@ static void send_bind(struct gen *g, struct gconn *c)
 	 * format yields a well-formed DN that the store does not hold. */
 	uint32_t du = c->kind == BK_UNKNOWN ? u + g->o.users : u;
 	c->msgid = c->msgid >= INT32_MAX - 1 ? 1 : c->msgid + 1;
-	ssize_t n = lfe_gen_bind_pdu(g->bt, pdu, sizeof(pdu), c->msgid, du, u, c->kind == BK_WRONG);
-	if (n < 0 || conn_send(g, c, pdu, (size_t)n) < 0) {
+	if (queue_bind(g, c, du, u) < 0) {
 		/* One outstanding request never fills a send buffer: treat as broken. */
 		g->ct.err[E_SEND]++;
 		lfe_tcp_abort(c->tc);

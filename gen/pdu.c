@@ -64,13 +64,14 @@ int lfe_gen_fmt_parse(const char *fmt, struct lfe_gen_fmt *f)
 	return seen ? 0 : -EINVAL;
 }
 
+/* Decimal digits of v (1..10): compares, no divisions. */
 static unsigned ndigits(uint32_t v)
 {
+	static const uint32_t p10[9] = { 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+					 100000000u, 1000000000u };
 	unsigned n = 1;
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
+	for (unsigned i = 0; i < 9; i++)
+		n += v >= p10[i];
 	return n;
 }
 
@@ -163,13 +164,28 @@ void lfe_gen_bindtab_free(struct lfe_gen_bindtab *t)
 	free(t);
 }
 
-/* Write v's nd digits ending just before end (the padding is in the template). */
+/* "00" "01" ... "99". */
+static const char pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Write v's digits ending just before end (the padding is in the
+ * template), two at a time. */
 static inline void put_digits(uint8_t *end, uint32_t v)
 {
-	do {
-		*--end = (uint8_t)('0' + v % 10u);
-		v /= 10u;
-	} while (v);
+	while (v >= 100u) {
+		uint32_t r = v % 100u;
+		v /= 100u;
+		end -= 2;
+		memcpy(end, &pairs[2u * r], 2);
+	}
+	if (v >= 10u) {
+		end -= 2;
+		memcpy(end, &pairs[2u * v], 2);
+	} else {
+		*--end = (uint8_t)('0' + v);
+	}
 }
 
 ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t cap, int32_t msgid,

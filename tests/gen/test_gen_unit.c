@@ -396,8 +396,9 @@ static void test_pdu(void)
 		{ "uid=a-rather-long-user-name-prefix-to-cross-the-one-octet-length-boundary-%06u,"
 		  "ou=people,dc=example,dc=com", "a-long-password-%u-with-more-text-after-it" },
 	};
-	static const uint32_t us[] = { 0, 7, 9, 10, 99, 12345, 999999, 1000000, 9999999, 10000000,
-				       123456789, 4294967295u };
+	static const uint32_t us[] = { 0, 7, 9, 10, 99, 100, 101, 999, 1000, 1009, 9999, 10000, 10001,
+				       12345, 99999, 100000, 999999, 1000000, 1000001, 9999999, 10000000,
+				       123456789, 999999999, 1000000000, 4294967295u };
 	static const int32_t ids[] = { 1, 127, 128, 255, 32767, 32768, 8388607, 8388608, 2147483647 };
 	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		int err = 0;
