@@ -64,15 +64,16 @@ int lfe_gen_fmt_parse(const char *fmt, struct lfe_gen_fmt *f)
 	return seen ? 0 : -EINVAL;
 }
 
-/* Decimal digits of v (1..10): compares, no divisions. */
+/* Decimal digits of v (1..10), without divisions: the bit length times
+ * log10(2) (1233/4096) is the digit count or one more, and one compare
+ * decides. v | 1 has as many digits as v and is never 0. */
 static unsigned ndigits(uint32_t v)
 {
-	static const uint32_t p10[9] = { 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
-					 100000000u, 1000000000u };
-	unsigned n = 1;
-	for (unsigned i = 0; i < 9; i++)
-		n += v >= p10[i];
-	return n;
+	static const uint32_t p10[10] = { 1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+					  100000000u, 1000000000u };
+	uint32_t w = v | 1u;
+	unsigned t = ((32u - (unsigned)__builtin_clz(w)) * 1233u) >> 12;
+	return t + 1u - (w < p10[t]);
 }
 
 ssize_t lfe_gen_fmt_render(const struct lfe_gen_fmt *f, uint32_t v, char *out, size_t cap)
