@@ -187,6 +187,10 @@ struct gen {
 	uint16_t ip_id;
 	struct rte_mbuf *tx[TXBUF];
 	uint16_t ntx;
+	/* Received mbufs done with, reset, for the next frames sent (a
+	 * persistent bind receives one and sends one): no mempool round trip. */
+	struct rte_mbuf *spare[BURST];
+	uint16_t nspare;
 
 	struct lfe_tcp *tcp;
 	struct lfe_tlsc *tlsc;    /* NULL: cleartext (the run's: --tls takes one lcore) */
@@ -277,6 +281,19 @@ static void tx_queue(struct gen *g, struct rte_mbuf *m)
 		tx_flush(g);
 }
 
+/* A received mbuf done with: kept for gen_tx when it is a plain one of our
+ * pool (one segment, direct, ours alone) and there is room, else freed. */
+static void rx_done(struct gen *g, struct rte_mbuf *m)
+{
+	if (g->nspare < BURST && m->pool == g->pool && m->nb_segs == 1 && RTE_MBUF_DIRECT(m) &&
+	    rte_mbuf_refcnt_read(m) == 1) {
+		rte_pktmbuf_reset(m);
+		g->spare[g->nspare++] = m;
+	} else {
+		rte_pktmbuf_free(m);
+	}
+}
+
 static int gen_tx(void *ctx, const struct lfe_tcp_seg *seg)
 {
 	struct gen *g = ctx;
@@ -285,7 +302,7 @@ static int gen_tx(void *ctx, const struct lfe_tcp_seg *seg)
 		g->ct.tx_drops++;
 		return -ENOBUFS;
 	}
-	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
+	struct rte_mbuf *m = g->nspare ? g->spare[--g->nspare] : rte_pktmbuf_alloc(g->pool);
 	if (!m) {
 		g->ct.tx_drops++;
 		return -ENOBUFS;
@@ -908,7 +925,7 @@ __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbu
 			handle_arp(g, &pkt);
 		else
 			g->ct.rx_drops++;
-		rte_pktmbuf_free(m);
+		rx_done(g, m);
 	}
 }
 
@@ -1682,6 +1699,7 @@ static void gen_free(struct gen *g)
 	if (!g)
 		return;
 	lfe_tcp_free(g->tcp);
+	rte_pktmbuf_free_bulk(g->spare, g->nspare);
 	free(g->ready.v);
 	free(g->reconnect.v);
 	free(g);
