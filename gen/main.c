@@ -145,7 +145,8 @@ static void q_push(struct idxq *q, uint32_t i)
 {
 	if (q->n == q->cap)   /* cannot happen: each conn is queued at most once */
 		return;
-	q->v[(q->head + q->n) % q->cap] = i;
+	uint32_t at = q->head + q->n;   /* head < cap and n < cap: no division to wrap */
+	q->v[at >= q->cap ? at - q->cap : at] = i;
 	q->n++;
 }
 
@@ -154,7 +155,7 @@ static bool q_pop(struct idxq *q, uint32_t *i)
 	if (!q->n)
 		return false;
 	*i = q->v[q->head];
-	q->head = (q->head + 1) % q->cap;
+	q->head = q->head + 1u == q->cap ? 0 : q->head + 1u;
 	q->n--;
 	return true;
 }

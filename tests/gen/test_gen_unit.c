@@ -505,6 +505,31 @@ static void test_dist(void)
 		      cases[c].s, uchi);
 		CHECK(counts[0] > counts[1] && counts[1] > counts[9], "zipf n %u: not decreasing", cases[c].n);
 	}
+	/* Uniform ranks fill K slices of 1..n by their sizes: chi-square with
+	 * 29 degrees of freedom under its 99.9 % point (58.3); n = 1 gives 1. */
+	static const uint32_t un_n[] = { 30, 1000, 999983, 4294967295u };
+	for (size_t c = 0; c < sizeof(un_n) / sizeof(un_n[0]); c++) {
+		struct lfe_gen_dist un;
+		uint64_t rng = 777 + c, cnt[K] = { 0 };
+		CHECK(lfe_gen_dist_init(&un, LFE_DIST_UNIFORM, un_n[c], 0) == 0, "uniform init n %u", un_n[c]);
+		for (unsigned i = 0; i < DRAWS; i++) {
+			uint32_t q = lfe_gen_dist_rank(&un, test_rng, &rng);
+			CHECK(q >= 1 && q <= un_n[c], "uniform rank %u of %u", q, un_n[c]);
+			cnt[(uint64_t)(q - 1) * K / un_n[c]]++;
+		}
+		double chi = 0;
+		for (uint64_t k = 0; k < K; k++) {
+			/* slice k: ranks - 1 in [ceil(k n / K), ceil((k + 1) n / K)) */
+			uint64_t lo = (k * un_n[c] + K - 1) / K, hi = ((k + 1) * un_n[c] + K - 1) / K;
+			double e = (double)DRAWS * (double)(hi - lo) / un_n[c];
+			chi += ((double)cnt[k] - e) * ((double)cnt[k] - e) / e;
+		}
+		CHECK(chi < 58.3, "uniform n %u: chi-square %.1f", un_n[c], chi);
+	}
+	struct lfe_gen_dist one;
+	uint64_t rng1 = 5;
+	CHECK(lfe_gen_dist_init(&one, LFE_DIST_UNIFORM, 1, 0) == 0 && lfe_gen_dist_rank(&one, test_rng, &rng1) == 1 &&
+	      lfe_gen_dist_user(&one, 1) == 0, "uniform n 1");
 	/* Rank → user is a bijection over the population, uniform is identity. */
 	static const uint32_t ns[] = { 1, 2, 997, 1000, 1024, 100000 };
 	static uint8_t seen[100000];
