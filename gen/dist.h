@@ -41,7 +41,8 @@ uint32_t lfe_gen_dist_rank(const struct lfe_gen_dist *d, uint64_t (*next)(void *
 /* The user index (0..n-1) of a rank (1..n): a bijection. */
 static inline uint32_t lfe_gen_dist_user(const struct lfe_gen_dist *d, uint32_t rank)
 {
-	return (uint32_t)(((uint64_t)(rank - 1u) * d->stride + d->offset) % d->n);
+	uint64_t x = (uint64_t)(rank - 1u) * d->stride + d->offset;
+	return (uint32_t)(x < d->n ? x : x % d->n);   /* uniform: the identity, no division */
 }
 
 #endif

@@ -64,14 +64,16 @@ int lfe_gen_fmt_parse(const char *fmt, struct lfe_gen_fmt *f)
 	return seen ? 0 : -EINVAL;
 }
 
+/* Decimal digits of v (1..10), without divisions: the bit length times
+ * log10(2) (1233/4096) is the digit count or one more, and one compare
+ * decides. v | 1 has as many digits as v and is never 0. */
 static unsigned ndigits(uint32_t v)
 {
-	unsigned n = 1;
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
+	static const uint32_t p10[10] = { 1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+					  100000000u, 1000000000u };
+	uint32_t w = v | 1u;
+	unsigned t = ((32u - (unsigned)__builtin_clz(w)) * 1233u) >> 12;
+	return t + 1u - (w < p10[t]);
 }
 
 ssize_t lfe_gen_fmt_render(const struct lfe_gen_fmt *f, uint32_t v, char *out, size_t cap)
@@ -163,13 +165,28 @@ void lfe_gen_bindtab_free(struct lfe_gen_bindtab *t)
 	free(t);
 }
 
-/* Write v's nd digits ending just before end (the padding is in the template). */
+/* "00" "01" ... "99". */
+static const char pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Write v's digits ending just before end (the padding is in the
+ * template), two at a time. */
 static inline void put_digits(uint8_t *end, uint32_t v)
 {
-	do {
-		*--end = (uint8_t)('0' + v % 10u);
-		v /= 10u;
-	} while (v);
+	while (v >= 100u) {
+		uint32_t r = v % 100u;
+		v /= 100u;
+		end -= 2;
+		memcpy(end, &pairs[2u * r], 2);
+	}
+	if (v >= 10u) {
+		end -= 2;
+		memcpy(end, &pairs[2u * v], 2);
+	} else {
+		*--end = (uint8_t)('0' + v);
+	}
 }
 
 ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t cap, int32_t msgid,
@@ -207,4 +224,20 @@ ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t c
 	put_digits(p + m->dn_off, dn_u);
 	put_digits(p + m->pw_off, pw_u);
 	return (ssize_t)total;
+}
+
+size_t lfe_gen_bind_resp_match(const uint8_t *p, size_t len, int32_t msgid, int32_t code)
+{
+	if (msgid < 1 || code < 0 || code > 0x7f)
+		return 0;
+	uint32_t id = (uint32_t)msgid;
+	size_t il = id < 0x80u ? 1 : id < 0x8000u ? 2 : id < 0x800000u ? 3 : 4;
+	size_t total = 4u + il + 9u;
+	if (len < total || p[0] != 0x30 || p[1] != total - 2u || p[2] != 0x02 || p[3] != il)
+		return 0;
+	for (size_t i = 0; i < il; i++)
+		if (p[4 + i] != (uint8_t)(id >> (8u * (il - 1u - i))))
+			return 0;
+	const uint8_t want[9] = { 0x61, 0x07, 0x0a, 0x01, (uint8_t)code, 0x04, 0x00, 0x04, 0x00 };
+	return memcmp(p + 4 + il, want, sizeof(want)) == 0 ? total : 0;
 }

@@ -56,4 +56,16 @@ void lfe_gen_bindtab_free(struct lfe_gen_bindtab *t);   /* NULL is a no-op */
 ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t cap, int32_t msgid,
 			 uint32_t dn_u, uint32_t pw_u, bool wrong);
 
+/* The expected answer, byte for byte: a BindResponse to msgid with
+ * resultCode code (0..127), empty matchedDN and diagnosticMessage, no
+ * controls, in minimal BER (what ldapfe sends):
+ *   30 L 02 n <msgid, n bytes> 61 07 0a 01 <code> 04 00 04 00
+ * Returns its length when (p, len) starts with exactly those bytes, else 0.
+ * A match is what lfe_ldap_decode_resp would decode as msgid, BindResponse,
+ * code, not a Notice of Disconnection; anything else (another code, a
+ * diagnostic, another message, a partial PDU) is 0 and must be framed and
+ * decoded in full. O(1), no decoding: the generator checks each answer this
+ * way first (the unit test holds it to the decoder). */
+size_t lfe_gen_bind_resp_match(const uint8_t *p, size_t len, int32_t msgid, int32_t code);
+
 #endif

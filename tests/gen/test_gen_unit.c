@@ -7,6 +7,7 @@
  * gen/tuples.c (source tuples spread evenly over the addresses). Table-driven; exits non-zero on any failure. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,75 @@ static void test_resp_from_server_encoders(void)
 	      "extended response with name and value");
 }
 
+/* gen/pdu.h's matcher of the expected answer: it matches exactly the
+ * server's encoding of a plain BindResponse with that msgid and code, and
+ * whatever it matches the decoder reads as that msgid, BindResponse, code. */
+static void test_bind_resp_match(void)
+{
+	static const int32_t ids[] = { 1, 2, 127, 128, 255, 256, 32767, 32768, 0x7fffff, 0x800000, INT32_MAX };
+	static const int32_t codes[] = { LFE_RC_SUCCESS, LFE_RC_INVALID_CREDENTIALS };
+	uint8_t out[64], mut[64];
+	struct lfe_ldap_resp r;
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		for (size_t j = 0; j < 2; j++) {
+			struct lfe_ldap_result res = { .code = (enum lfe_ldap_rc)codes[j] };
+			ssize_t n = lfe_ldap_enc_result(out, sizeof(out) - 8, ids[i], LFE_OP_BIND_RESP, &res);
+			CHECK(n > 0, "enc_result %d", ids[i]);
+			if (n <= 0)
+				continue;
+			size_t len = (size_t)n;
+			CHECK(lfe_gen_bind_resp_match(out, len, ids[i], codes[j]) == len, "match id %d code %d",
+			      ids[i], codes[j]);
+			/* Followed by the start of the next PDU: still the first one's length. */
+			memcpy(out + len, "\x30\x0c\x02\x01\x05", 5);
+			CHECK(lfe_gen_bind_resp_match(out, len + 5, ids[i], codes[j]) == len, "match id %d, more bytes",
+			      ids[i]);
+			CHECK(lfe_gen_bind_resp_match(out, len, ids[i], codes[1 - j]) == 0, "other code %d", ids[i]);
+			CHECK(lfe_gen_bind_resp_match(out, len, ids[i] == 1 ? 2 : ids[i] - 1, codes[j]) == 0,
+			      "other msgid %d", ids[i]);
+			for (size_t k = 0; k < len; k++)
+				CHECK(lfe_gen_bind_resp_match(out, k, ids[i], codes[j]) == 0, "prefix %zu of %d", k,
+				      ids[i]);
+			/* Every byte changed to every value: a match must decode as the answer. */
+			for (size_t k = 0; k < len; k++) {
+				for (unsigned v = 0; v < 256; v++) {
+					memcpy(mut, out, len);
+					if (mut[k] == v)
+						continue;
+					mut[k] = (uint8_t)v;
+					size_t m = lfe_gen_bind_resp_match(mut, len, ids[i], codes[j]);
+					if (m == 0)
+						continue;
+					int rc = lfe_ldap_decode_resp(mut, m, &r);
+					CHECK(rc == 0 && r.msgid == ids[i] && r.op == LFE_OP_BIND_RESP &&
+					      r.code == codes[j] && r.n_controls == 0 && !lfe_ldap_resp_is_notice(&r),
+					      "mutation %zu=%u of %d matched but decodes otherwise", k, v, ids[i]);
+				}
+			}
+		}
+	}
+	/* A diagnostic message, a matched DN, another operation: no match. */
+	struct lfe_ldap_result d = { .code = LFE_RC_SUCCESS, .diag = { (const uint8_t *)"x", 1 } };
+	ssize_t n = lfe_ldap_enc_result(out, sizeof(out), 5, LFE_OP_BIND_RESP, &d);
+	CHECK(n > 0 && lfe_gen_bind_resp_match(out, (size_t)n, 5, 0) == 0, "diagnostic");
+	struct lfe_ldap_result md = { .code = LFE_RC_SUCCESS, .matched_dn = { (const uint8_t *)"o=x", 3 } };
+	n = lfe_ldap_enc_result(out, sizeof(out), 5, LFE_OP_BIND_RESP, &md);
+	CHECK(n > 0 && lfe_gen_bind_resp_match(out, (size_t)n, 5, 0) == 0, "matched DN");
+	struct lfe_ldap_result ok = { .code = LFE_RC_SUCCESS };
+	n = lfe_ldap_enc_result(out, sizeof(out), 5, LFE_OP_MODIFY_RESP, &ok);
+	CHECK(n > 0 && lfe_gen_bind_resp_match(out, (size_t)n, 5, 0) == 0, "modify response");
+	n = lfe_ldap_enc_notice_of_disconnection(out, sizeof(out), LFE_RC_SUCCESS, "");
+	CHECK(n > 0 && lfe_gen_bind_resp_match(out, (size_t)n, 0, 0) == 0, "notice (msgid 0)");
+	/* Out-of-range arguments never match. */
+	n = lfe_ldap_enc_result(out, sizeof(out), 5, LFE_OP_BIND_RESP, &ok);
+	CHECK(n > 0 && lfe_gen_bind_resp_match(out, (size_t)n, 5, 0) == (size_t)n, "plain");
+	CHECK(lfe_gen_bind_resp_match(out, (size_t)n, -5, 0) == 0, "negative msgid");
+	CHECK(lfe_gen_bind_resp_match(out, (size_t)n, 5, 256) == 0, "code > 127");
+	CHECK(lfe_gen_bind_resp_match(out, (size_t)n, 5, -1) == 0, "negative code");
+	CHECK(lfe_gen_bind_resp_match(NULL, 0, 5, 0) == 0, "empty");
+}
+
 struct resp_vec {
 	const char *name;
 	int want;             /* return value */
@@ -326,8 +396,9 @@ static void test_pdu(void)
 		{ "uid=a-rather-long-user-name-prefix-to-cross-the-one-octet-length-boundary-%06u,"
 		  "ou=people,dc=example,dc=com", "a-long-password-%u-with-more-text-after-it" },
 	};
-	static const uint32_t us[] = { 0, 7, 9, 10, 99, 12345, 999999, 1000000, 9999999, 10000000,
-				       123456789, 4294967295u };
+	static const uint32_t us[] = { 0, 7, 9, 10, 99, 100, 101, 999, 1000, 1009, 9999, 10000, 10001,
+				       12345, 99999, 100000, 999999, 1000000, 1000001, 9999999, 10000000,
+				       123456789, 999999999, 1000000000, 4294967295u };
 	static const int32_t ids[] = { 1, 127, 128, 255, 32767, 32768, 8388607, 8388608, 2147483647 };
 	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		int err = 0;
@@ -434,6 +505,31 @@ static void test_dist(void)
 		      cases[c].s, uchi);
 		CHECK(counts[0] > counts[1] && counts[1] > counts[9], "zipf n %u: not decreasing", cases[c].n);
 	}
+	/* Uniform ranks fill K slices of 1..n by their sizes: chi-square with
+	 * 29 degrees of freedom under its 99.9 % point (58.3); n = 1 gives 1. */
+	static const uint32_t un_n[] = { 30, 1000, 999983, 4294967295u };
+	for (size_t c = 0; c < sizeof(un_n) / sizeof(un_n[0]); c++) {
+		struct lfe_gen_dist un;
+		uint64_t rng = 777 + c, cnt[K] = { 0 };
+		CHECK(lfe_gen_dist_init(&un, LFE_DIST_UNIFORM, un_n[c], 0) == 0, "uniform init n %u", un_n[c]);
+		for (unsigned i = 0; i < DRAWS; i++) {
+			uint32_t q = lfe_gen_dist_rank(&un, test_rng, &rng);
+			CHECK(q >= 1 && q <= un_n[c], "uniform rank %u of %u", q, un_n[c]);
+			cnt[(uint64_t)(q - 1) * K / un_n[c]]++;
+		}
+		double chi = 0;
+		for (uint64_t k = 0; k < K; k++) {
+			/* slice k: ranks - 1 in [ceil(k n / K), ceil((k + 1) n / K)) */
+			uint64_t lo = (k * un_n[c] + K - 1) / K, hi = ((k + 1) * un_n[c] + K - 1) / K;
+			double e = (double)DRAWS * (double)(hi - lo) / un_n[c];
+			chi += ((double)cnt[k] - e) * ((double)cnt[k] - e) / e;
+		}
+		CHECK(chi < 58.3, "uniform n %u: chi-square %.1f", un_n[c], chi);
+	}
+	struct lfe_gen_dist one;
+	uint64_t rng1 = 5;
+	CHECK(lfe_gen_dist_init(&one, LFE_DIST_UNIFORM, 1, 0) == 0 && lfe_gen_dist_rank(&one, test_rng, &rng1) == 1 &&
+	      lfe_gen_dist_user(&one, 1) == 0, "uniform n 1");
 	/* Rank → user is a bijection over the population, uniform is identity. */
 	static const uint32_t ns[] = { 1, 2, 997, 1000, 1024, 100000 };
 	static uint8_t seen[100000];
@@ -733,6 +829,7 @@ int main(void)
 	test_unbind();
 	test_resp_from_server_encoders();
 	test_resp_vectors();
+	test_bind_resp_match();
 	test_hist();
 	test_opts();
 	test_pdu();
