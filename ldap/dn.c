@@ -764,6 +764,7 @@ static inline uint32_t load_le32(const uint8_t *p)
 }
 
 /* vec_type() for the types outside short_ci_types; n > 0. */
+__attribute__((noinline))
 static int vec_type_slow(const uint8_t *t, const uint8_t *lo, size_t n)
 {
 	if (!is_alpha(lo[0]))
@@ -820,10 +821,13 @@ union dn_mask {
 static inline __attribute__((always_inline))
 ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 {
-	if (len > LFE_DN_MAX || len >= cap)
-		return -EAGAIN;
+	if (len - 1 >= LFE_DN_MAX || len >= cap || !dn || !out)
+		return -EAGAIN;   /* also len 0 and cap 0 */
 	uint8_t *o = (uint8_t *)out;
 	union dn_mask commas, eqs;
+	/* Bit len of each mask is set: the walk below needs no bounds. The
+	 * word that holds it is the last one the walk reads. */
+	commas.w[len / 64] = eqs.w[len / 64] = 0;
 	unsigned c, e;
 	size_t k = 0, off = 0;
 	for (; len - off >= 16; off += 16, k++) {
@@ -848,16 +852,11 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 		}
 		if (bad)
 			return -EAGAIN;
-		commas.h[MASK_H(k)] = (uint16_t)c;
-		eqs.h[MASK_H(k)] = (uint16_t)e;
-		k++;
+		commas.h[MASK_H(k)] = (uint16_t)(c | 1u << (len - off));
+		eqs.h[MASK_H(k)] = (uint16_t)(e | 1u << (len - off));
+	} else {
+		commas.h[MASK_H(k)] = eqs.h[MASK_H(k)] = 1;
 	}
-	for (; k % 4; k++)
-		commas.h[MASK_H(k)] = eqs.h[MASK_H(k)] = 0;
-	if (len % 64 == 0)
-		commas.w[len / 64] = eqs.w[len / 64] = 0;
-	commas.w[len / 64] |= (uint64_t)1 << (len % 64);
-	eqs.w[len / 64] |= (uint64_t)1 << (len % 64);
 
 	/* 65 RDNs take 259 bytes ("a=b," 64 times and "a=b"). */
 	if (len >= 4 * LFE_DN_MAX_RDNS + 3) {
@@ -876,16 +875,20 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 	 * '=' and the byte after it (a non-empty value), and the '=' left
 	 * after the last RDN must be the one at len. */
 	o[len] = '\0';   /* vec_type reads up to 3 bytes past a 1-byte type */
-	size_t we = 0, wc = 0, ts = 0, eq, end;
+	size_t we = 0, wc = 0, ts = 0, eq, end;   /* we, wc: bit 0 of me, mc */
 	uint64_t me = eqs.w[0], mc = commas.w[0];
 	for (;;) {
-		while (me == 0)
-			me = eqs.w[++we];
-		eq = we * 64 + (unsigned)__builtin_ctzll(me);
+		while (me == 0) {
+			we += 64;
+			me = eqs.w[we / 64];
+		}
+		eq = we + (unsigned)__builtin_ctzll(me);
 		me &= me - 1;
-		while (mc == 0)
-			mc = commas.w[++wc];
-		end = wc * 64 + (unsigned)__builtin_ctzll(mc);
+		while (mc == 0) {
+			wc += 64;
+			mc = commas.w[wc / 64];
+		}
+		end = wc + (unsigned)__builtin_ctzll(mc);
 		mc &= mc - 1;
 		if (eq <= ts || end <= eq + 1)
 			return -EAGAIN;
@@ -898,9 +901,11 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 			break;
 		ts = end + 1;
 	}
-	while (me == 0)
-		me = eqs.w[++we];
-	if (we * 64 + (unsigned)__builtin_ctzll(me) != len)
+	while (me == 0) {
+		we += 64;
+		me = eqs.w[we / 64];
+	}
+	if (we + (unsigned)__builtin_ctzll(me) != len)
 		return -EAGAIN;   /* '=' in the last value */
 	return (ssize_t)len;
 }
@@ -913,8 +918,6 @@ ssize_t lfe_dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t 
 
 ssize_t lfe_dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 {
-	if (!dn || !out || len == 0 || cap == 0)
-		return -EAGAIN;
 	return dn_normalize_vec(dn, len, out, cap);
 }
 
@@ -941,11 +944,9 @@ static ssize_t dn_normalize_slow(const uint8_t *dn, size_t len, char *out, size_
 
 ssize_t lfe_dn_normalize(const uint8_t *dn, size_t len, char *out, size_t cap)
 {
-	if (dn && out && len > 0 && cap > 0) {
-		ssize_t n = dn_normalize_vec(dn, len, out, cap);
-		if (n != -EAGAIN)
-			return n;
-	}
+	ssize_t n = dn_normalize_vec(dn, len, out, cap);
+	if (n != -EAGAIN)
+		return n;
 	return dn_normalize_slow(dn, len, out, cap);
 }
 
