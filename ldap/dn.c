@@ -625,7 +625,7 @@ static const struct attr_def *attr_lookup_common(const uint8_t *t, size_t n)
 
 /* The common shape of a bind DN, "uid=jdoe,ou=People,dc=example,dc=com":
  * descr types, values of letters, digits and "-._@", ',' separators, no
- * spaces. One pass; -EAGAIN sends anything else to the full parser, whose
+ * spaces but after a ',' ("uid=jdoe, ou=People"). One pass; -EAGAIN sends anything else to the full parser, whose
  * output this matches byte for byte (the unit tests compare the two on every
  * case, the fuzzer on every input). */
 static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap)
@@ -672,9 +672,17 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
 		}
 		if (i == end && i < len && map[dn[i]] != 0)
 			return -EAGAIN;
-		if (i == vs || (i < len && (dn[i] != ',' || i + 1 == len)))
+		if (i == vs || (i < len && dn[i] != ','))
 			return -EAGAIN;
-		i++;   /* past ',' (or past the end, which ends the loop) */
+		if (i < len) {
+			/* Past the ',' and the spaces after it, which the full
+			 * parser skips before a type; something must follow. */
+			do
+				i++;
+			while (i < len && dn[i] == ' ');
+			if (i == len)
+				return -EAGAIN;
+		}
 	}
 	out[o] = '\0';
 	return (ssize_t)o;
@@ -739,17 +747,24 @@ static inline unsigned chunk_scan(const uint8_t *in, uint8_t *out, unsigned *com
 /* The short canonical names of attr_defs, all case-ignore, as
  * little-endian keys (first byte lowest) in a table indexed by a
  * multiplicative hash; two names in one slot would be a duplicate
- * initializer, which -Wextra (-Woverride-init) makes an error. */
+ * initializer, which -Wextra (-Woverride-init) makes an error. mask[n]
+ * keeps the first n bytes of a key. One struct: one base address. */
 #define TKEY_SLOT(k) ((uint32_t)((k) * 0x6ec9d287u) >> 28)
 #define TK1(a) ((uint32_t)(a))
 #define TK2(a, b) (TK1(a) | (uint32_t)(b) << 8)
 #define TK3(a, b, c) (TK2(a, b) | (uint32_t)(c) << 16)
 #define TK4(a, b, c, d) (TK3(a, b, c) | (uint32_t)(d) << 24)
 #define TK(k) [TKEY_SLOT(k)] = (k)
-static const uint32_t short_ci_types[16] = {
-	TK(TK3('u', 'i', 'd')), TK(TK2('c', 'n')), TK(TK2('o', 'u')), TK(TK2('d', 'c')),
-	TK(TK1('o')), TK(TK1('c')), TK(TK1('l')), TK(TK2('s', 't')), TK(TK2('s', 'n')),
-	TK(TK4('m', 'a', 'i', 'l')),
+static const struct {
+	uint32_t mask[5];
+	uint32_t key[16];
+} short_ci_types = {
+	.mask = { 0, 0xff, 0xffff, 0xffffff, 0xffffffff },
+	.key = {
+		TK(TK3('u', 'i', 'd')), TK(TK2('c', 'n')), TK(TK2('o', 'u')), TK(TK2('d', 'c')),
+		TK(TK1('o')), TK(TK1('c')), TK(TK1('l')), TK(TK2('s', 't')), TK(TK2('s', 'n')),
+		TK(TK4('m', 'a', 'i', 'l')),
+	},
 };
 #undef TK
 
@@ -765,8 +780,10 @@ static inline uint32_t load_le32(const uint8_t *p)
 
 /* vec_type() for the types outside short_ci_types; n > 0. */
 __attribute__((noinline))
-static int vec_type_slow(const uint8_t *t, const uint8_t *lo, size_t n)
+static int vec_type_slow(const uint8_t *dn, const uint8_t *lo, size_t ts, size_t n)
 {
+	const uint8_t *t = dn + ts;
+	lo += ts;
 	if (!is_alpha(lo[0]))
 		return -1;
 	for (size_t i = 1; i < n; i++)
@@ -787,13 +804,12 @@ static int vec_type_slow(const uint8_t *t, const uint8_t *lo, size_t n)
  * has). Types come out as their lower-cased spelling. */
 static inline int vec_type(const uint8_t *dn, const uint8_t *lo, size_t ts, size_t n)
 {
-	static const uint32_t key_mask[5] = { 0, 0xff, 0xffff, 0xffffff, 0xffffffff };
 	if (n <= 4) {
-		uint32_t k = load_le32(lo + ts) & key_mask[n];
-		if (short_ci_types[TKEY_SLOT(k)] == k)
+		uint32_t k = load_le32(lo + ts) & short_ci_types.mask[n];
+		if (short_ci_types.key[TKEY_SLOT(k)] == k)
 			return 1;
 	}
-	return vec_type_slow(dn + ts, lo + ts, n);
+	return vec_type_slow(dn, lo, ts, n);
 }
 
 /* A mask of a DN's bytes, bit p for dn[p]: written 16 bits per chunk,

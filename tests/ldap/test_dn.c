@@ -126,6 +126,15 @@ static const struct {
 	{ "uid=,dc=a", "uid=,dc=a" },
 	{ "uid=a,,dc=b", NULL },
 	{ "cn=a+CN=\\41", NULL },
+	/* spaces after ',' (the scalar fast path skips them), and elsewhere */
+	{ "UID=JDoe, OU=People,  DC=Example", "uid=jdoe,ou=people,dc=example" },
+	{ "uid=a ,dc=b", "uid=a,dc=b" },
+	{ "uid=a, ", NULL },
+	{ "uid=a,  ,dc=b", NULL },
+	/* '/' and other bytes a value keeps as they are */
+	{ "uid=A/B,dc=x", "uid=a/b,dc=x" },
+	{ "userPassword=A/B", "userpassword=A/B" },
+	{ "cn/x=a", NULL },
 };
 
 static void test_normalize(void)
