@@ -839,6 +839,8 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 {
 	if (len - 1 >= LFE_DN_MAX || len >= cap || !dn || !out)
 		return -EAGAIN;   /* also len 0 and cap 0 */
+	if (!is_alpha(dn[0]))
+		return -EAGAIN;   /* an OID ("2.5.4.3=x"): not worth the scan */
 	uint8_t *o = (uint8_t *)out;
 	union dn_mask commas, eqs;
 	/* Bit len of each mask is set: the walk below needs no bounds. The
