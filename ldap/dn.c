@@ -812,19 +812,6 @@ static inline int vec_type(const uint8_t *dn, const uint8_t *lo, size_t ts, size
 	return vec_type_slow(dn, lo, ts, n);
 }
 
-/* A mask of a DN's bytes, bit p for dn[p]: written 16 bits per chunk,
- * read 64 bits at a time. */
-union dn_mask {
-	uint16_t h[LFE_DN_MAX / 16 + 4];   /* and a sentinel bit at len */
-	uint64_t w[LFE_DN_MAX / 64 + 1];
-};
-
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define MASK_H(k) ((k) ^ 3u)
-#else
-#define MASK_H(k) (k)
-#endif
-
 /* The common bind DN again, 16 bytes at a time, for DNs whose normalized
  * form is the input with its types (and the values of case-ignore types)
  * lower-cased: same length, byte for byte. One pass classifies and writes
@@ -842,45 +829,50 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 	if (!is_alpha(dn[0]))
 		return -EAGAIN;   /* an OID ("2.5.4.3=x"): not worth the scan */
 	uint8_t *o = (uint8_t *)out;
-	union dn_mask commas, eqs;
-	/* Bit len of each mask is set: the walk below needs no bounds. The
-	 * word that holds it is the last one the walk reads. */
-	commas.w[len / 64] = eqs.w[len / 64] = 0;
+	/* Bit p of commas[p / 64] for a ',' at dn[p], and so on; bit len is
+	 * set in both, so the walk below needs no bounds. */
+	uint64_t commas[LFE_DN_MAX / 64 + 1], eqs[LFE_DN_MAX / 64 + 1], cw = 0, ew = 0;
 	unsigned c, e;
-	size_t k = 0, off = 0;
-	for (; len - off >= 16; off += 16, k++) {
+	size_t off = 0;
+	for (; len - off >= 16; off += 16) {
 		if (chunk_scan(dn + off, o + off, &c, &e))
 			return -EAGAIN;
-		commas.h[MASK_H(k)] = (uint16_t)c;
-		eqs.h[MASK_H(k)] = (uint16_t)e;
+		cw |= (uint64_t)c << (off % 64);
+		ew |= (uint64_t)e << (off % 64);
+		if (off % 64 == 48) {
+			commas[off / 64] = cw;
+			eqs[off / 64] = ew;
+			cw = ew = 0;
+		}
 	}
+	c = e = 1u << (len - off);   /* the bit at len */
 	if (off < len) {
 		/* The last len - off bytes: again in the chunk that ends at
 		 * dn[len - 1], or, for a DN under 16 bytes, in a copy. */
-		unsigned bad, drop = (unsigned)(16 - (len - off));
+		unsigned bad, cl, el, drop = (unsigned)(16 - (len - off));
 		if (len >= 16) {
-			bad = chunk_scan(dn + len - 16, o + len - 16, &c, &e) >> drop;
-			c >>= drop;
-			e >>= drop;
+			bad = chunk_scan(dn + len - 16, o + len - 16, &cl, &el) >> drop;
+			cl >>= drop;
+			el >>= drop;
 		} else {
 			uint8_t ib[16] = { 0 }, ob[16];
 			memcpy(ib, dn, len);
-			bad = chunk_scan(ib, ob, &c, &e) & ((1u << len) - 1);
+			bad = chunk_scan(ib, ob, &cl, &el) & ((1u << len) - 1);
 			memcpy(o, ob, len);
 		}
 		if (bad)
 			return -EAGAIN;
-		commas.h[MASK_H(k)] = (uint16_t)(c | 1u << (len - off));
-		eqs.h[MASK_H(k)] = (uint16_t)(e | 1u << (len - off));
-	} else {
-		commas.h[MASK_H(k)] = eqs.h[MASK_H(k)] = 1;
+		c |= cl;
+		e |= el;
 	}
+	commas[len / 64] = cw | (uint64_t)c << (off % 64);
+	eqs[len / 64] = ew | (uint64_t)e << (off % 64);
 
 	/* 65 RDNs take 259 bytes ("a=b," 64 times and "a=b"). */
 	if (len >= 4 * LFE_DN_MAX_RDNS + 3) {
 		size_t n = 0;
 		for (size_t w = 0; w <= len / 64; w++)
-			for (uint64_t m = eqs.w[w]; m; m &= m - 1)
+			for (uint64_t m = eqs[w]; m; m &= m - 1)
 				n++;
 		if (n > LFE_DN_MAX_RDNS + 1)
 			return -EAGAIN;
@@ -894,17 +886,17 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 	 * after the last RDN must be the one at len. */
 	o[len] = '\0';   /* vec_type reads up to 3 bytes past a 1-byte type */
 	size_t we = 0, wc = 0, ts = 0, eq, end;   /* we, wc: bit 0 of me, mc */
-	uint64_t me = eqs.w[0], mc = commas.w[0];
+	uint64_t me = eqs[0], mc = commas[0];
 	for (;;) {
 		while (me == 0) {
 			we += 64;
-			me = eqs.w[we / 64];
+			me = eqs[we / 64];
 		}
 		eq = we + (unsigned)__builtin_ctzll(me);
 		me &= me - 1;
 		while (mc == 0) {
 			wc += 64;
-			mc = commas.w[wc / 64];
+			mc = commas[wc / 64];
 		}
 		end = wc + (unsigned)__builtin_ctzll(mc);
 		mc &= mc - 1;
@@ -921,7 +913,7 @@ ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
 	}
 	while (me == 0) {
 		we += 64;
-		me = eqs.w[we / 64];
+		me = eqs[we / 64];
 	}
 	if (we + (unsigned)__builtin_ctzll(me) != len)
 		return -EAGAIN;   /* '=' in the last value */
