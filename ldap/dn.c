@@ -34,6 +34,10 @@
 #include <errno.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 struct attr_def {
 	const char *name;   /* canonical, lower case */
 	const char *oid;
@@ -621,7 +625,7 @@ static const struct attr_def *attr_lookup_common(const uint8_t *t, size_t n)
 
 /* The common shape of a bind DN, "uid=jdoe,ou=People,dc=example,dc=com":
  * descr types, values of letters, digits and "-._@", ',' separators, no
- * spaces. One pass; -EAGAIN sends anything else to the full parser, whose
+ * spaces but after a ',' ("uid=jdoe, ou=People"). One pass; -EAGAIN sends anything else to the full parser, whose
  * output this matches byte for byte (the unit tests compare the two on every
  * case, the fuzzer on every input). */
 static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap)
@@ -668,9 +672,17 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
 		}
 		if (i == end && i < len && map[dn[i]] != 0)
 			return -EAGAIN;
-		if (i == vs || (i < len && (dn[i] != ',' || i + 1 == len)))
+		if (i == vs || (i < len && dn[i] != ','))
 			return -EAGAIN;
-		i++;   /* past ',' (or past the end, which ends the loop) */
+		if (i < len) {
+			/* Past the ',' and the spaces after it, which the full
+			 * parser skips before a type; something must follow. */
+			do
+				i++;
+			while (i < len && dn[i] == ' ');
+			if (i == len)
+				return -EAGAIN;
+		}
 	}
 	out[o] = '\0';
 	return (ssize_t)o;
@@ -680,7 +692,257 @@ static ssize_t dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size
  * path. */
 ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap);
 
-ssize_t lfe_dn_normalize(const uint8_t *dn, size_t len, char *out, size_t cap)
+/* The vector path below classifies 16 input bytes at once: it writes them
+ * with 'A'..'Z' lower-cased to out[0..16), returns the mask of bytes outside
+ * its alphabet (bit i for in[i]) and sets the masks of its ',' and '='
+ * bytes. The alphabet: letters, digits, "-./@_", ',' and '=' — bytes that
+ * come out of the full parser as they are (lower-cased in case-ignore
+ * values) wherever they stand in a value; '/' is no type byte, vec_type
+ * refuses it there. */
+#if defined(__SSE2__)
+/* 0xff where v's byte lies in lo .. lo + n - 1 (unsigned, n <= 128). */
+static inline __m128i in_range(__m128i v, uint8_t lo, uint8_t n)
+{
+	__m128i x = _mm_add_epi8(v, _mm_set1_epi8((char)(uint8_t)(0x80u - lo)));
+	return _mm_cmplt_epi8(x, _mm_set1_epi8((char)(uint8_t)(0x80u + n)));
+}
+
+static inline unsigned chunk_scan(const uint8_t *in, uint8_t *out, unsigned *commas,
+				  unsigned *eqs)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)in);
+	__m128i lo = _mm_or_si128(v, _mm_and_si128(in_range(v, 'A', 26), _mm_set1_epi8(0x20)));
+	_mm_storeu_si128((__m128i *)(void *)out, lo);
+	__m128i eq = _mm_cmpeq_epi8(v, _mm_set1_epi8('='));
+	/* ',' .. '9' is ",-./" and the digits */
+	__m128i ok = _mm_or_si128(in_range(lo, 'a', 26), _mm_or_si128(in_range(v, ',', 14), eq));
+	*commas = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
+	*eqs = (unsigned)_mm_movemask_epi8(eq);
+	unsigned bad = ~(unsigned)_mm_movemask_epi8(ok) & 0xffffu;
+	if (bad) {   /* '@' and '_' are rarer: looked for only when needed */
+		ok = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('@')),
+				  _mm_cmpeq_epi8(v, _mm_set1_epi8('_')));
+		bad &= ~(unsigned)_mm_movemask_epi8(ok);
+	}
+	return bad;
+}
+#else
+static inline unsigned chunk_scan(const uint8_t *in, uint8_t *out, unsigned *commas,
+				  unsigned *eqs)
+{
+	unsigned bad = 0, cm = 0, em = 0;
+	for (unsigned i = 0; i < 16; i++) {
+		uint8_t c = in[i];
+		out[i] = lower(c);
+		bad |= (unsigned)(value_map[0][c] == 0 && c != ',' && c != '=' && c != '/') << i;
+		cm |= (unsigned)(c == ',') << i;
+		em |= (unsigned)(c == '=') << i;
+	}
+	*commas = cm;
+	*eqs = em;
+	return bad;
+}
+#endif
+
+/* The short canonical names of attr_defs, all case-ignore, as
+ * little-endian keys (first byte lowest) in a table indexed by a
+ * multiplicative hash; two names in one slot would be a duplicate
+ * initializer, which -Wextra (-Woverride-init) makes an error. mask[n]
+ * keeps the first n bytes of a key. One struct: one base address. */
+#define TKEY_SLOT(k) ((uint32_t)((k) * 0x6ec9d287u) >> 28)
+#define TK1(a) ((uint32_t)(a))
+#define TK2(a, b) (TK1(a) | (uint32_t)(b) << 8)
+#define TK3(a, b, c) (TK2(a, b) | (uint32_t)(c) << 16)
+#define TK4(a, b, c, d) (TK3(a, b, c) | (uint32_t)(d) << 24)
+#define TK(k) [TKEY_SLOT(k)] = (k)
+static const struct {
+	uint32_t mask[5];
+	uint32_t key[16];
+} short_ci_types = {
+	.mask = { 0, 0xff, 0xffff, 0xffffff, 0xffffffff },
+	.key = {
+		TK(TK3('u', 'i', 'd')), TK(TK2('c', 'n')), TK(TK2('o', 'u')), TK(TK2('d', 'c')),
+		TK(TK1('o')), TK(TK1('c')), TK(TK1('l')), TK(TK2('s', 't')), TK(TK2('s', 'n')),
+		TK(TK4('m', 'a', 'i', 'l')),
+	},
+};
+#undef TK
+
+static inline uint32_t load_le32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+/* vec_type() for the types outside short_ci_types; n > 0. */
+__attribute__((noinline))
+static int vec_type_slow(const uint8_t *dn, const uint8_t *lo, size_t ts, size_t n)
+{
+	const uint8_t *t = dn + ts;
+	lo += ts;
+	if (!is_alpha(lo[0]))
+		return -1;
+	for (size_t i = 1; i < n; i++)
+		if (!(plain_class[lo[i]] & PL_TYPE))
+			return -1;
+	const struct attr_def *d = attr_lookup(t, n);
+	if (!d)
+		return 0;
+	if (d->name_len != n || memcmp(d->name, lo, n) != 0)
+		return -1;
+	return d->case_ignore;
+}
+
+/* A type of the vector path, lo[ts .. ts + n), lower-cased (dn: the same
+ * bytes as read; lo[ts .. ts + 4) readable; n > 0): 1 for a case-ignore
+ * attribute, 0 for a case-exact or unknown one, -1 for one the slower paths
+ * take (an OID, an alias whose output is another spelling, a byte no descr
+ * has). Types come out as their lower-cased spelling. */
+static inline int vec_type(const uint8_t *dn, const uint8_t *lo, size_t ts, size_t n)
+{
+	if (n <= 4) {
+		uint32_t k = load_le32(lo + ts) & short_ci_types.mask[n];
+		if (short_ci_types.key[TKEY_SLOT(k)] == k)
+			return 1;
+	}
+	return vec_type_slow(dn, lo, ts, n);
+}
+
+/* The common bind DN again, 16 bytes at a time, for DNs whose normalized
+ * form is the input with its types (and the values of case-ignore types)
+ * lower-cased: same length, byte for byte. One pass classifies and writes
+ * every byte and collects masks of the ',' and '=' positions; a walk over
+ * the masks checks the RDNs' shape and types and puts back the original
+ * bytes of case-exact values. -EAGAIN for anything else (dn_normalize_plain
+ * takes aliases and tight rooms, the full parser the rest). Reads
+ * dn[0..len) and writes out[0..len] only. Inlined into lfe_dn_normalize:
+ * a call would cost the common case a tenth more. */
+static inline __attribute__((always_inline))
+ssize_t dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
+{
+	if (len - 1 >= LFE_DN_MAX || len >= cap || !dn || !out)
+		return -EAGAIN;   /* also len 0 and cap 0 */
+	if (!is_alpha(dn[0]))
+		return -EAGAIN;   /* an OID ("2.5.4.3=x"): not worth the scan */
+	uint8_t *o = (uint8_t *)out;
+	/* Bit p of commas[p / 64] for a ',' at dn[p], and so on; bit len is
+	 * set in both, so the walk below needs no bounds. */
+	uint64_t commas[LFE_DN_MAX / 64 + 1], eqs[LFE_DN_MAX / 64 + 1], cw = 0, ew = 0;
+	unsigned c, e;
+	size_t off = 0;
+	for (; len - off >= 16; off += 16) {
+		if (chunk_scan(dn + off, o + off, &c, &e))
+			return -EAGAIN;
+		cw |= (uint64_t)c << (off % 64);
+		ew |= (uint64_t)e << (off % 64);
+		if (off % 64 == 48) {
+			commas[off / 64] = cw;
+			eqs[off / 64] = ew;
+			cw = ew = 0;
+		}
+	}
+	c = e = 1u << (len - off);   /* the bit at len */
+	if (off < len) {
+		/* The last len - off bytes: again in the chunk that ends at
+		 * dn[len - 1], or, for a DN under 16 bytes, in a copy. */
+		unsigned bad, cl, el, drop = (unsigned)(16 - (len - off));
+		if (len >= 16) {
+			bad = chunk_scan(dn + len - 16, o + len - 16, &cl, &el) >> drop;
+			cl >>= drop;
+			el >>= drop;
+		} else {
+			uint8_t ib[16] = { 0 }, ob[16];
+			memcpy(ib, dn, len);
+			bad = chunk_scan(ib, ob, &cl, &el) & ((1u << len) - 1);
+			memcpy(o, ob, len);
+		}
+		if (bad)
+			return -EAGAIN;
+		c |= cl;
+		e |= el;
+	}
+	commas[len / 64] = cw | (uint64_t)c << (off % 64);
+	eqs[len / 64] = ew | (uint64_t)e << (off % 64);
+
+	/* 65 RDNs take 259 bytes ("a=b," 64 times and "a=b"). */
+	if (len >= 4 * LFE_DN_MAX_RDNS + 3) {
+		size_t n = 0;
+		for (size_t w = 0; w <= len / 64; w++)
+			for (uint64_t m = eqs[w]; m; m &= m - 1)
+				n++;
+		if (n > LFE_DN_MAX_RDNS + 1)
+			return -EAGAIN;
+	}
+
+	/* Each RDN: its type at ts, its '=' at eq, its ',' (or the end) at
+	 * end, taking the '=' and the ',' in turn from their masks (both end
+	 * with a bit at len): each '=' must come after the RDN's start (a
+	 * non-empty type, no second '=' in the RDN before), each ',' after the
+	 * '=' and the byte after it (a non-empty value), and the '=' left
+	 * after the last RDN must be the one at len. */
+	o[len] = '\0';   /* vec_type reads up to 3 bytes past a 1-byte type */
+	size_t we = 0, wc = 0, ts = 0, eq, end;   /* we, wc: bit 0 of me, mc */
+	uint64_t me = eqs[0], mc = commas[0];
+	for (;;) {
+		while (me == 0) {
+			we += 64;
+			me = eqs[we / 64];
+		}
+		eq = we + (unsigned)__builtin_ctzll(me);
+		me &= me - 1;
+		while (mc == 0) {
+			wc += 64;
+			mc = commas[wc / 64];
+		}
+		end = wc + (unsigned)__builtin_ctzll(mc);
+		mc &= mc - 1;
+		if (eq <= ts || end <= eq + 1)
+			return -EAGAIN;
+		int ci = vec_type(dn, o, ts, eq - ts);
+		if (ci < 0)
+			return -EAGAIN;
+		if (!ci)
+			memcpy(o + eq + 1, dn + eq + 1, end - eq - 1);
+		if (end == len)
+			break;
+		ts = end + 1;
+	}
+	while (me == 0) {
+		we += 64;
+		me = eqs[we / 64];
+	}
+	if (we + (unsigned)__builtin_ctzll(me) != len)
+		return -EAGAIN;   /* '=' in the last value */
+	return (ssize_t)len;
+}
+
+/* The two fast paths on their own, for the tests, which compare each with
+ * the full parser; -EAGAIN where a path leaves the DN to the next. Not in
+ * dn.h. */
+ssize_t lfe_dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap);
+ssize_t lfe_dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap);
+
+ssize_t lfe_dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap)
+{
+	return dn_normalize_vec(dn, len, out, cap);
+}
+
+ssize_t lfe_dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap)
+{
+	if (!dn || !out || len == 0 || cap == 0)
+		return -EAGAIN;
+	return dn_normalize_plain(dn, len, out, cap);
+}
+
+/* What the vector path leaves: the one-pass scalar path, then the full
+ * parser. Out of line, so that their registers and stack are not the
+ * common case's. */
+__attribute__((noinline))
+static ssize_t dn_normalize_slow(const uint8_t *dn, size_t len, char *out, size_t cap)
 {
 	if (dn && out && len > 0 && cap > 0) {
 		ssize_t n = dn_normalize_plain(dn, len, out, cap);
@@ -688,6 +950,14 @@ ssize_t lfe_dn_normalize(const uint8_t *dn, size_t len, char *out, size_t cap)
 			return n;
 	}
 	return lfe_dn_normalize_full(dn, len, out, cap);
+}
+
+ssize_t lfe_dn_normalize(const uint8_t *dn, size_t len, char *out, size_t cap)
+{
+	ssize_t n = dn_normalize_vec(dn, len, out, cap);
+	if (n != -EAGAIN)
+		return n;
+	return dn_normalize_slow(dn, len, out, cap);
 }
 
 ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap)

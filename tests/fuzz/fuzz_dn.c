@@ -12,8 +12,29 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-/* dn.c's full parser: lfe_dn_normalize's fast path must agree with it. */
+/* dn.c's full parser and the fast paths lfe_dn_normalize tries first
+ * (-EAGAIN: left to the next): they must agree with it. */
 ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap);
+ssize_t lfe_dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap);
+ssize_t lfe_dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap);
+
+/* A fast path with room cap: the full parser's answer or -EAGAIN, and
+ * nothing written at or past out[cap]. */
+static void check_path(ssize_t (*fn)(const uint8_t *, size_t, char *, size_t),
+		       const uint8_t *data, size_t size, size_t cap)
+{
+	char got[LFE_DN_MAX + 1 + 16], full[LFE_DN_MAX + 1];
+	memset(got, 0x5a, sizeof got);
+	ssize_t n = fn(data, size, got, cap);
+	for (size_t i = cap; i < sizeof got; i++)
+		if (got[i] != 0x5a)
+			abort();
+	if (n == -EAGAIN)
+		return;
+	ssize_t nf = lfe_dn_normalize_full(data, size, full, cap);
+	if (n != nf || (n >= 0 && memcmp(got, full, (size_t)n + 1) != 0))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -22,6 +43,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ssize_t nf = lfe_dn_normalize_full(data, size, again, sizeof again);
 	if (nf != n || (n >= 0 && memcmp(out, again, (size_t)n + 1) != 0))
 		abort();
+	for (int p = 0; p < 2; p++) {
+		ssize_t (*fn)(const uint8_t *, size_t, char *, size_t) =
+			p ? lfe_dn_normalize_plain : lfe_dn_normalize_vec;
+		check_path(fn, data, size, sizeof out);
+		if (n >= 0) {
+			check_path(fn, data, size, (size_t)n + 1);
+			check_path(fn, data, size, (size_t)n);
+		}
+	}
 	if (n < 0) {
 		if (n != -EINVAL)
 			abort(); /* a buffer of LFE_DN_MAX + 1 never gets -ENOSPC */

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* dn.c's full parser; lfe_dn_normalize takes a one-pass fast path first. */
+/* dn.c's full parser and its two fast paths, which lfe_dn_normalize tries
+ * first (not in dn.h). */
 ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap);
+ssize_t lfe_dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap);
+ssize_t lfe_dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap);
 
 static int fails;
 
@@ -123,6 +126,15 @@ static const struct {
 	{ "uid=,dc=a", "uid=,dc=a" },
 	{ "uid=a,,dc=b", NULL },
 	{ "cn=a+CN=\\41", NULL },
+	/* spaces after ',' (the scalar fast path skips them), and elsewhere */
+	{ "UID=JDoe, OU=People,  DC=Example", "uid=jdoe,ou=people,dc=example" },
+	{ "uid=a ,dc=b", "uid=a,dc=b" },
+	{ "uid=a, ", NULL },
+	{ "uid=a,  ,dc=b", NULL },
+	/* '/' and other bytes a value keeps as they are */
+	{ "uid=A/B,dc=x", "uid=a/b,dc=x" },
+	{ "userPassword=A/B", "userpassword=A/B" },
+	{ "cn/x=a", NULL },
 };
 
 static void test_normalize(void)
@@ -354,6 +366,304 @@ static void test_attr(void)
 	CHECK(!lfe_attr_is_case_ignore(NULL, 0), "NULL type");
 }
 
+/* ---- The fast paths against the full parser ----------------------------
+ * lfe_dn_normalize tries a 16-bytes-at-a-time path, then a one-pass scalar
+ * path, then the full parser; each fast path answers only the DNs it takes
+ * (-EAGAIN otherwise). On generated DNs and on every byte at every position
+ * of a few DNs, each path that answers must answer what the full parser
+ * does, at every room, and write nothing at or past out[cap]. */
+
+#define CANARY 0xa5
+#define SHOW_MAX 20 /* failures printed in full; the rest are counted */
+
+static int shown;
+
+/* dn as C-escaped text for a failure message (static buffer). */
+static const char *show(const uint8_t *dn, size_t len)
+{
+	static char buf[4 * LFE_DN_MAX + 64];
+	size_t o = 0;
+	for (size_t i = 0; i < len && o + 8 < sizeof buf; i++) {
+		if (dn[i] >= 0x20 && dn[i] < 0x7f && dn[i] != '\\')
+			buf[o++] = (char)dn[i];
+		else
+			o += (size_t)snprintf(buf + o, sizeof buf - o, "\\x%02x", dn[i]);
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const struct {
+	const char *name;
+	ssize_t (*fn)(const uint8_t *, size_t, char *, size_t);
+	bool may_decline; /* -EAGAIN: left to the next path */
+} paths[] = {
+	{ "vector", lfe_dn_normalize_vec, true },
+	{ "plain", lfe_dn_normalize_plain, true },
+	{ "lfe_dn_normalize", lfe_dn_normalize, false },
+};
+
+/* Every path on dn with room cap (<= LFE_DN_MAX + 1). Returns the vector
+ * path's answer. */
+static ssize_t check_paths(const uint8_t *dn, size_t len, size_t cap)
+{
+	char full[LFE_DN_MAX + 1], got[LFE_DN_MAX + 1 + 16];
+	ssize_t nf = lfe_dn_normalize_full(dn, len, full, cap);
+	ssize_t vec = -EAGAIN;
+	for (size_t t = 0; t < sizeof paths / sizeof paths[0]; t++) {
+		memset(got, CANARY, sizeof got);
+		ssize_t n = paths[t].fn(dn, len, got, cap);
+		if (t == 0)
+			vec = n;
+		bool past = false;
+		for (size_t i = cap; i < sizeof got; i++)
+			past |= (uint8_t)got[i] != CANARY;
+		bool bad = past || (!(paths[t].may_decline && n == -EAGAIN) &&
+				    (n != nf || (n >= 0 && memcmp(got, full, (size_t)n + 1) != 0)));
+		if (bad && shown++ < SHOW_MAX)
+			fprintf(stderr, "[%s] cap %zu: %s gives %zd [%.*s]%s, full parser %zd [%.*s]\n",
+				show(dn, len), cap, paths[t].name, n, n > 0 ? (int)n : 0, got,
+				past ? " and writes past the room" : "", nf, nf > 0 ? (int)nf : 0,
+				full);
+		fails += bad;
+	}
+	return vec;
+}
+
+/* Every room from none to more than enough. */
+static void check_all_rooms(const uint8_t *dn, size_t len)
+{
+	size_t top = len + 2 < LFE_DN_MAX + 1 ? len + 2 : LFE_DN_MAX + 1;
+	for (size_t cap = 0; cap <= top; cap++)
+		check_paths(dn, len, cap);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 32) % n;
+}
+
+/* Types by what the vector path must do with them. */
+static const char *const short_ci[] = { "uid", "cn", "ou", "dc", "o", "c", "l", "st", "sn", "mail" };
+static const char *const long_names[] = {
+	"givenName", "street", "title", "description", "serialNumber", "initials",
+	"displayName", "employeeNumber", "postalCode", "objectClass", "gecos",
+	"userPassword", "authPassword", "member", "uniqueMember", "uidNumber", "gidNumber",
+	"homeDirectory", "loginShell", "memberUid",
+};
+static const char *const unknown_types[] = { "x-Custom", "a1", "ab-", "uidx", "ui", "u", "mai",
+					     "dcx", "cnn", "mailx", "b", "q-1-2" };
+/* Left to the slower paths: other spellings of known types, OIDs, bad types. */
+static const char *const other_types[] = {
+	"userid", "commonName", "organizationalUnitName", "organizationName", "countryName",
+	"localityName", "stateOrProvinceName", "domainComponent", "rfc822Mailbox", "surname",
+	"gn", "streetAddress", "0.9.2342.19200300.100.1.1", "2.5.4.3", "2.5.4.11",
+	"0.9.2342.19200300.100.1.25", "1.3.6.1.1.1.1.0", "1.2.3.4", "1a", "-x", "a_b", "a/b",
+	"a.b", "a@b", "", "u d", "uid;x", "uid ", " cn",
+};
+static const char clean_value[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+static const char clean_extra[] = "-._@/";
+static const uint8_t specials[] = { ' ', '=', ',', '+', ';', '\\', '"', '#', '<', '>', 0,
+				    0x7f, 0x80, 0xc3, 0xa9, '*', '(', ':', '\t', 0x01, 0xff };
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+struct gen {
+	uint8_t b[LFE_DN_MAX + 64];
+	size_t len;
+	bool vec_takes; /* the vector path must answer it */
+};
+
+static void gen_put(struct gen *g, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++) {
+		if (g->len == sizeof g->b) {
+			g->vec_takes = false;
+			return;
+		}
+		g->b[g->len++] = b[i];
+	}
+}
+
+static void gen_type(struct gen *g)
+{
+	const char *t;
+	uint32_t r = rnd(100);
+	if (r < 60) {
+		t = short_ci[rnd(N(short_ci))];
+	} else if (r < 75) {
+		t = long_names[rnd(N(long_names))];
+	} else if (r < 85) {
+		t = unknown_types[rnd(N(unknown_types))];
+	} else {
+		t = other_types[rnd(N(other_types))];
+		g->vec_takes = false;
+	}
+	for (size_t i = 0; t[i]; i++) {
+		uint8_t c = (uint8_t)t[i];
+		if (rnd(2) && c >= 'a' && c <= 'z')
+			c = (uint8_t)(c - 32);
+		else if (rnd(2) && c >= 'A' && c <= 'Z')
+			c = (uint8_t)(c + 32);
+		gen_put(g, &c, 1);
+	}
+}
+
+static void gen_value(struct gen *g, size_t n, bool dirty)
+{
+	if (n == 0)
+		g->vec_takes = false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c;
+		uint32_t r = rnd(100);
+		if (dirty && r < 8) {
+			c = specials[rnd(N(specials))];
+			g->vec_takes = false;
+		} else if (r < 90) {
+			c = (uint8_t)clean_value[rnd(sizeof clean_value - 1)];
+		} else {
+			c = (uint8_t)clean_extra[rnd(sizeof clean_extra - 1)];
+		}
+		gen_put(g, &c, 1);
+	}
+}
+
+/* A DN of nrdns RDNs; dirty ones get special bytes and odd separators. */
+static void gen_dn(struct gen *g, size_t nrdns, size_t vmax, bool dirty)
+{
+	g->len = 0;
+	g->vec_takes = nrdns >= 1 && nrdns <= LFE_DN_MAX_RDNS;
+	if (dirty && rnd(20) == 0) {
+		gen_put(g, ",", 1);
+		g->vec_takes = false;
+	}
+	for (size_t i = 0; i < nrdns; i++) {
+		if (i) {
+			static const char *const odd[] = { ";", "+", ", ", ",,", " ,", "=", "" };
+			if (dirty && rnd(20) == 0) {
+				const char *s = odd[rnd(N(odd))];
+				gen_put(g, s, strlen(s));
+				g->vec_takes = false;
+			} else {
+				gen_put(g, ",", 1);
+			}
+		}
+		gen_type(g);
+		gen_put(g, "=", 1);
+		gen_value(g, rnd((uint32_t)vmax + 1), dirty);
+	}
+	if (dirty && rnd(20) == 0) {
+		gen_put(g, ",", 1);
+		g->vec_takes = false;
+	}
+	if (g->len > LFE_DN_MAX)
+		g->vec_takes = false;
+}
+
+static void test_fast_paths_generated(void)
+{
+	struct gen g;
+	size_t total = 0;
+	for (int i = 0; i < 30000; i++) {
+		uint32_t r = rnd(100);
+		size_t nrdns = r < 90 ? 1 + rnd(6) : r < 97 ? 1 + rnd(30) : 60 + rnd(10);
+		size_t vmax = rnd(4) == 0 ? 200 : 16;
+		gen_dn(&g, nrdns, vmax, rnd(3) == 0);
+		ssize_t v = check_paths(g.b, g.len, LFE_DN_MAX + 1);
+		if (g.vec_takes) {
+			total++;
+			if (v < 0 && shown++ < SHOW_MAX)
+				fprintf(stderr, "[%s]: the vector path declines it (%zd)\n",
+					show(g.b, g.len), v);
+			fails += v < 0;
+		}
+		if (i % 16 == 0 && g.len <= 160)
+			check_all_rooms(g.b, g.len);
+		else
+			check_paths(g.b, g.len, 1 + rnd((uint32_t)g.len + 2));
+	}
+	CHECK(total > 10000, "only %zu generated DNs for the vector path", total);
+}
+
+/* Clean DNs of every length from 1 to past LFE_DN_MAX: one to many RDNs
+ * whose last value fills up to the length, so the ends of the 16-byte
+ * chunks and of the 64-bit masks fall everywhere. */
+static void test_fast_paths_lengths(void)
+{
+	static const char *const heads[] = { "", "uid=a,", "UID=User0123,OU=People,",
+					     "x-Custom=MiXed,uidNumber=12AB,", "c=x,c=y,c=z," };
+	static const char *const lasts[] = { "cn=", "DC=", "o=", "userPassword=", "x=" };
+	uint8_t dn[LFE_DN_MAX + 8];
+	for (size_t h = 0; h < N(heads); h++) {
+		for (size_t l = 0; l < N(lasts); l++) {
+			size_t hl = strlen(heads[h]), ll = strlen(lasts[l]);
+			for (size_t len = 1; len <= LFE_DN_MAX + 2; len++) {
+				if (len > 200 && len < LFE_DN_MAX - 70)
+					len = LFE_DN_MAX - 70;
+				memcpy(dn, heads[h], hl);
+				memcpy(dn + hl, lasts[l], ll);
+				size_t n = hl + ll;
+				if (n > len)
+					continue;
+				for (size_t i = n; i < len; i++)
+					dn[i] = (uint8_t)clean_value[(i * 7 + len) % (sizeof clean_value - 1)];
+				ssize_t v = check_paths(dn, len, LFE_DN_MAX + 1);
+				bool takes = len > n && len <= LFE_DN_MAX;
+				CHECK(!takes || v == (ssize_t)len, "[%s]: the vector path gives %zd",
+				      show(dn, len), v);
+				if (len <= 70)
+					check_all_rooms(dn, len);
+			}
+		}
+	}
+}
+
+/* Each byte value at each position of DNs around the chunk and mask ends,
+ * and deleting each byte, and inserting each special byte. */
+static void test_fast_paths_each_byte(void)
+{
+	static const char *const bases[] = {
+		"uid=user0123456,ou=People,dc=example,dc=com",
+		"uid=abcdefghijkl",
+		"cn=ABCDEFGHIJKLMNOPQRSTUVWXYZabcd,o=X",
+		"UID=User.Name-0123456789@Example_x/y,OU=People,ou=Unit-42,dc=Example,DC=com",
+		"x-Custom=MiXed,uidNumber=12AB,dc=Com",
+		"c=x,l=y,o=z,st=w,sn=v,cn=u,ou=t,dc=s,mail=r,uid=q,givenName=P",
+	};
+	uint8_t dn[LFE_DN_MAX];
+	for (size_t b = 0; b < N(bases); b++) {
+		size_t len = strlen(bases[b]);
+		for (size_t p = 0; p < len; p++) {
+			for (unsigned c = 0; c < 256; c++) {
+				memcpy(dn, bases[b], len);
+				dn[p] = (uint8_t)c;
+				check_paths(dn, len, LFE_DN_MAX + 1);
+			}
+			memcpy(dn, bases[b], p);
+			memcpy(dn + p, bases[b] + p + 1, len - p - 1);
+			check_paths(dn, len - 1, LFE_DN_MAX + 1);
+			static const uint8_t ins[] = { ',', '=', ' ', '+', ';', '\\', '"', '#', '/',
+						       '@', '_', '.', '-', 'A', '0', 0, 0x80 };
+			for (size_t k = 0; k < N(ins); k++) {
+				memcpy(dn, bases[b], p);
+				dn[p] = ins[k];
+				memcpy(dn + p + 1, bases[b] + p, len - p);
+				check_paths(dn, len + 1, LFE_DN_MAX + 1);
+			}
+		}
+		memcpy(dn, bases[b], len);
+		CHECK(check_paths(dn, len, LFE_DN_MAX + 1) == (ssize_t)len,
+		      "[%s]: the vector path must take it", bases[b]);
+		check_all_rooms(dn, len);
+	}
+}
+
 int main(void)
 {
 	test_normalize();
@@ -362,6 +672,9 @@ int main(void)
 	test_limits();
 	test_is_under();
 	test_attr();
+	test_fast_paths_generated();
+	test_fast_paths_lengths();
+	test_fast_paths_each_byte();
 	if (fails)
 		fprintf(stderr, "%d failures\n", fails);
 	else
