@@ -182,6 +182,17 @@ static inline void buckets_of(const struct lfe_credcache *c, const struct lfe_cr
 	b[1] = &c->b[(k->t[0] >> 7) & c->mask];
 }
 
+void lfe_credcache_prefetch(const struct lfe_credcache *c, const struct lfe_credcache_key *k)
+{
+	struct bucket *b[2];
+
+	buckets_of(c, k, b);
+	for (unsigned i = 0; i < 2; i++) {
+		__builtin_prefetch(b[i]->tag);
+		__builtin_prefetch(b[i]->txn);
+	}
+}
+
 /* Where k is: *bi (0, 1) and the way, or LFE_CREDCACHE_WAYS. Every way of
  * both buckets is compared, hit or miss, so the probe costs the same
  * whatever the buckets hold. */

@@ -5,8 +5,10 @@
  * the entry lookup either. The cache never changes an answer; it only proves
  * ahead of time what the full path (lfe_store_verify_bind) would answer.
  *
- * What is kept. For each (normalized DN, password, password flags) that
- * verified successfully: a 125-bit keyed tag, SipHash-2-4-128 under a
+ * What is kept. For each (DN, password, password flags) that verified
+ * successfully (the DN's octets as the caller keys them, see
+ * lfe_credcache_key; the entry proved is the normalized DN's): a 125-bit
+ * keyed tag, SipHash-2-4-128 under a
  * secret key of its own (never the password, never a hash of the password
  * that works without the key); the id of the store snapshot it was last
  * proved in (lfe_store_reader_txnid); a 64-bit keyed digest (a second
@@ -111,11 +113,19 @@ void lfe_credcache_free(struct lfe_credcache *c);   /* NULL is a no-op */
 /* Entries the instance holds at most. */
 uint32_t lfe_credcache_capacity(const struct lfe_credcache *c);
 
-/* The tag of a bind: ndn as the store keys it, the presented password, the
- * LFE_PW_* flags the verification uses. */
-void lfe_credcache_key(const struct lfe_credcache *c, const char *ndn, size_t ndn_len,
+/* The tag of a bind: the DN's octets, the presented password, the LFE_PW_*
+ * flags the verification uses. ldapfe passes the DN as the request spelled
+ * it (so the key can be made before the DN is normalized: the bind peek);
+ * a hit then needs the same spelling again, while check and insert prove
+ * against the entry of the normalized DN they are given. Any one fixed
+ * choice is exact; the tests key on normalized DNs. */
+void lfe_credcache_key(const struct lfe_credcache *c, const char *dn, size_t dn_len,
 		       const uint8_t *pw, size_t pw_len, unsigned pw_flags,
 		       struct lfe_credcache_key *k);
+
+/* Fetch the lines a check of k will read (both buckets, both lines), to
+ * overlap that miss with other work; touches nothing else. */
+void lfe_credcache_prefetch(const struct lfe_credcache *c, const struct lfe_credcache_key *k);
 
 /* Before the full path, after any throttle check: 0 when the full path
  * would answer success now (see above), -ENOENT when there is no entry,

@@ -376,8 +376,42 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 }
 
+void lfe_glue_bind_peek(struct lfe_worker *w, const struct lfe_tcp_seg *s, unsigned slot)
+{
+	struct lfe_bind_peek *pk = &w->peek[slot & 1];
+	struct lfe_bytes dn, pw;
+
+	pk->pw = NULL;
+	/* No connection lookup: a key is only ever used for the very octets
+	 * it was made from (peeked), which a segment of no connection, out of
+	 * order, or of TLS (records are read into another buffer,
+	 * lfe_tlsrec_read) never hands to a session. What a stranger's
+	 * bind-shaped frame costs here is one SipHash, as its bind would. */
+	if (s->len == 0 || lfe_ldap_peek_bind(s->payload, s->len, &dn, &pw) != 0)
+		return;
+	lfe_credcache_key(w->cc, (const char *)dn.p, dn.len, pw.p, pw.len, w->d->pw_flags, &pk->k);
+	lfe_credcache_prefetch(w->cc, &pk->k);
+	pk->dn = dn.p;
+	pk->dn_len = dn.len;
+	pk->pw = pw.p;
+	pk->pw_len = pw.len;
+}
+
+/* The peeked key of exactly these octets (the same memory, in the burst
+ * being handled), else NULL. */
+static const struct lfe_credcache_key *peeked(const struct lfe_worker *w, const uint8_t *dn,
+					      size_t dn_len, const uint8_t *pw, size_t pw_len)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		const struct lfe_bind_peek *pk = &w->peek[i];
+		if (pk->pw && pk->pw == pw && pk->pw_len == pw_len && pk->dn == dn && pk->dn_len == dn_len)
+			return &pk->k;
+	}
+	return NULL;
+}
+
 static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, size_t ndn_len,
-				   const uint8_t *pw, size_t pw_len)
+				   const uint8_t *dn, size_t dn_len, const uint8_t *pw, size_t pw_len)
 {
 	struct lfe_worker *w = ctx;
 	struct lfe_throttle_key tk;
@@ -389,8 +423,14 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	uint64_t t0 = rte_rdtsc();   /* the latency histogram: every verified bind */
 	if (w->cc) {
 		/* The same tag and probe for every bind: a miss for an unknown DN
-		 * costs what a miss for a known one costs. */
-		lfe_credcache_key(w->cc, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &ck);
+		 * costs what a miss for a known one costs. The tag is of the DN
+		 * as sent (credcache.h), made already if the frame was peeked. */
+		const struct lfe_credcache_key *pk = peeked(w, dn, dn_len, pw, pw_len);
+		if (pk) {
+			ck = *pk;
+			w->st.bind_cache_peeked++;
+		} else
+			lfe_credcache_key(w->cc, (const char *)dn, dn_len, pw, pw_len, w->d->pw_flags, &ck);
 		int hc = lfe_credcache_check(w->cc, w->rd, &ck, ndn, ndn_len, time(NULL));
 		if (hc == 0) {
 			lfe_lat_hist_add(&w->bind_lat[LFE_LAT_CACHE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));

@@ -28,4 +28,10 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 struct lfe_tlsoff_job;
 void lfe_glue_handshake_done(void *worker, struct lfe_tlsoff_job *job);
 
+/* The bind peek (worker.h, w->bind_peek): when seg's payload starts with a
+ * whole simple BindRequest, make its credential-cache key and prefetch its
+ * buckets into w->peek[slot & 1]; else empty that slot. The worker calls it for a
+ * frame while it handles the frame before, and empties the slot after. */
+void lfe_glue_bind_peek(struct lfe_worker *w, const struct lfe_tcp_seg *seg, unsigned slot);
+
 #endif

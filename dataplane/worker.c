@@ -57,7 +57,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"binds_ok", "binds_failed", "binds_offloaded", "binds_busy",
 	"binds_throttled", "throttled_src", "throttled_dn", "throttled_dn_global",
 	"throttle_penalties",
-	"bind_cache_hits", "bind_cache_misses", "bind_cache_invalidated",
+	"bind_cache_hits", "bind_cache_misses", "bind_cache_invalidated", "bind_cache_peeked",
 	"searches", "search_unindexed",
 	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
@@ -395,9 +395,17 @@ static unsigned process_frames(struct lfe_worker *w, uint32_t pi, struct rte_mbu
 			for (uint32_t i = 0; i < m; i++)
 				if (kind[i] == LFE_NET_TCP)
 					lfe_tcp_prefetch_conn(w->tcp, &pkt[i].seg);
-		for (uint32_t i = 0; i < m; i++)
+		/* The bind peek: frame i + 1's key made and its buckets fetched
+		 * while frame i is handled; a slot emptied once its frame is. */
+		if (w->bind_peek && kind[0] == LFE_NET_TCP)
+			lfe_glue_bind_peek(w, &pkt[0].seg, 0);
+		for (uint32_t i = 0; i < m; i++) {
+			if (w->bind_peek && i + 1 < m && kind[i + 1] == LFE_NET_TCP)
+				lfe_glue_bind_peek(w, &pkt[i + 1].seg, i + 1);
 			if (!handle_frame(w, pi, pk[base + i], kind[i], &pkt[i]))
 				dead[nd++] = pk[base + i];
+			w->peek[i & 1].pw = NULL;
+		}
 	}
 	if (nd)
 		rte_pktmbuf_free_bulk(dead, nd);
@@ -769,6 +777,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 				 cmem ? strerror(-rc) : "out of memory");
 			goto fail;
 		}
+		w->bind_peek = lfe_credcache_capacity(w->cc) >= LFE_BIND_PEEK_MIN_ENTRIES;
 	}
 	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
 	 * (by the worker's lcore, so on its NUMA node) and only as far as the

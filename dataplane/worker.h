@@ -60,8 +60,9 @@ struct lfe_wstats {
 	uint64_t throttle_penalties;
 	/* Verified-credential cache (backend/credcache.h): binds answered from
 	 * it (also counted in binds_ok), binds that went the full path, and
-	 * entries evicted because their re-check failed (the entry changed). */
-	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated;
+	 * entries evicted because their re-check failed (the entry changed);
+	 * binds whose key the bind peek had made (w->bind_peek). */
+	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated, bind_cache_peeked;
 	uint64_t searches, search_unindexed;
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
@@ -148,6 +149,10 @@ struct lfe_slot {
 };
 _Static_assert(sizeof(struct lfe_slot) <= LFE_SLOT_HDR, "the slot header fits before the session");
 
+/* From this many credential-cache entries (16 MiB) a probe is taken to
+ * miss the CPU's caches, and binds are peeked (w->bind_peek). */
+#define LFE_BIND_PEEK_MIN_ENTRIES (1u << 19)
+
 struct lfe_worker {
 	struct lfe_daemon *d;
 	unsigned idx, lcore;
@@ -156,6 +161,19 @@ struct lfe_worker {
 	struct lfe_store_reader *rd;
 	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
 	struct lfe_credcache *cc;       /* NULL: [store] bind_cache = 0 */
+	/* The bind peek (lfe_glue_bind_peek): with a cache too large for the
+	 * CPU's caches, the key of the next frame's bind is made, and its
+	 * buckets prefetched, while the frame before it is handled; be_bind
+	 * takes it when its DN and password are those very octets. Two
+	 * slots (the frame in hand, the next), cleared once their frame is
+	 * handled: a key is never used beyond the burst whose octets it was
+	 * made from. */
+	bool bind_peek;                 /* capacity >= LFE_BIND_PEEK_MIN_ENTRIES */
+	struct lfe_bind_peek {
+		const uint8_t *dn, *pw;     /* NULL: empty */
+		size_t dn_len, pw_len;
+		struct lfe_credcache_key k;
+	} peek[2];
 	struct lfe_session_cfg scfg;
 	struct lfe_dnpool *dns;         /* the sessions' DNs (scfg.dns): bound identities
 	                                 * and binds in flight, LFE_DN_POOL_PER_CONN a slot */

@@ -37,6 +37,55 @@ int lfe_ldap_frame(const uint8_t *buf, size_t len, size_t max_pdu, size_t *pdu_l
 	return len >= total ? 0 : -EAGAIN;
 }
 
+/* One element of tag `tag` at *q, whole before end: its content in *c,
+ * *q past it. Definite lengths of up to 3 octets; a non-minimal length is
+ * let by (the peek only points, the decoder judges). */
+static inline bool peek_elem(const uint8_t **q, const uint8_t *end, uint8_t tag, struct lfe_bytes *c)
+{
+	const uint8_t *p = *q;
+	size_t left = (size_t)(end - p), hl = 2, cl;
+
+	if (left < 2 || p[0] != tag)
+		return false;
+	cl = p[1];
+	if (cl & 0x80) {
+		unsigned n = cl & 0x7f;
+		if (n == 0 || n > 3 || left < 2 + n)
+			return false;
+		cl = 0;
+		for (unsigned i = 0; i < n; i++)
+			cl = cl << 8 | p[2 + i];
+		hl += n;
+	}
+	if (cl > left - hl)
+		return false;
+	c->p = p + hl;
+	c->len = cl;
+	*q = p + hl + cl;
+	return true;
+}
+
+int lfe_ldap_peek_bind(const uint8_t *p, size_t len, struct lfe_bytes *dn, struct lfe_bytes *pw)
+{
+	struct lfe_bytes msg, id, op, ver;
+	const uint8_t *q = p;
+
+	if (p == NULL || !peek_elem(&q, p + len, LFE_BER_SEQUENCE, &msg))
+		return -EINVAL;
+	q = msg.p;
+	const uint8_t *mend = msg.p + msg.len;
+	if (!peek_elem(&q, mend, LFE_BER_INTEGER, &id) || !peek_elem(&q, mend, LFE_BER_APP_CONS(LFE_OP_BIND_REQ), &op) ||
+	    q != mend)
+		return -EINVAL;
+	q = op.p;
+	const uint8_t *oend = op.p + op.len;
+	if (!peek_elem(&q, oend, LFE_BER_INTEGER, &ver) || ver.len != 1 || ver.p[0] != 3 ||
+	    !peek_elem(&q, oend, LFE_BER_OCTETS, dn) || !peek_elem(&q, oend, LFE_BER_CTX(0), pw) ||
+	    q != oend)
+		return -EINVAL;
+	return 0;
+}
+
 /* <numericoid> of RFC 4512 §1.4: number *( DOT number ), no leading zeros. */
 static bool oid_ok(struct lfe_bytes o)
 {

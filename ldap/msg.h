@@ -154,6 +154,17 @@ struct lfe_ldap_msg {
  *          (wrong tag, indefinite or over-long length). */
 int lfe_ldap_frame(const uint8_t *buf, size_t len, size_t max_pdu, size_t *pdu_len);
 
+/* A look at the first LDAPMessage of p[0..len) without decoding it: 0 when
+ * it is whole within len and is a version-3 simple BindRequest with no
+ * controls (the shape of nearly every bind), with *dn and *pw pointing at
+ * its name and password octets in p; else -EINVAL. Only element headers
+ * are looked at, more loosely than lfe_ber_hdr checks them (a length in
+ * more octets than it needs passes) — lfe_ldap_decode stays the judge:
+ * a caller may use the slices as a hint about what the decoder will hand
+ * out (ldapfe prefetches the credential cache's buckets), never as the
+ * request. Reads nothing outside p[0..len). */
+int lfe_ldap_peek_bind(const uint8_t *p, size_t len, struct lfe_bytes *dn, struct lfe_bytes *pw);
+
 /* Decode one complete LDAPMessage of exactly len bytes.
  * Returns 0, -EBADMSG or -E2BIG. On error, *m is unspecified except that
  * m->msgid is set to the message id if it could be read, else -1. */

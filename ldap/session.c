@@ -312,8 +312,8 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 	s->dn_len = (uint16_t)nl;
 
 	uint64_t token = (uint64_t)s->gen << 32 | ++s->seq;
-	enum lfe_be_verdict v = cfg->be->bind(cfg->be_ctx, token, s->dn, (size_t)nl, b->simple.p,
-					      b->simple.len);
+	enum lfe_be_verdict v = cfg->be->bind(cfg->be_ctx, token, s->dn, (size_t)nl, b->name.p,
+					      b->name.len, b->simple.p, b->simple.len);
 	if (v == LFE_BE_PENDING) {
 		s->pending = true;
 		s->pending_msgid = m->msgid;

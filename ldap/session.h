@@ -51,12 +51,16 @@ typedef int (*lfe_be_emit_fn)(void *emit_ctx, struct lfe_bytes dn,
 			      const struct lfe_ldap_attr *attrs, uint32_t n_attrs);
 
 struct lfe_backend_ops {
-	/* Verify a simple bind of normalized DN ndn with password pw.
-	 * `token` identifies this request if the verdict is LFE_BE_PENDING; the
-	 * backend hands it back to lfe_session_bind_done(). Must do the same
-	 * work for an unknown DN as for a wrong password. */
+	/* Verify a simple bind of normalized DN ndn with password pw; dn is
+	 * the name as the request spelled it (the octets of the PDU, as pw:
+	 * valid during the call), for a backend that keys on the request's
+	 * own bytes (ldapfe's credential cache). `token` identifies this
+	 * request if the verdict is LFE_BE_PENDING; the backend hands it back
+	 * to lfe_session_bind_done(). Must do the same work for an unknown DN
+	 * as for a wrong password. */
 	enum lfe_be_verdict (*bind)(void *be_ctx, uint64_t token,
 				    const char *ndn, size_t ndn_len,
+				    const uint8_t *dn, size_t dn_len,
 				    const uint8_t *pw, size_t pw_len);
 	/* Run a search; call emit for each entry that matches. Returns an
 	 * LDAP result code for SearchResultDone (LFE_RC_SUCCESS,

@@ -92,8 +92,9 @@ struct be {
 };
 
 static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, size_t ndn_len,
-				   const uint8_t *pw, size_t pw_len)
+				   const uint8_t *dn, size_t dn_len, const uint8_t *pw, size_t pw_len)
 {
+	(void)dn, (void)dn_len;
 	struct be *b = ctx;
 	struct lfe_bind_job job;
 	int rc = lfe_store_verify_bind(b->rd, ndn, ndn_len, pw, pw_len, 0, &job);

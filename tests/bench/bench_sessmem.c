@@ -33,9 +33,9 @@
 static int pending_mode;
 
 static enum lfe_be_verdict stub_bind(void *ctx, uint64_t token, const char *ndn, size_t ndn_len,
-				     const uint8_t *pw, size_t pw_len)
+				     const uint8_t *dn, size_t dn_len, const uint8_t *pw, size_t pw_len)
 {
-	(void)ctx; (void)token; (void)ndn; (void)pw; (void)pw_len;
+	(void)ctx; (void)token; (void)ndn; (void)dn; (void)dn_len; (void)pw; (void)pw_len;
 	if (pending_mode)
 		return LFE_BE_PENDING;
 	return ndn_len < 100 ? LFE_BE_OK : LFE_BE_INVALID;

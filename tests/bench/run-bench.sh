@@ -43,6 +43,8 @@
 #   LFE_BENCH_HUGEPAGES=512   2 MiB pages to reserve (0: --no-huge everywhere)
 #   LFE_BENCH_CALLGRIND=1     run the callgrind recipe
 #   LFE_BENCH_SLAPD=1         measure slapd
+#   LFE_BENCH_AFPACKET=1      the af_packet rows (0: memif only, and no
+#                             slapd: quick before/after pairs)
 #   LFE_BENCH_HALF=1          memif rows: also persistent binds at half the
 #                             row's median binds/s (workload "half": the
 #                             latency at half load, issue 13's p99 aim)
@@ -74,6 +76,7 @@ BPC=${LFE_BENCH_BPC:-0}
 HUGE=${LFE_BENCH_HUGEPAGES:-512}
 DO_CG=${LFE_BENCH_CALLGRIND:-1}
 DO_SLAPD=${LFE_BENCH_SLAPD:-1}
+DO_AFP=${LFE_BENCH_AFPACKET:-1}
 DO_HALF=${LFE_BENCH_HALF:-1}
 HALF_RATE=
 BUILD=${LFE_BENCH_BUILD:-$ROOT/build-bench}
@@ -383,6 +386,7 @@ CUR_VARIANT=${VARIANTS%% *}
 memif_conf "$STORE" "$CUR_VARIANT"
 
 # ---- 2. af_packet over veth: ldapfe, then slapd ----
+if [[ $DO_AFP == 1 ]]; then
 ip netns del "$SRV" 2>/dev/null || true
 ip netns del "$CLI" 2>/dev/null || true
 ip netns add "$SRV"
@@ -449,6 +453,8 @@ if [[ $DO_SLAPD == 1 ]]; then
 	done
 	ip netns exec "$SRV" ip addr flush dev veth0
 fi
+
+fi   # DO_AFP
 
 # ---- 3. callgrind: instructions per bind by layer ----
 CG_JSON=

@@ -1,6 +1,7 @@
 /* fuzz_msg.c — frame and decode arbitrary streams as LDAPMessages; for a
  * decoded message, encode the response ldapfe would send, decode the
- * filter's string form, and check error codes stay in the documented set. */
+ * filter's string form, and check error codes stay in the documented set;
+ * lfe_ldap_peek_bind must agree with the decoder on every bind both take. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc != 0 || pl == 0 || pl > size - off)
 			abort();
 		struct lfe_ldap_msg m;
+		/* The bind peek: slices inside what it was given, and the
+		 * decoder's own whenever the decoder takes the PDU as well. */
+		struct lfe_bytes pdn, ppw;
+		int prc = lfe_ldap_peek_bind(data + off, size - off, &pdn, &ppw);
+		if (prc == 0 && (pdn.p < data + off || pdn.p + pdn.len > data + off + pl ||
+				 ppw.p < data + off || ppw.p + ppw.len > data + off + pl))
+			abort();
 		rc = lfe_ldap_decode(data + off, pl, &m);
+		if (prc == 0 && rc == 0 &&
+		    (m.op != LFE_OP_BIND_REQ || m.u.bind.version != 3 || m.u.bind.auth != LFE_AUTH_SIMPLE ||
+		     m.n_controls != 0 || m.u.bind.name.p != pdn.p || m.u.bind.name.len != pdn.len ||
+		     m.u.bind.simple.p != ppw.p || m.u.bind.simple.len != ppw.len))
+			abort();
 		if (rc != 0) {
 			if (rc != -EBADMSG && rc != -E2BIG)
 				abort();

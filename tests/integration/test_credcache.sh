@@ -11,11 +11,17 @@
 #     the new one works and is cached in its turn;
 #   - the same with `ldapfectl del` for a cached user (bob);
 #   - counters: hits, misses and invalidations move as expected;
-#   - with bind_cache = 0 every right bind is a verifier job again.
+#   - with bind_cache = 0 every right bind is a verifier job again;
+#   - the cache is large enough for the bind peek (worker.h): binds' keys
+#     are made from their frames ahead (bind_cache_peeked), with the same
+#     answers.
 source "$(dirname "$0")/lib.sh"
 lfe_init credcache 21
 lfe_make_store "{PBKDF2-SHA256}"
 conf=$(lfe_conf 1)
+# 2^20 entries: above LFE_BIND_PEEK_MIN_ENTRIES, so the worker peeks at
+# every in-order bind frame and makes its key ahead (bind_cache_peeked).
+sed -i "/^path = /a bind_cache = 1048576" "$conf"
 lfe_start "$conf" 0
 
 out=$(lfe_py '
@@ -58,14 +64,19 @@ for i in range(20):
         fail("unknown DN accepted")
 s1 = stats()
 d = lambda k, a, b: b[k] - a[k]
-print("phase1 ok=%d offloaded=%d hits=%d misses=%d" % (d("binds_ok", s0, s1),
-      d("binds_offloaded", s0, s1), d("bind_cache_hits", s0, s1), d("bind_cache_misses", s0, s1)))
+print("phase1 ok=%d offloaded=%d hits=%d misses=%d peeked=%d" % (d("binds_ok", s0, s1),
+      d("binds_offloaded", s0, s1), d("bind_cache_hits", s0, s1), d("bind_cache_misses", s0, s1), d("bind_cache_peeked", s0, s1)))
 if d("binds_ok", s0, s1) != 21 or d("bind_cache_hits", s0, s1) != 20:
     fail("phase 1 counters")
 # 1 right + 5 wrong + 5 unknown went the full path: the first two as
 # verifier jobs, unknown DNs too when the dummy scheme is slow.
 if d("bind_cache_misses", s0, s1) != 11 or d("binds_offloaded", s0, s1) not in (6, 11):
     fail("phase 1 offloaded/misses")
+# Each bind came in one in-order segment: its key was made by the peek
+# (the same answers as above, so the peeked keys were the right ones).
+if d("bind_cache_peeked", s0, s1) < 29:
+    fail("phase 1 peeked %d of %d" % (d("bind_cache_peeked", s0, s1), d("bind_cache_hits", s0, s1) +
+         d("bind_cache_misses", s0, s1)))
 
 # 2./3. A change committed while a client binds in a loop: no stale success.
 def hammer(user, pw, stop, log):
@@ -132,7 +143,7 @@ lfe_log "ok: cache hits, no stale success after passwd/del"
 
 # bind_cache = 0: every right bind is a verifier job again.
 lfe_stop_restart
-sed -i "/^path = /a bind_cache = 0" "$conf"
+sed -i "s/^bind_cache = .*/bind_cache = 0/" "$conf"
 lfe_start "$conf" 0
 out=$(lfe_py '
 import json, subprocess, sys, time

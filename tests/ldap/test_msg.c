@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ldap/ber.h"
+#include "ldap/client.h"
 #include "ldap/filter.h"
 #include "ldap/msg.h"
 
@@ -656,6 +657,90 @@ static void test_encoders(void)
 	CHECK(lfe_ldap_enc_result(out, sizeof out, 1, LFE_OP_EXT_RESP, &r) == -EINVAL, "ext via result");
 }
 
+/* lfe_ldap_peek_bind against the decoder: every slice it gives is the
+ * decoder's, and it never reads outside the buffer (ASan). */
+static void peek_vs_decode(const uint8_t *p, size_t len, bool want_ok)
+{
+	struct lfe_bytes dn, pw;
+	int rc = lfe_ldap_peek_bind(p, len, &dn, &pw);
+	if (want_ok)
+		CHECK(rc == 0, "peek of a plain bind (%zu bytes)", len);
+	if (rc != 0)
+		return;
+	CHECK(dn.p >= p && dn.p + dn.len <= p + len && pw.p >= p && pw.p + pw.len <= p + len,
+	      "peek slices inside the buffer");
+	size_t total = 0;
+	struct lfe_ldap_msg m;
+	if (lfe_ldap_frame(p, len, SIZE_MAX, &total) != 0 || lfe_ldap_decode(p, total, &m) != 0)
+		return;   /* the decoder refuses what the peek let by: a hint never used */
+	CHECK(m.op == LFE_OP_BIND_REQ && m.u.bind.version == 3 && m.u.bind.auth == LFE_AUTH_SIMPLE &&
+	      m.n_controls == 0 && m.u.bind.name.p == dn.p && m.u.bind.name.len == dn.len &&
+	      m.u.bind.simple.p == pw.p && m.u.bind.simple.len == pw.len,
+	      "peek and decoder differ (%zu bytes)", len);
+}
+
+static void test_peek_bind(void)
+{
+	static uint8_t buf[80000], dn[70000], pw[400];
+	static const size_t dls[] = { 0, 1, 44, 116, 117, 127, 128, 255, 256, 1000, 65535, 65536, 69000 };
+	static const size_t pls[] = { 0, 1, 9, 127, 128, 300 };
+	static const int32_t ids[] = { 1, 127, 128, 65536, INT32_MAX };
+
+	for (size_t i = 0; i < sizeof dn; i++)
+		dn[i] = (uint8_t)('a' + i % 26);
+	for (size_t i = 0; i < sizeof pw; i++)
+		pw[i] = (uint8_t)(i * 31);
+	for (size_t a = 0; a < sizeof dls / sizeof dls[0]; a++)
+		for (size_t b = 0; b < sizeof pls / sizeof pls[0]; b++)
+			for (size_t c = 0; c < sizeof ids / sizeof ids[0]; c++) {
+				ssize_t n = lfe_ldap_enc_bind_req(buf, sizeof buf, ids[c], dn, dls[a], pw, pls[b]);
+				CHECK(n > 0, "encode");
+				if (n <= 0)
+					continue;
+				peek_vs_decode(buf, (size_t)n, true);
+				struct lfe_bytes d, q;
+				CHECK(lfe_ldap_peek_bind(buf, (size_t)n, &d, &q) == 0 && d.len == dls[a] &&
+				      q.len == pls[b] && memcmp(d.p, dn, d.len) == 0 && memcmp(q.p, pw, q.len) == 0,
+				      "peek slices %zu/%zu", dls[a], pls[b]);
+				/* Another PDU behind it: the first is looked at. */
+				buf[n] = 0x30;
+				peek_vs_decode(buf, (size_t)n + 1, true);
+				/* Cut anywhere: not whole, declined. */
+				if (n < 400)
+					for (ssize_t k = 0; k < n; k++)
+						CHECK(lfe_ldap_peek_bind(buf, (size_t)k, &d, &q) != 0, "cut at %zd", k);
+			}
+	/* Every byte of a typical bind set to every value: in bounds, and the
+	 * decoder's slices whenever both accept. */
+	uint8_t one[128];
+	ssize_t n = lfe_ldap_enc_bind_req(one, sizeof one, 7, "uid=user0012345,ou=people,dc=example,dc=com", 43,
+					  "pw0012345", 9);
+	CHECK(n > 0, "encode");
+	for (ssize_t i = 0; n > 0 && i < n; i++)
+		for (unsigned v = 0; v < 256; v++) {
+			memcpy(buf, one, (size_t)n);
+			buf[i] = (uint8_t)v;
+			peek_vs_decode(buf, (size_t)n, false);
+		}
+	/* Declined: version 2, SASL, controls, another operation. */
+	memcpy(buf, one, (size_t)n);
+	buf[9] = 2;   /* 30 L 02 01 07 60 L 02 01 [03] */
+	struct lfe_bytes d, q;
+	CHECK(buf[7] == 0x02 && lfe_ldap_peek_bind(buf, (size_t)n, &d, &q) != 0, "version 2");
+	memcpy(buf, one, (size_t)n);
+	buf[n - 11] = 0xa3;   /* the password's tag: SASL credentials */
+	CHECK(lfe_ldap_peek_bind(buf, (size_t)n, &d, &q) != 0, "sasl");
+	uint8_t ctl[160];
+	memcpy(ctl, one, (size_t)n);
+	static const uint8_t controls[] = { 0xa0, 0x05, 0x30, 0x03, 0x04, 0x01, 0x31 };
+	memcpy(ctl + n, controls, sizeof controls);
+	ctl[1] = (uint8_t)(ctl[1] + sizeof controls);
+	CHECK(lfe_ldap_peek_bind(ctl, (size_t)n + sizeof controls, &d, &q) != 0, "controls");
+	ssize_t u = lfe_ldap_enc_unbind_req(buf, sizeof buf, 3);
+	CHECK(u > 0 && lfe_ldap_peek_bind(buf, (size_t)u, &d, &q) != 0, "unbind");
+	CHECK(lfe_ldap_peek_bind(NULL, 0, &d, &q) != 0, "NULL");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -667,6 +752,7 @@ int main(int argc, char **argv)
 	test_mcases();
 	test_limits();
 	test_encoders();
+	test_peek_bind();
 	printf("test_msg: %d failures\n", failures);
 	return failures ? 1 : 0;
 }

@@ -224,8 +224,10 @@ static void copy_str(char *dst, size_t cap, const char *src, size_t len)
 }
 
 static enum lfe_be_verdict tb_bind(void *ctx, uint64_t token, const char *ndn,
-				   size_t ndn_len, const uint8_t *pw, size_t pw_len)
+				   size_t ndn_len, const uint8_t *dn, size_t dn_len,
+				   const uint8_t *pw, size_t pw_len)
 {
+	(void)dn, (void)dn_len;
 	struct lfe_tb *tb = ctx;
 	struct lfe_store_reader *rd = reader(tb);
 	struct lfe_bind_job job;
