@@ -26,10 +26,12 @@
  *     through a read-only store as the daemon opens it, the reader renewed
  *     every 4096 operations; median of 5 runs of >= 1 s of CPU each;
  *   - the same binds through the verified-credential cache (credcache.h,
- *     room for every user, each bound once first): a hit while the store
+ *     room for twice the users, each bound once first): a hit while the store
  *     is unchanged, and misses — a wrong password of an existing user
  *     against an unknown DN, each then taking the full path — beside the
  *     full path alone for both (the dummy scheme is {SSHA}, the users');
+ *     and (mode "hit-ahead") hits whose next key is made and its buckets
+ *     prefetched before the probe, as the daemon's bind peek does;
  *   - the timing oracle: the cost of an unknown DN over that of a wrong
  *     password for an existing user (1.00 = indistinguishable), from the
  *     runs above and (modes "paired", "cpaired") from binds of the kinds
@@ -179,7 +181,7 @@ static int import(const char *path, unsigned n, char (*hashes)[48])
 
 enum op {
 	OP_LOOKUP, OP_VERIFY, OP_CACHE_HIT, OP_WRONG, OP_UNKNOWN, OP_UNKNOWN_MID, OP_CACHE_WRONG,
-	OP_CACHE_UNKNOWN, OP_CACHE_UNKNOWN_MID, OP_N,
+	OP_CACHE_UNKNOWN, OP_CACHE_UNKNOWN_MID, OP_CACHE_HIT_AHEAD, OP_N,
 	/* not timed runs of their own: the paired oracle (oracle_paired) */
 	OP_PAIRED = OP_N, OP_CPAIRED, OP_ALL
 };
@@ -188,7 +190,8 @@ static const char *const op_short[OP_ALL] = {
 	[OP_LOOKUP] = "lookup", [OP_VERIFY] = "verify", [OP_CACHE_HIT] = "hit",
 	[OP_WRONG] = "wrong", [OP_UNKNOWN] = "unknown", [OP_UNKNOWN_MID] = "unknown-mid",
 	[OP_CACHE_WRONG] = "cwrong", [OP_CACHE_UNKNOWN] = "cunknown",
-	[OP_CACHE_UNKNOWN_MID] = "cunknown-mid", [OP_PAIRED] = "paired", [OP_CPAIRED] = "cpaired",
+	[OP_CACHE_UNKNOWN_MID] = "cunknown-mid", [OP_CACHE_HIT_AHEAD] = "hit-ahead",
+	[OP_PAIRED] = "paired", [OP_CPAIRED] = "cpaired",
 };
 
 static const char *const op_names[OP_N] = {
@@ -201,6 +204,7 @@ static const char *const op_names[OP_N] = {
 	[OP_CACHE_WRONG] = "bind, wrong password, cache miss",
 	[OP_CACHE_UNKNOWN] = "bind, unknown DN after the last entry, cache miss",
 	[OP_CACHE_UNKNOWN_MID] = "bind, unknown DN between entries, cache miss",
+	[OP_CACHE_HIT_AHEAD] = "bind, cache hit, the next bind's key made and prefetched first",
 };
 
 struct op_ctx {
@@ -212,15 +216,21 @@ struct op_ctx {
 	uint64_t seed;
 	enum op op;
 	unsigned failures;
+	/* OP_CACHE_HIT_AHEAD: the next operation's user and key, made (and
+	 * its buckets prefetched) before this one's probe, as the daemon's
+	 * bind peek does for the next frame. */
+	bool have_next;
+	unsigned u_next;
+	struct lfe_credcache_key k_next;
 };
 
 /* A bind as the daemon's glue makes it: the cache first, then the full
  * path (and an insert after a success). Returns the full path's answer. */
-static int cached_bind(struct op_ctx *c, const char *dn, size_t dl, const char *pw, size_t pl)
+static int cached_bind_key(struct op_ctx *c, const char *dn, size_t dl, const char *pw, size_t pl,
+			   const struct lfe_credcache_key *kp)
 {
-	struct lfe_credcache_key k;
+	struct lfe_credcache_key k = *kp;
 
-	lfe_credcache_key(c->cc, dn, dl, (const uint8_t *)pw, pl, 0, &k);
 	if (lfe_credcache_check(c->cc, c->r, &k, dn, dl, time(NULL)) == 0)
 		return 0;
 	uint64_t txn = lfe_store_reader_txnid(c->r);
@@ -228,6 +238,14 @@ static int cached_bind(struct op_ctx *c, const char *dn, size_t dl, const char *
 	if (rc == 0)
 		lfe_credcache_insert(c->cc, c->r, &k, dn, dl, txn, time(NULL));
 	return rc;
+}
+
+static int cached_bind(struct op_ctx *c, const char *dn, size_t dl, const char *pw, size_t pl)
+{
+	struct lfe_credcache_key k;
+
+	lfe_credcache_key(c->cc, dn, dl, (const uint8_t *)pw, pl, 0, &k);
+	return cached_bind_key(c, dn, dl, pw, pl, &k);
 }
 
 /* One operation on user u; false when its answer is not the expected one. */
@@ -244,6 +262,23 @@ static bool one_op(struct op_ctx *c, char *dn, size_t dl, char *pw, unsigned u)
 		return lfe_store_verify_bind(c->r, dn, dl, (const uint8_t *)pw, 10, 0, NULL) == 0;
 	case OP_CACHE_HIT:
 		return cached_bind(c, dn, dl, pw, 10) == 0;
+	case OP_CACHE_HIT_AHEAD: {
+		struct lfe_credcache_key k;
+		char dn2[64], pw2[16];
+		if (c->have_next)
+			k = c->k_next;
+		else
+			lfe_credcache_key(c->cc, dn, dl, (const uint8_t *)pw, 10, 0, &k);
+		c->u_next = (unsigned)(rng(&c->seed) % c->n);
+		memcpy(dn2, dn, dl);
+		memcpy(pw2, pw, 3);
+		digits7(dn2 + DIGITS_AT, c->u_next);
+		digits7(pw2 + 3, c->u_next);
+		lfe_credcache_key(c->cc, dn2, dl, (const uint8_t *)pw2, 10, 0, &c->k_next);
+		lfe_credcache_prefetch(c->cc, &c->k_next);
+		c->have_next = true;
+		return cached_bind_key(c, dn, dl, pw, 10, &k) == 0;
+	}
 	case OP_WRONG:
 	case OP_UNKNOWN:
 	case OP_UNKNOWN_MID:
@@ -280,9 +315,10 @@ static double run(struct op_ctx *c, double *wall)
 	int dl = snprintf(dn, sizeof(dn), DN_FMT, 0u);
 
 	memcpy(pw, "pw-", 3);
+	c->have_next = false;
 	do {
 		for (int k = 0; k < 4096; k++) {
-			unsigned u = (unsigned)(rng(&c->seed) % c->n);
+			unsigned u = c->have_next ? c->u_next : (unsigned)(rng(&c->seed) % c->n);
 
 			if (!one_op(c, dn, (size_t)dl, pw, u))
 				c->failures++;
@@ -416,8 +452,9 @@ static int lookups(const char *path, unsigned n, const char *modes)
 	if (lfe_store_set_bind_scheme(st, "{SSHA}") != 0)
 		fprintf(stderr, "cannot set the bind scheme\n");
 	c.r = lfe_store_reader_new(st);
-	c.cc = lfe_credcache_new(n, NULL, NULL);
-	bool cached = mode_on(modes, OP_CACHE_HIT) || mode_on(modes, OP_CACHE_WRONG) ||
+	c.cc = lfe_credcache_new(2 * n, NULL, NULL);   /* twice the users, as run-bench sizes it */
+	bool cached = mode_on(modes, OP_CACHE_HIT) || mode_on(modes, OP_CACHE_HIT_AHEAD) ||
+		      mode_on(modes, OP_CACHE_WRONG) ||
 		      mode_on(modes, OP_CACHE_UNKNOWN) || mode_on(modes, OP_CACHE_UNKNOWN_MID) ||
 		      mode_on(modes, OP_CPAIRED);
 	if (c.r && c.cc && cached) {
