@@ -137,14 +137,14 @@ const struct lfe_credcache_stats *lfe_credcache_stats(const struct lfe_credcache
 	return &c->st;
 }
 
-void lfe_credcache_key(const struct lfe_credcache *c, const char *ndn, size_t ndn_len,
+void lfe_credcache_key(const struct lfe_credcache *c, const char *dn, size_t dn_len,
 		       const uint8_t *pw, size_t pw_len, unsigned pw_flags,
 		       struct lfe_credcache_key *k)
 {
 	/* Lengths first, so no (DN, password) split of the same bytes aliases
 	 * another. */
 	uint8_t hdr[12];
-	uint64_t n = ndn_len, p = pw_len;
+	uint64_t n = dn_len, p = pw_len;
 	struct lfe_siphash s;
 
 	for (unsigned i = 0; i < 4; i++) {
@@ -155,17 +155,17 @@ void lfe_credcache_key(const struct lfe_credcache *c, const char *ndn, size_t nd
 	/* The usual bind's bytes in one buffer and one pass (no partial words
 	 * carried between pieces); the same bytes fed in pieces otherwise. */
 	uint8_t one[256];
-	if (ndn_len + pw_len <= sizeof(one) - sizeof(hdr)) {
+	if (dn_len + pw_len <= sizeof(one) - sizeof(hdr)) {
 		memcpy(one, hdr, sizeof(hdr));
-		memcpy(one + sizeof(hdr), ndn, ndn_len);
-		memcpy(one + sizeof(hdr) + ndn_len, pw, pw_len);
-		size_t n = sizeof(hdr) + ndn_len + pw_len;
-		lfe_siphash24_128(c->ktag, one, n, k->t);
-		explicit_bzero(one, n);   /* the password in clear */
+		memcpy(one + sizeof(hdr), dn, dn_len);
+		memcpy(one + sizeof(hdr) + dn_len, pw, pw_len);
+		size_t len = sizeof(hdr) + dn_len + pw_len;
+		lfe_siphash24_128(c->ktag, one, len, k->t);
+		explicit_bzero(one, len);   /* the password in clear */
 	} else {
 		lfe_siphash_init(&s, c->ktag, 1);
 		lfe_siphash_update(&s, hdr, sizeof(hdr));
-		lfe_siphash_update(&s, ndn, ndn_len);
+		lfe_siphash_update(&s, dn, dn_len);
 		lfe_siphash_update(&s, pw, pw_len);
 		lfe_siphash_final128(&s, k->t);
 		explicit_bzero(&s, sizeof(s));   /* its tail: password bytes */
@@ -260,10 +260,10 @@ int lfe_credcache_check(struct lfe_credcache *c, struct lfe_store_reader *r,
 {
 	struct bucket *bb[2];
 	unsigned bi;
-	buckets_of(c, k, bb);
 	/* A hit reads its bucket's second line (snapshot ids, digests) after
 	 * the tags: fetched with the tags, both buckets' whether hit or miss,
 	 * it is not a second miss in a row on a table larger than the caches. */
+	buckets_of(c, k, bb);
 	__builtin_prefetch(bb[0]->txn);
 	__builtin_prefetch(bb[1]->txn);
 	unsigned w = find(bb, k, &bi);

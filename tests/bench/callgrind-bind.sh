@@ -70,60 +70,15 @@ SADDR=10.99.52.1
 CADDR=10.99.52.2
 PY=/usr/bin/python3
 
-[[ $EUID -eq 0 ]] || { echo "callgrind-bind.sh: needs root" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "callgrind-bind.sh: needs valgrind" >&2; exit 1; }
-log() { echo "[$(date +%T)] $*" >&2; }
-die() { echo "callgrind-bind.sh: $*" >&2; exit 1; }
-
-if [[ ! -f $BUILD/build.ninja ]]; then
-	# -O3 with debug info: callgrind attributes instructions to source files.
-	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
-fi
-meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
-LDAPFE=$BUILD/dataplane/ldapfe
-GEN=$BUILD/gen/ldapfe-gen
-WORK=$BUILD/bench-work
-mkdir -p "$WORK" "$OUT"
+# checks, build, clean-up, namespace, cg_store, cg_conf, cg_ready, tel, wait_binds
+source "$ROOT/tests/bench/cg-common.sh"
 
 STORE=${LFE_CG_STORE:-$WORK/store-$USERS}
-if [[ -z ${LFE_CG_STORE:-} && ! -f $WORK/data-$USERS.done ]]; then
-	rm -rf "$STORE"
-	log "generating $USERS users ({SSHA}) and importing them"
-	"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/users-$USERS.ldif"
-	mkdir -p "$STORE"
-	"$BUILD/mgmt/ldapfectl" --store "$STORE" init --suffix "$SUFFIX" >/dev/null
-	"$BUILD/mgmt/ldapfectl" --store "$STORE" import "$WORK/users-$USERS.ldif" >/dev/null
-	touch "$WORK/data-$USERS.done"
-fi
+[[ -n ${LFE_CG_STORE:-} ]] || cg_store "$STORE"
 [[ -d $STORE ]] || die "no store at $STORE"
 
-LFE_PID=
-GEN_PID=
-cleanup() {
-	local rc=$?
-	set +e
-	for p in $GEN_PID $LFE_PID; do
-		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 1; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
-	done
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "/var/run/dpdk/$PFX-srv" "/var/run/dpdk/$PFX-gen"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS"
-ip netns exec "$NS" ip link set lo up
-SOCK=$OUT/memif.sock
-rm -f "$SOCK"
 CONF=$OUT/ldapfe.conf
-{
-	printf '[store]\npath = %s\n[ldap]\nport = 389\nmax_conns_per_core = 65536\n' "$STORE"
-	printf '[port0]\ndev = net_memif0,role=server,id=0,socket=%s,socket-abstract=no\naddress = %s/24\n' \
-		"$SOCK" "$SADDR"
-	printf '[workers]\nlcores = 0\n'
-} > "$CONF.base"
+cg_conf "$CONF.base" "$STORE"
 # LFE_CG_CONF items go under their sections (appended: a later key wins).
 "$PY" - "$CONF.base" "$CONF" ${LFE_CG_CONF:-} <<'EOF'
 import re, sys
@@ -144,7 +99,6 @@ for it in items:
 open(dst, "w").write("".join("[%s]\n%s\n" % (s, "\n".join(l)) for s, l in secs.items()))
 EOF
 
-rm -f "$OUT"/callgrind.out.*
 log "ldapfe under callgrind (store $STORE, generator users $GEN_USERS, conf items: ${LFE_CG_CONF:-none})"
 # --fair-sched: the worker busy-polls, and valgrind runs one thread at a
 # time; memif's control thread must get its turn to bring the link up.
@@ -157,15 +111,8 @@ ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart
 	"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX-srv" \
 	--log-level=lib.eal:error -- --config "$CONF" > "$OUT/ldapfe.log" 2>&1 &
 LFE_PID=$!
-for ((i = 0; i < 1800; i++)); do
-	grep -q "ldapfe: ready" "$OUT/ldapfe.log" 2>/dev/null && break
-	kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe exited: $(tail -5 "$OUT/ldapfe.log")"
-	sleep 0.1
-done
-grep -q "ldapfe: ready" "$OUT/ldapfe.log" || die "ldapfe not ready in 180 s"
+cg_ready 1800
 
-# tel, wait_binds
-source "$ROOT/tests/bench/cg-common.sh"
 start_gen() {
 	ip netns exec "$NS" timeout 900 "$GEN" -l 1 --no-pci --no-huge -m 256 \
 		--file-prefix "$PFX-gen" --log-level=lib.eal:error \

@@ -61,73 +61,20 @@ SADDR=10.99.53.1
 CADDR=10.99.53.2
 PY=/usr/bin/python3
 
-[[ $EUID -eq 0 ]] || { echo "callgrind-gen.sh: needs root" >&2; exit 1; }
-command -v valgrind >/dev/null || { echo "callgrind-gen.sh: needs valgrind" >&2; exit 1; }
-log() { echo "[$(date +%T)] $*" >&2; }
-die() { echo "callgrind-gen.sh: $*" >&2; exit 1; }
-
-if [[ ! -f $BUILD/build.ninja ]]; then
-	# -O3 with debug info: callgrind attributes instructions to source files.
-	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
-fi
-meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
-LDAPFE=$BUILD/dataplane/ldapfe
-GEN=$BUILD/gen/ldapfe-gen
-WORK=$BUILD/bench-work
-mkdir -p "$WORK" "$OUT"
+# checks, build, clean-up, namespace, cg_store, cg_conf, cg_ready, tel, wait_binds
+source "$ROOT/tests/bench/cg-common.sh"
 
 STORE=$WORK/store-$USERS
-if [[ ! -f $WORK/data-$USERS.done ]]; then
-	rm -rf "$STORE"
-	log "generating $USERS users ({SSHA}) and importing them"
-	"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/users-$USERS.ldif"
-	mkdir -p "$STORE"
-	"$BUILD/mgmt/ldapfectl" --store "$STORE" init --suffix "$SUFFIX" >/dev/null
-	"$BUILD/mgmt/ldapfectl" --store "$STORE" import "$WORK/users-$USERS.ldif" >/dev/null
-	touch "$WORK/data-$USERS.done"
-fi
+cg_store "$STORE"
 
-LFE_PID=
-GEN_PID=
-cleanup() {
-	local rc=$?
-	set +e
-	for p in $GEN_PID $LFE_PID; do
-		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 1; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
-	done
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "/var/run/dpdk/$PFX-srv" "/var/run/dpdk/$PFX-gen"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS"
-ip netns exec "$NS" ip link set lo up
-SOCK=$OUT/memif.sock
-rm -f "$SOCK" "$OUT"/callgrind.out.*
 CONF=$OUT/ldapfe.conf
-{
-	printf '[store]\npath = %s\n[ldap]\nport = 389\nmax_conns_per_core = 65536\n' "$STORE"
-	printf '[port0]\ndev = net_memif0,role=server,id=0,socket=%s,socket-abstract=no\naddress = %s/24\n' \
-		"$SOCK" "$SADDR"
-	printf '[workers]\nlcores = 0\n'
-} > "$CONF"
+cg_conf "$CONF" "$STORE"
 
 log "ldapfe (native, store $STORE)"
 ip netns exec "$NS" "$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX-srv" \
 	--log-level=lib.eal:error -- --config "$CONF" > "$OUT/ldapfe.log" 2>&1 &
 LFE_PID=$!
-for ((i = 0; i < 600; i++)); do
-	grep -q "ldapfe: ready" "$OUT/ldapfe.log" 2>/dev/null && break
-	kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe exited: $(tail -5 "$OUT/ldapfe.log")"
-	sleep 0.1
-done
-grep -q "ldapfe: ready" "$OUT/ldapfe.log" || die "ldapfe not ready in 60 s"
-
-# tel, wait_binds
-source "$ROOT/tests/bench/cg-common.sh"
+cg_ready 600
 
 log "ldapfe-gen under callgrind: $CONNS connections, persistent binds, $USERS users"
 # --fair-sched: the lcore busy-polls and valgrind runs one thread at a time;

@@ -1,6 +1,80 @@
-# tests/bench/cg-common.sh — sourced by callgrind-bind.sh and callgrind-gen.sh:
-# the daemon's bind count from its telemetry socket. Uses the caller's PY,
-# PFX (EAL file prefix; the daemon's is PFX-srv), GEN_PID, OUT and die.
+# tests/bench/cg-common.sh — sourced by callgrind-bind.sh and callgrind-gen.sh
+# after they set ROOT, BUILD, USERS, OUT, NS, PFX (EAL file prefix; the
+# daemon's is PFX-srv), SADDR, SUFFIX and PY: the checks, the build, the
+# store, the namespace, the daemon's memif config, clean-up, and the
+# daemon's bind count from its telemetry socket.
+
+ME=$(basename "$0")
+log() { echo "[$(date +%T)] $*" >&2; }
+die() { echo "$ME: $*" >&2; exit 1; }
+
+[[ $EUID -eq 0 ]] || die "needs root"
+command -v valgrind >/dev/null || die "needs valgrind"
+
+if [[ ! -f $BUILD/build.ninja ]]; then
+	# -O3 with debug info: callgrind attributes instructions to source files.
+	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
+fi
+meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
+LDAPFE=$BUILD/dataplane/ldapfe
+GEN=$BUILD/gen/ldapfe-gen
+WORK=$BUILD/bench-work
+mkdir -p "$WORK" "$OUT"
+
+# cg_store DIR: the store of USERS users ({SSHA}) made in DIR if absent (the
+# one run-bench.sh makes and reuses).
+cg_store() {
+	if [[ ! -f $WORK/data-$USERS.done ]]; then
+		rm -rf "$1"
+		log "generating $USERS users ({SSHA}) and importing them"
+		"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/users-$USERS.ldif"
+		mkdir -p "$1"
+		"$BUILD/mgmt/ldapfectl" --store "$1" init --suffix "$SUFFIX" >/dev/null
+		"$BUILD/mgmt/ldapfectl" --store "$1" import "$WORK/users-$USERS.ldif" >/dev/null
+		touch "$WORK/data-$USERS.done"
+	fi
+}
+
+LFE_PID=
+GEN_PID=
+cleanup() {
+	local rc=$?
+	set +e
+	for p in $GEN_PID $LFE_PID; do
+		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 1; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
+	done
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "/var/run/dpdk/$PFX-srv" "/var/run/dpdk/$PFX-gen"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns del "$NS" 2>/dev/null || true
+ip netns add "$NS"
+ip netns exec "$NS" ip link set lo up
+SOCK=$OUT/memif.sock
+rm -f "$SOCK" "$OUT"/callgrind.out.*
+
+# cg_conf FILE STORE: the daemon's config, one worker on a memif server port.
+cg_conf() {
+	{
+		printf '[store]\npath = %s\n[ldap]\nport = 389\nmax_conns_per_core = 65536\n' "$2"
+		printf '[port0]\ndev = net_memif0,role=server,id=0,socket=%s,socket-abstract=no\naddress = %s/24\n' \
+			"$SOCK" "$SADDR"
+		printf '[workers]\nlcores = 0\n'
+	} > "$1"
+}
+
+# cg_ready TENTHS: until the daemon (LFE_PID) logs that it is ready.
+cg_ready() {
+	for ((i = 0; i < $1; i++)); do
+		grep -q "ldapfe: ready" "$OUT/ldapfe.log" 2>/dev/null && return 0
+		kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe exited: $(tail -5 "$OUT/ldapfe.log")"
+		sleep 0.1
+	done
+	die "ldapfe not ready in $(($1 / 10)) s"
+}
 
 # Binds answered so far and connections open, from the daemon's telemetry.
 tel() {
