@@ -31,7 +31,7 @@
 #                             daemon then needs as many queues)
 #   LFE_BENCH_RUNS=3          runs per figure (median)
 #   LFE_BENCH_DURATION=10     seconds per run
-#   LFE_BENCH_WARM=0          persistent and half rows (ldapfe and slapd): a
+#   LFE_BENCH_WARM=0          every row (ldapfe and slapd): a persistent
 #                             generator run of this many seconds against the
 #                             same server before the measured one (not counted):
 #                             the credential cache's steady state (every
@@ -311,7 +311,7 @@ ldapfe_run() {
 	local name=ldapfe-$tr-$wl-$CUR_USERS-${CUR_DIST/:/}-$CUR_VARIANT-$run
 	start_ldapfe "$ns" "$conf" lfe-bench-srv "${EAL_MEM[@]}"
 	sleep 1
-	if ((WARM > 0)) && [[ $wl != session ]]; then
+	if ((WARM > 0)); then
 		DUR=$WARM gen "$gns" "$name-warm" persistent "$@"
 		sleep 1
 	fi
@@ -438,7 +438,7 @@ if [[ $DO_SLAPD == 1 ]]; then
 				kill -0 "$SLAPD_PID" 2>/dev/null || die "slapd exited: $(tail -3 "$WORK/slapd.log")"
 				sleep 0.1
 			done
-			if ((WARM > 0)) && [[ $wl != session ]]; then   # its caches, as ldapfe's
+			if ((WARM > 0)); then   # its caches, as ldapfe's
 				DUR=$WARM gen "$CLI" "$name-warm" persistent "${AFP_GEN[@]}"
 			fi
 			c0=$(awk '{print $14 + $15}' "/proc/$SLAPD_PID/stat")
