@@ -61,8 +61,9 @@ static void page(const struct lfe_metrics *m, FILE *f)
 			fprintf(f, "ldapfe_drops_total{core=\"%u\",reason=\"%s\"} %" PRIu64 "\n", d->w[k]->lcore,
 				lfe_wstats_names[drops + r] + 5, s[k].drops[r]);
 	fprintf(f, "# HELP ldapfe_bind_duration_seconds Time to verify a bind: path=inline on the core (store "
-		   "lookup and fast-scheme check), path=offload from submit to the verifier until the verdict "
-		   "is back on the core (slow schemes), path=cache a verified-credential cache hit on the core.\n"
+		   "lookup and fast-scheme check) and path=cache (a verified-credential cache hit) from the "
+		   "start of the core's loop turn that handles the request to the verdict, path=offload from "
+		   "submit to the verifier until the verdict is back on the core (slow schemes).\n"
 		   "# TYPE ldapfe_bind_duration_seconds histogram\n");
 	static const char *const path[LFE_LAT_PATHS] = { "inline", "offload", "cache" };
 	for (uint32_t k = 0; k < d->n_workers; k++) {

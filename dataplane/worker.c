@@ -603,6 +603,8 @@ int lfe_worker_main(void *arg)
 		uint64_t t0 = rte_rdtsc();
 		unsigned work = 0;
 
+		w->turn_tsc = t0;
+
 		w->now_us = tsc_to_us(w, t0);
 		if (w->now_us - w->last_renew_us >= LFE_RENEW_US) {
 			lfe_store_reader_renew(w->rd);

@@ -103,8 +103,11 @@ struct lfe_wstats {
 /* Bind latency histograms, one per path: buckets by upper bound (ns, a
  * 1-2-5 log ladder from 1 µs to 1 s; the last bucket is +Inf), not
  * cumulative; count and sum as Prometheus wants them. Every verified bind
- * lands in one: inline (the store lookup and fast-scheme check on the core,
- * glue.c, timed with the TSC) or offload (submit to verdict delivered back
+ * lands in one: cache (a verified-credential cache hit) or inline (the store
+ * lookup and fast-scheme check), both on the core (glue.c: from the start of
+ * the loop turn that handles the request to its verdict, so the frames
+ * handled before it in that turn count too; one TSC read a bind, 22 ns here)
+ * or offload (submit to verdict delivered back
  * on the core, verifier.c, at the loop clock's µs resolution). */
 #define LFE_LAT_BUCKETS 19u
 enum { LFE_LAT_INLINE, LFE_LAT_OFFLOAD, LFE_LAT_CACHE, LFE_LAT_PATHS };
@@ -206,6 +209,7 @@ struct lfe_worker {
 
 	struct lfe_tcp_conn *cur;       /* connection whose session is running */
 	uint64_t now_us, last_renew_us, last_publish_us;
+	uint64_t turn_tsc;              /* TSC at the start of this loop turn */
 	uint64_t us_mult;               /* tsc → µs: (tsc * us_mult) >> 32 */
 
 	/* Scratch for search results (values point into the LMDB map). */
