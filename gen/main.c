@@ -226,6 +226,9 @@ struct gen {
 	uint64_t next_pub;
 
 	struct counters ct;
+	/* Bind latency: each answer is added to lat_sec only (one histogram
+	 * per bind); the per-second line (lcore 0) reads lat_sec, then folds
+	 * it into lat. The window's whole is lat + lat_sec (totals_of). */
 	struct lfe_hist lat, lat_sec;
 	struct lfe_hist lat_conn;     /* SYN to ESTABLISHED */
 	uint64_t ever_opened;
@@ -445,7 +448,6 @@ static void bind_done(struct gen *g, struct gconn *c)
 {
 	uint64_t dt = g->now_tsc - c->t_req;
 
-	lfe_hist_add(&g->lat, dt);
 	lfe_hist_add(&g->lat_sec, dt);
 	leave_wait(g, c);
 	c->answered++;
@@ -1147,6 +1149,7 @@ static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_
 	putchar('\n');
 	*prev_binds = binds;
 	*prev_sess = sess;
+	lfe_hist_merge(&g->lat, &g->lat_sec);
 	lfe_hist_reset(&g->lat_sec);
 }
 
@@ -1208,6 +1211,7 @@ static void totals_of(const struct genrun *r, struct totals *T)
 		sum_u64(ct, &g->ct, N_COUNTERS);
 		sum_u64(ts, lfe_tcp_stats(g->tcp), sizeof(ts) / sizeof(ts[0]));
 		lfe_hist_merge(&T->lat, &g->lat);
+		lfe_hist_merge(&T->lat, &g->lat_sec);   /* since the last per-second line */
 		lfe_hist_merge(&T->lat_conn, &g->lat_conn);
 		T->est += g->n_est;
 		T->est_peak += g->est_peak;
