@@ -689,7 +689,10 @@ static int queue_bind(struct gen *g, struct gconn *c, uint32_t du, uint32_t u)
 static void send_bind(struct gen *g, struct gconn *c)
 {
 	uint32_t pick = g->shares ? (uint32_t)(rnd(g) % 100u) : 100u;
-	uint32_t u = g->o.user_base + lfe_gen_dist_user(g->dist, lfe_gen_dist_rank(g->dist, rnd_cb, g));
+	const struct lfe_gen_dist *d = g->dist;
+	uint32_t rank = d->kind == LFE_DIST_UNIFORM ? lfe_gen_dist_rank_uniform(d, rnd(g))
+						     : lfe_gen_dist_rank(d, rnd_cb, g);
+	uint32_t u = g->o.user_base + lfe_gen_dist_user(d, rank);
 
 	if (pick < g->o.wrong_pct)
 		c->kind = BK_WRONG;
