@@ -421,7 +421,7 @@ static void end_session(struct gen *g, struct gconn *c)
 {
 	uint8_t pdu[16];
 	int32_t id = c->msgid == INT32_MAX ? 1 : c->msgid + 1;
-	ssize_t n = lfe_ldap_enc_unbind_req(pdu, sizeof(pdu), id);
+	ssize_t n = lfe_gen_unbind_pdu(pdu, sizeof(pdu), id);
 
 	c->msgid = id;
 	if (c->tls && !lfe_tlsc_up(c->tls))

@@ -127,6 +127,19 @@ static void test_unbind(void)
 	      "unbind through the server decoder");
 	CHECK(lfe_ldap_enc_unbind_req(out, 6, 2) == -ENOSPC, "unbind short buffer");
 	CHECK(lfe_ldap_enc_unbind_req(out, sizeof(out), 0) == -EINVAL, "unbind msgid 0");
+	/* gen/pdu.c's own unbind: the encoder's bytes for every id length */
+	static const int32_t ids[] = { 1, 2, 127, 128, 255, 256, 32767, 32768, 65535, 8388607, 8388608,
+				       16777216, 2147483646, 2147483647 };
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		uint8_t g[16];
+		ssize_t wn = lfe_ldap_enc_unbind_req(out, sizeof(out), ids[i]);
+		ssize_t gn = lfe_gen_unbind_pdu(g, sizeof(g), ids[i]);
+		CHECK(wn > 0 && gn == wn && memcmp(out, g, (size_t)wn) == 0, "gen unbind id %d: %zd vs %zd",
+		      ids[i], gn, wn);
+		CHECK(lfe_gen_unbind_pdu(g, (size_t)wn - 1, ids[i]) == -ENOSPC, "gen unbind id %d: short", ids[i]);
+	}
+	CHECK(lfe_gen_unbind_pdu(out, sizeof(out), 0) == -EINVAL && lfe_gen_unbind_pdu(out, sizeof(out), -3) == -EINVAL,
+	      "gen unbind: bad msgid");
 }
 
 /* ---- responses ---- */
@@ -435,6 +448,25 @@ static void test_pdu(void)
 					}
 				}
 			}
+		}
+		/* Room for exactly the request, or a little more: the same bytes,
+		 * nothing written past cap. */
+		for (size_t extra = 0; extra <= 17; extra++) {
+			uint8_t want[LFE_GEN_PDU_MAX + 64], got[LFE_GEN_PDU_MAX + 64];
+			ssize_t wn = lfe_gen_bind_pdu(t, want, sizeof(want), 300, us[1], us[1], false);
+			if (wn <= 0)
+				continue;
+			memset(got, 0xa5, sizeof(got));
+			size_t cap = (size_t)wn + extra;
+			ssize_t gn = lfe_gen_bind_pdu(t, got, cap, 300, us[1], us[1], false);
+			bool clean = true;
+			for (size_t k = cap; k < sizeof(got); k++)
+				clean = clean && got[k] == 0xa5;
+			CHECK(gn == wn && memcmp(want, got, (size_t)wn) == 0 && clean,
+			      "pdu fmt %zu: cap = length + %zu: %zd, past cap %s", f, extra, gn,
+			      clean ? "untouched" : "written");
+			CHECK(lfe_gen_bind_pdu(t, got, (size_t)wn - 1, 300, us[1], us[1], false) == -ENOSPC,
+			      "pdu fmt %zu: one byte short", f);
 		}
 		uint8_t small[8];
 		CHECK(lfe_gen_bind_pdu(t, small, sizeof(small), 1, 1, 1, false) == -ENOSPC, "pdu: no room");
