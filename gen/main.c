@@ -501,8 +501,9 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 
 /* Check every whole response in (data, len); returns the bytes used. The
  * expected answer is recognised by its bytes (gen/pdu.h: what decoding it
- * would conclude, without decoding); anything else is framed and decoded. */
-static size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
+ * would conclude, without decoding); anything else is framed and decoded.
+ * Inlined into its two callers (cleartext: once a bind). */
+static inline __attribute__((always_inline)) size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
 {
 	struct lfe_tcp_conn *tc = c->tc;
 	size_t used = 0;
