@@ -187,6 +187,7 @@ struct gen {
 	bool have_peer;
 	bool rx_all_queues;       /* ARP phase: the answer may land on any queue */
 	bool port_rx_csum;        /* the port gives receive checksum verdicts */
+	bool port_tx_csum;        /* the port finishes transmit checksums */
 	struct lfe_gen_rxcsum rxs;   /* which frames are checked in software */
 	uint32_t next_hop;
 	uint16_t ip_id;
@@ -316,11 +317,19 @@ static int gen_tx(void *ctx, const struct lfe_tcp_seg *seg)
 		return -ENOBUFS;
 	}
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	ssize_t n = lfe_net_build_tcp(p, rte_pktmbuf_tailroom(m), g->peer_mac, g->mac, seg, g->ip_id++);
+	/* With the port's transmit offload (as the daemon's worker does): the
+	 * pseudo-header sum and these flags; the port completes both sums. */
+	ssize_t n = (g->port_tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
+		p, rte_pktmbuf_tailroom(m), g->peer_mac, g->mac, seg, g->ip_id++);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
 		g->ct.tx_drops++;
 		return -ENOBUFS;
+	}
+	if (g->port_tx_csum) {
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l2_len = LFE_ETH_HLEN;
+		m->l3_len = LFE_IPV4_HLEN;
 	}
 	m->data_len = m->pkt_len = (uint32_t)n;
 	tx_queue(g, m);
@@ -503,7 +512,8 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
  * expected answer is recognised by its bytes (gen/pdu.h: what decoding it
  * would conclude, without decoding); anything else is framed and decoded.
  * Inlined into its two callers (cleartext: once a bind). */
-static inline __attribute__((always_inline)) size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
+static inline __attribute__((always_inline)) size_t take_responses(struct gen *g, struct gconn *c,
+								    const uint8_t *data, size_t len)
 {
 	struct lfe_tcp_conn *tc = c->tc;
 	size_t used = 0;
@@ -1073,12 +1083,16 @@ static int port_setup(struct genrun *r, struct gen *g)
 		return -ENOMEM;
 	}
 	memset(&conf, 0, sizeof(conf));
-	/* Receive checksum verdicts where the port has them: no software sum
-	 * (gen/rxcsum.h). */
+	/* Checksum offload where the port has it: receive verdicts (no
+	 * software sum, gen/rxcsum.h) and transmit sums finished by the port. */
 	const uint64_t rx_csum = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+	const uint64_t tx_csum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
 	g->port_rx_csum = (info.rx_offload_capa & rx_csum) == rx_csum;
+	g->port_tx_csum = (info.tx_offload_capa & tx_csum) == tx_csum;
 	if (g->port_rx_csum)
 		conf.rxmode.offloads |= rx_csum;
+	if (g->port_tx_csum)
+		conf.txmode.offloads |= tx_csum;
 	uint16_t nrx = NB_DESC, ntx = NB_DESC;
 	unsigned sock = (unsigned)rte_eth_dev_socket_id(g->port_id);
 	if ((rc = rte_eth_dev_configure(g->port_id, (uint16_t)r->nl, (uint16_t)r->nl, &conf)) < 0 ||
@@ -1092,9 +1106,10 @@ static int port_setup(struct genrun *r, struct gen *g)
 		goto fail;
 	rte_eth_macaddr_get(g->port_id, &mac);
 	memcpy(g->mac, mac.addr_bytes, LFE_ETH_ALEN);
-	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT ", %u queue pair%s, rx checksums: %s\n",
+	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT ", %u queue pair%s, checksums: rx %s, tx %s\n",
 	       name, info.driver_name, RTE_ETHER_ADDR_BYTES(&mac), r->nl, r->nl > 1 ? "s" : "",
-	       g->port_rx_csum ? "port" : g->o.rx_csum_all ? "software, all" : "software, a sample of ~1 in 8");
+	       g->port_rx_csum ? "port" : g->o.rx_csum_all ? "software (all)" : "software (a sample of ~1 in 8)",
+	       g->port_tx_csum ? "port" : "software");
 	return 0;
 fail:
 	fprintf(stderr, "ldapfe-gen: port %s (%s): setup: %s\n", name, info.driver_name, strerror(-rc));
@@ -1670,6 +1685,7 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 		g->pool = g0->pool;
 		memcpy(g->mac, g0->mac, LFE_ETH_ALEN);
 		g->port_rx_csum = g0->port_rx_csum;
+		g->port_tx_csum = g0->port_tx_csum;
 	}
 	lfe_gen_rxcsum_init(&g->rxs, g->o.rx_csum_all, g->o.seed ^ (0xd1b54a32d192ed03ull * (j + 1u)));
 	g->hz = rte_get_tsc_hz();
