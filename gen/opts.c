@@ -37,8 +37,8 @@ const char *const lfe_gen_usage =
 	"itself (memif, af_packet): sample (default) verifies a random ~1 in 8 frames in\n"
 	"software (a server sending bad checksums on a share f of N frames goes\n"
 	"unnoticed with probability ~(1-f/8)^N; found ones are dropped and counted:\n"
-	"rx_csum_bad), all verifies every frame (~10% more generator work per bind).\n"
-	"A port's own verdicts are used whenever it gives them.\n";
+	"rx_csum bad), all verifies every frame (~5% more generator work per bind).\n"
+	"A port with checksum offload does both ways itself, whatever this says.\n";
 
 static int errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int errf(char *err, size_t errlen, const char *fmt, ...)
