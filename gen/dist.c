@@ -71,8 +71,8 @@ int lfe_gen_dist_init(struct lfe_gen_dist *d, enum lfe_gen_dist_kind kind, uint3
 
 uint32_t lfe_gen_dist_rank(const struct lfe_gen_dist *d, uint64_t (*next)(void *), void *rng)
 {
-	if (d->kind == LFE_DIST_UNIFORM)   /* the high 32 bits scaled to n: no division */
-		return 1u + (uint32_t)(((next(rng) >> 32) * d->n) >> 32);
+	if (d->kind == LFE_DIST_UNIFORM)
+		return lfe_gen_dist_rank_uniform(d, next(rng));
 	for (;;) {
 		/* 53 random bits → [0, 1). */
 		double r = (double)(next(rng) >> 11) * 0x1.0p-53;

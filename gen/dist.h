@@ -38,6 +38,14 @@ int lfe_gen_dist_init(struct lfe_gen_dist *d, enum lfe_gen_dist_kind kind, uint3
  * uniform 64-bit numbers and is called once or, rarely, a few times. */
 uint32_t lfe_gen_dist_rank(const struct lfe_gen_dist *d, uint64_t (*next)(void *), void *rng);
 
+/* The uniform rank lfe_gen_dist_rank draws from the random number r (its
+ * high 32 bits scaled to n: no division), inline for a caller that has r
+ * at hand: the same draw without a call and a callback per bind. */
+static inline uint32_t lfe_gen_dist_rank_uniform(const struct lfe_gen_dist *d, uint64_t r)
+{
+	return 1u + (uint32_t)(((r >> 32) * d->n) >> 32);
+}
+
 /* The user index (0..n-1) of a rank (1..n): a bijection. */
 static inline uint32_t lfe_gen_dist_user(const struct lfe_gen_dist *d, uint32_t rank)
 {

@@ -57,6 +57,7 @@
 #include "gen/tlsc.h"
 #include "gen/tuples.h"
 #include "gen/pdu.h"
+#include "gen/rxcsum.h"
 #include "ldap/client.h"
 
 #define BURST 32u
@@ -121,6 +122,7 @@ struct counters {
 	uint64_t err[E_MAX];
 	uint64_t rc_unexpected[3];     /* by kind asked: ok, wrong, unknown */
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
+	struct lfe_gen_rxcsum_ct rxc;  /* received checksums: checked, by the port, bad */
 	uint64_t busy_cycles;          /* polls that received or sent something */
 	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
 	/* the flood: SYNs the port took, SYNs it refused (ring full), answers back */
@@ -184,6 +186,9 @@ struct gen {
 	uint8_t peer_mac[LFE_ETH_ALEN];
 	bool have_peer;
 	bool rx_all_queues;       /* ARP phase: the answer may land on any queue */
+	bool port_rx_csum;        /* the port gives receive checksum verdicts */
+	bool port_tx_csum;        /* the port finishes transmit checksums */
+	struct lfe_gen_rxcsum rxs;   /* which frames are checked in software */
 	uint32_t next_hop;
 	uint16_t ip_id;
 	struct rte_mbuf *tx[TXBUF];
@@ -222,6 +227,9 @@ struct gen {
 	uint64_t next_pub;
 
 	struct counters ct;
+	/* Bind latency: each answer is added to lat_sec only (one histogram
+	 * per bind); the per-second line (lcore 0) reads lat_sec, then folds
+	 * it into lat. The window's whole is lat + lat_sec (totals_of). */
 	struct lfe_hist lat, lat_sec;
 	struct lfe_hist lat_conn;     /* SYN to ESTABLISHED */
 	uint64_t ever_opened;
@@ -309,11 +317,19 @@ static int gen_tx(void *ctx, const struct lfe_tcp_seg *seg)
 		return -ENOBUFS;
 	}
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	ssize_t n = lfe_net_build_tcp(p, rte_pktmbuf_tailroom(m), g->peer_mac, g->mac, seg, g->ip_id++);
+	/* With the port's transmit offload (as the daemon's worker does): the
+	 * pseudo-header sum and these flags; the port completes both sums. */
+	ssize_t n = (g->port_tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
+		p, rte_pktmbuf_tailroom(m), g->peer_mac, g->mac, seg, g->ip_id++);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
 		g->ct.tx_drops++;
 		return -ENOBUFS;
+	}
+	if (g->port_tx_csum) {
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l2_len = LFE_ETH_HLEN;
+		m->l3_len = LFE_IPV4_HLEN;
 	}
 	m->data_len = m->pkt_len = (uint32_t)n;
 	tx_queue(g, m);
@@ -414,7 +430,7 @@ static void end_session(struct gen *g, struct gconn *c)
 {
 	uint8_t pdu[16];
 	int32_t id = c->msgid == INT32_MAX ? 1 : c->msgid + 1;
-	ssize_t n = lfe_ldap_enc_unbind_req(pdu, sizeof(pdu), id);
+	ssize_t n = lfe_gen_unbind_pdu(pdu, sizeof(pdu), id);
 
 	c->msgid = id;
 	if (c->tls && !lfe_tlsc_up(c->tls))
@@ -441,7 +457,6 @@ static void bind_done(struct gen *g, struct gconn *c)
 {
 	uint64_t dt = g->now_tsc - c->t_req;
 
-	lfe_hist_add(&g->lat, dt);
 	lfe_hist_add(&g->lat_sec, dt);
 	leave_wait(g, c);
 	c->answered++;
@@ -495,8 +510,10 @@ static void check_resp(struct gen *g, struct gconn *c, const uint8_t *pdu, size_
 
 /* Check every whole response in (data, len); returns the bytes used. The
  * expected answer is recognised by its bytes (gen/pdu.h: what decoding it
- * would conclude, without decoding); anything else is framed and decoded. */
-static size_t take_responses(struct gen *g, struct gconn *c, const uint8_t *data, size_t len)
+ * would conclude, without decoding); anything else is framed and decoded.
+ * Inlined into its two callers (cleartext: once a bind). */
+static inline __attribute__((always_inline)) size_t take_responses(struct gen *g, struct gconn *c,
+								    const uint8_t *data, size_t len)
 {
 	struct lfe_tcp_conn *tc = c->tc;
 	size_t used = 0;
@@ -683,7 +700,10 @@ static int queue_bind(struct gen *g, struct gconn *c, uint32_t du, uint32_t u)
 static void send_bind(struct gen *g, struct gconn *c)
 {
 	uint32_t pick = g->shares ? (uint32_t)(rnd(g) % 100u) : 100u;
-	uint32_t u = g->o.user_base + lfe_gen_dist_user(g->dist, lfe_gen_dist_rank(g->dist, rnd_cb, g));
+	const struct lfe_gen_dist *d = g->dist;
+	uint32_t rank = d->kind == LFE_DIST_UNIFORM ? lfe_gen_dist_rank_uniform(d, rnd(g))
+						     : lfe_gen_dist_rank(d, rnd_cb, g);
+	uint32_t u = g->o.user_base + lfe_gen_dist_user(d, rank);
 
 	if (pick < g->o.wrong_pct)
 		c->kind = BK_WRONG;
@@ -889,6 +909,18 @@ static int frame_owner(const struct genrun *r, const uint8_t *f, size_t len)
 	return owner_of(r, daddr, (uint16_t)(th[2] << 8 | th[3]));
 }
 
+/* The port's receive checksum verdicts (net.h), where it was asked for them. */
+static inline unsigned port_verdict(const struct gen *g, const struct rte_mbuf *m)
+{
+	if (!g->port_rx_csum)
+		return 0;
+	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK, l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	return (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? LFE_NET_RX_IP_GOOD : 0u) |
+	       (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD ? LFE_NET_RX_IP_BAD : 0u) |
+	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD ? LFE_NET_RX_L4_GOOD : 0u) |
+	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD ? LFE_NET_RX_L4_BAD : 0u);
+}
+
 /* noinline: profilers count the turns that received something as its calls
  * (tests/bench/callgrind-gen.sh); called only with n > 0. */
 __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n,
@@ -917,7 +949,7 @@ __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbu
 				continue;
 			}
 		}
-		int kind = lfe_net_parse(f, m->data_len, &pkt);
+		int kind = lfe_gen_rxcsum_parse(&g->rxs, &g->ct.rxc, f, m->data_len, port_verdict(g, m), &pkt);
 		if (kind == LFE_NET_TCP && is_flood_ip(g, pkt.daddr))
 			flood_input(g, &pkt.seg);
 		else if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
@@ -1051,6 +1083,16 @@ static int port_setup(struct genrun *r, struct gen *g)
 		return -ENOMEM;
 	}
 	memset(&conf, 0, sizeof(conf));
+	/* Checksum offload where the port has it: receive verdicts (no
+	 * software sum, gen/rxcsum.h) and transmit sums finished by the port. */
+	const uint64_t rx_csum = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+	const uint64_t tx_csum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+	g->port_rx_csum = (info.rx_offload_capa & rx_csum) == rx_csum;
+	g->port_tx_csum = (info.tx_offload_capa & tx_csum) == tx_csum;
+	if (g->port_rx_csum)
+		conf.rxmode.offloads |= rx_csum;
+	if (g->port_tx_csum)
+		conf.txmode.offloads |= tx_csum;
 	uint16_t nrx = NB_DESC, ntx = NB_DESC;
 	unsigned sock = (unsigned)rte_eth_dev_socket_id(g->port_id);
 	if ((rc = rte_eth_dev_configure(g->port_id, (uint16_t)r->nl, (uint16_t)r->nl, &conf)) < 0 ||
@@ -1064,8 +1106,10 @@ static int port_setup(struct genrun *r, struct gen *g)
 		goto fail;
 	rte_eth_macaddr_get(g->port_id, &mac);
 	memcpy(g->mac, mac.addr_bytes, LFE_ETH_ALEN);
-	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT ", %u queue pair%s\n", name,
-	       info.driver_name, RTE_ETHER_ADDR_BYTES(&mac), r->nl, r->nl > 1 ? "s" : "");
+	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT ", %u queue pair%s, checksums: rx %s, tx %s\n",
+	       name, info.driver_name, RTE_ETHER_ADDR_BYTES(&mac), r->nl, r->nl > 1 ? "s" : "",
+	       g->port_rx_csum ? "port" : g->o.rx_csum_all ? "software (all)" : "software (a sample of ~1 in 8)",
+	       g->port_tx_csum ? "port" : "software");
 	return 0;
 fail:
 	fprintf(stderr, "ldapfe-gen: port %s (%s): setup: %s\n", name, info.driver_name, strerror(-rc));
@@ -1124,6 +1168,7 @@ static void report_second(struct gen *g, double t, uint64_t *prev_binds, uint64_
 	putchar('\n');
 	*prev_binds = binds;
 	*prev_sess = sess;
+	lfe_hist_merge(&g->lat, &g->lat_sec);
 	lfe_hist_reset(&g->lat_sec);
 }
 
@@ -1185,6 +1230,7 @@ static void totals_of(const struct genrun *r, struct totals *T)
 		sum_u64(ct, &g->ct, N_COUNTERS);
 		sum_u64(ts, lfe_tcp_stats(g->tcp), sizeof(ts) / sizeof(ts[0]));
 		lfe_hist_merge(&T->lat, &g->lat);
+		lfe_hist_merge(&T->lat, &g->lat_sec);   /* since the last per-second line */
 		lfe_hist_merge(&T->lat_conn, &g->lat_conn);
 		T->est += g->n_est;
 		T->est_peak += g->est_peak;
@@ -1242,7 +1288,10 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 			ts->ooo_segs, ts->dup_segs, ts->challenge_acks, ts->drop_no_conn, ts->drop_bad_seq,
 			ts->drop_bad_ack, ts->drop_window);
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
-			   " rx_drops %" PRIu64 "\n", c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
+			   " rx_drops %" PRIu64 "; rx checksums (--rx-csum %s): checked %" PRIu64
+			   " by the port %" PRIu64 " bad %" PRIu64 "\n",
+			c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops, g->o.rx_csum_all ? "all" : "sample",
+			c->rxc.checked, c->rxc.port_good, c->rxc.bad);
 		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind; on CPU"
 			   " %.1f %% of the time (preempted %" PRIu64 " times)\n",
 			us_of(g, c->busy_cycles) / 1e6, 100.0 * us_of(g, c->busy_cycles) / 1e6 / secs / r->nl,
@@ -1304,8 +1353,11 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 		c->conns_opened, ts->retransmits, ts->rto_timeouts, ts->conns_reset);
 	lfe_tlsc_report(g->tlsc, f, true);
 	fprintf(f, "  \"frames\": {\"tx\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
-		   ", \"rx_drops\": %" PRIu64 "}\n}\n",
+		   ", \"rx_drops\": %" PRIu64 "},\n",
 		c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
+	fprintf(f, "  \"rx_csum\": {\"mode\": \"%s\", \"checked\": %" PRIu64 ", \"port_good\": %" PRIu64
+		   ", \"bad\": %" PRIu64 "}\n}\n",
+		g->o.rx_csum_all ? "all" : "sample", c->rxc.checked, c->rxc.port_good, c->rxc.bad);
 }
 
 /* Poll until cond(g) holds or ms pass; true if it held. */
@@ -1604,6 +1656,9 @@ static int run(struct genrun *r)
 		printf("ldapfe-gen: warning: %u binds still unanswered %u ms after the end\n", unanswered, DRAIN_MS);
 	if (!closed)
 		printf("ldapfe-gen: warning: %u connections still open after the end\n", open_left);
+	if (T.ct.rxc.bad)
+		printf("ldapfe-gen: warning: %" PRIu64 " frames with bad checksums received and dropped\n",
+		       T.ct.rxc.bad);
 	if (g->o.json[0]) {
 		FILE *f = fopen(g->o.json, "w");
 		if (!f) {
@@ -1629,7 +1684,10 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 		g->port_id = g0->port_id;
 		g->pool = g0->pool;
 		memcpy(g->mac, g0->mac, LFE_ETH_ALEN);
+		g->port_rx_csum = g0->port_rx_csum;
+		g->port_tx_csum = g0->port_tx_csum;
 	}
+	lfe_gen_rxcsum_init(&g->rxs, g->o.rx_csum_all, g->o.seed ^ (0xd1b54a32d192ed03ull * (j + 1u)));
 	g->hz = rte_get_tsc_hz();
 	g->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / g->hz);
 	g->rng = (g->o.seed ? g->o.seed : 0x9e3779b97f4a7c15ull) + j * 0x632be59bd9b4e019ull;

@@ -189,6 +189,42 @@ static inline void put_digits(uint8_t *end, uint32_t v)
 	}
 }
 
+/* The LDAPMessage header: SEQUENCE of `content` bytes (< 2^16), then the
+ * messageID's INTEGER tag, length il and big-endian bytes. Returns the end. */
+static inline uint8_t *put_head(uint8_t *p, size_t content, uint32_t id, size_t il)
+{
+	*p++ = 0x30;
+	if (content >= 0x100) {
+		*p++ = 0x82;
+		*p++ = (uint8_t)(content >> 8);
+	} else if (content >= 0x80) {
+		*p++ = 0x81;
+	}
+	*p++ = (uint8_t)content;
+	*p++ = 0x02;
+	*p++ = (uint8_t)il;
+	switch (il) {
+	case 4:
+		*p++ = (uint8_t)(id >> 24);
+		__attribute__((fallthrough));
+	case 3:
+		*p++ = (uint8_t)(id >> 16);
+		__attribute__((fallthrough));
+	case 2:
+		*p++ = (uint8_t)(id >> 8);
+		__attribute__((fallthrough));
+	default:
+		*p++ = (uint8_t)id;
+	}
+	return p;
+}
+
+/* Bytes of a SEQUENCE of content bytes (< 2^16), header included. */
+static inline size_t seq_size(size_t content)
+{
+	return 2u + content + (content >= 0x80) + (content >= 0x100);
+}
+
 ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t cap, int32_t msgid,
 			 uint32_t dn_u, uint32_t pw_u, bool wrong)
 {
@@ -198,46 +234,28 @@ ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t c
 	if (!m->len)
 		return -ENOSPC;
 	uint32_t id = (uint32_t)msgid;
-	size_t il = id < 0x80u ? 1 : id < 0x8000u ? 2 : id < 0x800000u ? 3 : 4;
-	size_t content = 2u + il + m->len;
-	size_t ll = content < 0x80 ? 1 : content < 0x100 ? 2 : 3;
-	size_t total = 1u + ll + content;
+	size_t il = lfe_gen_id_len(id);
+	size_t total = seq_size(2u + il + m->len);
 	if (total > cap)
 		return -ENOSPC;
-	uint8_t *p = out;
-	*p++ = 0x30;
-	if (ll == 1) {
-		*p++ = (uint8_t)content;
-	} else if (ll == 2) {
-		*p++ = 0x81;
-		*p++ = (uint8_t)content;
-	} else {
-		*p++ = 0x82;
-		*p++ = (uint8_t)(content >> 8);
-		*p++ = (uint8_t)content;
-	}
-	*p++ = 0x02;
-	*p++ = (uint8_t)il;
-	for (size_t i = il; i-- > 0;)
-		*p++ = (uint8_t)(id >> (8u * i));
+	uint8_t *p = put_head(out, 2u + il + m->len, id, il);
 	memcpy(p, m->body, m->len);
 	put_digits(p + m->dn_off, dn_u);
 	put_digits(p + m->pw_off, pw_u);
 	return (ssize_t)total;
 }
 
-size_t lfe_gen_bind_resp_match(const uint8_t *p, size_t len, int32_t msgid, int32_t code)
+ssize_t lfe_gen_unbind_pdu(uint8_t *out, size_t cap, int32_t msgid)
 {
-	if (msgid < 1 || code < 0 || code > 0x7f)
-		return 0;
+	if (msgid < 1 || !out)
+		return -EINVAL;
 	uint32_t id = (uint32_t)msgid;
-	size_t il = id < 0x80u ? 1 : id < 0x8000u ? 2 : id < 0x800000u ? 3 : 4;
-	size_t total = 4u + il + 9u;
-	if (len < total || p[0] != 0x30 || p[1] != total - 2u || p[2] != 0x02 || p[3] != il)
-		return 0;
-	for (size_t i = 0; i < il; i++)
-		if (p[4 + i] != (uint8_t)(id >> (8u * (il - 1u - i))))
-			return 0;
-	const uint8_t want[9] = { 0x61, 0x07, 0x0a, 0x01, (uint8_t)code, 0x04, 0x00, 0x04, 0x00 };
-	return memcmp(p + 4 + il, want, sizeof(want)) == 0 ? total : 0;
+	size_t il = lfe_gen_id_len(id);
+	size_t total = 4u + il + 2u;
+	if (total > cap)
+		return -ENOSPC;
+	uint8_t *p = put_head(out, 2u + il + 2u, id, il);
+	p[0] = 0x42;   /* [APPLICATION 2] UnbindRequest, NULL: primitive, empty */
+	p[1] = 0x00;
+	return (ssize_t)total;
 }

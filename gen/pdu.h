@@ -56,6 +56,17 @@ void lfe_gen_bindtab_free(struct lfe_gen_bindtab *t);   /* NULL is a no-op */
 ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t cap, int32_t msgid,
 			 uint32_t dn_u, uint32_t pw_u, bool wrong);
 
+/* The UnbindRequest with message id msgid (1..2^31-1), the bytes
+ * lfe_ldap_enc_unbind_req writes (the unit test compares them): its
+ * length, -ENOSPC when it does not fit in cap, -EINVAL for a bad msgid. */
+ssize_t lfe_gen_unbind_pdu(uint8_t *out, size_t cap, int32_t msgid);
+
+/* The bytes of a positive message id's minimal BER INTEGER content: 1..4. */
+static inline size_t lfe_gen_id_len(uint32_t id)
+{
+	return id < 0x80u ? 1u : id < 0x8000u ? 2u : id < 0x800000u ? 3u : 4u;
+}
+
 /* The expected answer, byte for byte: a BindResponse to msgid with
  * resultCode code (0..127), empty matchedDN and diagnosticMessage, no
  * controls, in minimal BER (what ldapfe sends):
@@ -64,8 +75,23 @@ ssize_t lfe_gen_bind_pdu(const struct lfe_gen_bindtab *t, uint8_t *out, size_t c
  * A match is what lfe_ldap_decode_resp would decode as msgid, BindResponse,
  * code, not a Notice of Disconnection; anything else (another code, a
  * diagnostic, another message, a partial PDU) is 0 and must be framed and
- * decoded in full. O(1), no decoding: the generator checks each answer this
- * way first (the unit test holds it to the decoder). */
-size_t lfe_gen_bind_resp_match(const uint8_t *p, size_t len, int32_t msgid, int32_t code);
+ * decoded in full. O(1), no decoding, inline: the generator checks each
+ * answer this way first (the unit test holds it to the decoder). */
+static inline size_t lfe_gen_bind_resp_match(const uint8_t *p, size_t len, int32_t msgid, int32_t code)
+{
+	if (msgid < 1 || code < 0 || code > 0x7f)
+		return 0;
+	uint32_t id = (uint32_t)msgid, got = 0;
+	size_t il = lfe_gen_id_len(id);
+	size_t total = 4u + il + 9u;
+	if (len < total || p[0] != 0x30 || p[1] != total - 2u || p[2] != 0x02 || p[3] != il)
+		return 0;
+	for (size_t i = 0; i < il; i++)
+		got = got << 8 | p[4 + i];
+	const uint8_t *q = p + 4 + il;
+	/* Constant-size compares: each one load and compare, no call. */
+	return got == id && __builtin_memcmp(q, "\x61\x07\x0a\x01", 4) == 0 && q[4] == (uint8_t)code &&
+	       __builtin_memcmp(q + 5, "\x04\x00\x04\x00", 4) == 0 ? total : 0;
+}
 
 #endif

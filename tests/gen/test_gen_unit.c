@@ -4,8 +4,10 @@
  * gen/hist.c (bucket bounds, quantiles), gen/opts.c (every option's
  * acceptance and refusal), gen/pdu.c (pre-encoded binds byte for byte
  * against the encoder), gen/dist.c (the Zipf sampler's shape) and
- * gen/tuples.c (source tuples spread evenly over the addresses). Table-driven; exits non-zero on any failure. */
+ * gen/tuples.c (source tuples spread evenly over the addresses), gen/rxcsum.c
+ * (which received frames are checksummed: bad ones found, patterns caught). Table-driven; exits non-zero on any failure. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "gen/hist.h"
 #include "gen/opts.h"
 #include "gen/pdu.h"
+#include "gen/rxcsum.h"
 #include "gen/tuples.h"
 #include "ldap/client.h"
 #include "ldap/msg.h"
@@ -124,6 +127,19 @@ static void test_unbind(void)
 	      "unbind through the server decoder");
 	CHECK(lfe_ldap_enc_unbind_req(out, 6, 2) == -ENOSPC, "unbind short buffer");
 	CHECK(lfe_ldap_enc_unbind_req(out, sizeof(out), 0) == -EINVAL, "unbind msgid 0");
+	/* gen/pdu.c's own unbind: the encoder's bytes for every id length */
+	static const int32_t ids[] = { 1, 2, 127, 128, 255, 256, 32767, 32768, 65535, 8388607, 8388608,
+				       16777216, 2147483646, 2147483647 };
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		uint8_t g[16];
+		ssize_t wn = lfe_ldap_enc_unbind_req(out, sizeof(out), ids[i]);
+		ssize_t gn = lfe_gen_unbind_pdu(g, sizeof(g), ids[i]);
+		CHECK(wn > 0 && gn == wn && memcmp(out, g, (size_t)wn) == 0, "gen unbind id %d: %zd vs %zd",
+		      ids[i], gn, wn);
+		CHECK(lfe_gen_unbind_pdu(g, (size_t)wn - 1, ids[i]) == -ENOSPC, "gen unbind id %d: short", ids[i]);
+	}
+	CHECK(lfe_gen_unbind_pdu(out, sizeof(out), 0) == -EINVAL && lfe_gen_unbind_pdu(out, sizeof(out), -3) == -EINVAL,
+	      "gen unbind: bad msgid");
 }
 
 /* ---- responses ---- */
@@ -433,6 +449,25 @@ static void test_pdu(void)
 				}
 			}
 		}
+		/* Room for exactly the request, or a little more: the same bytes,
+		 * nothing written past cap. */
+		for (size_t extra = 0; extra <= 17; extra++) {
+			uint8_t want[LFE_GEN_PDU_MAX + 64], got[LFE_GEN_PDU_MAX + 64];
+			ssize_t wn = lfe_gen_bind_pdu(t, want, sizeof(want), 300, us[1], us[1], false);
+			if (wn <= 0)
+				continue;
+			memset(got, 0xa5, sizeof(got));
+			size_t cap = (size_t)wn + extra;
+			ssize_t gn = lfe_gen_bind_pdu(t, got, cap, 300, us[1], us[1], false);
+			bool clean = true;
+			for (size_t k = cap; k < sizeof(got); k++)
+				clean = clean && got[k] == 0xa5;
+			CHECK(gn == wn && memcmp(want, got, (size_t)wn) == 0 && clean,
+			      "pdu fmt %zu: cap = length + %zu: %zd, past cap %s", f, extra, gn,
+			      clean ? "untouched" : "written");
+			CHECK(lfe_gen_bind_pdu(t, got, (size_t)wn - 1, 300, us[1], us[1], false) == -ENOSPC,
+			      "pdu fmt %zu: one byte short", f);
+		}
 		uint8_t small[8];
 		CHECK(lfe_gen_bind_pdu(t, small, sizeof(small), 1, 1, 1, false) == -ENOSPC, "pdu: no room");
 		CHECK(lfe_gen_bind_pdu(t, small, sizeof(small), 0, 1, 1, false) == -EINVAL, "pdu: msgid 0");
@@ -679,6 +714,10 @@ static void test_opts(void)
 		{ BASE "--workload synflood --flood-reply ack", -EINVAL },
 		{ BASE "--flood-reply rst", -EINVAL },            /* synflood only */
 		{ BASE "--workload synflood --tls", -EINVAL },
+		{ BASE "--rx-csum all", 0 },
+		{ BASE "--rx-csum sample", 0 },
+		{ BASE "--rx-csum none", -EINVAL },
+		{ BASE "--rx-csum", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct lfe_gen_opts o;
@@ -697,6 +736,10 @@ static void test_opts(void)
 	      o.wl == LFE_WL_SESSION && o.rate == 2500.5 && o.dport == 3389 && o.src_ip == 0x0a000002 &&
 	      o.prefix_len == 24 && o.dst_ip == 0x0a000001, "fields");
 	CHECK(parse_line(BASE "--rate max", &o, err, sizeof(err)) == 0 && o.rate == 0, "rate max");
+	CHECK(parse_line(BASE, &o, err, sizeof(err)) == 0 && !o.rx_csum_all, "rx-csum: sample by default");
+	CHECK(parse_line(BASE "--rx-csum all", &o, err, sizeof(err)) == 0 && o.rx_csum_all, "rx-csum all");
+	CHECK(parse_line(BASE "--rx-csum all --rx-csum sample", &o, err, sizeof(err)) == 0 && !o.rx_csum_all,
+	      "rx-csum: the last one");
 	CHECK(parse_line(BASE "--dist zipf:0.99", &o, err, sizeof(err)) == 0 && o.dist == LFE_DIST_ZIPF &&
 	      o.zipf_s == 0.99, "dist zipf");
 	CHECK(parse_line(BASE "--workload hold --src-ips 10.0.0.64/26", &o, err, sizeof(err)) == 0 &&
@@ -822,6 +865,134 @@ static void test_tuples(void)
 	CHECK(lfe_gen_tuples_init(&t, 0xfffffffeu, 3, 1, 2, 1) == -EINVAL, "addresses wrap");
 }
 
+/* ---- received checksums (gen/rxcsum.h) ---- */
+
+/* A server's answer: a TCP segment with 9 bytes of payload, as
+ * lfe_net_build_tcp writes it (both checksums right), number i in its seq. */
+static size_t rx_frame(uint8_t *f, size_t cap, uint32_t i)
+{
+	static const uint8_t mac1[LFE_ETH_ALEN] = { 2, 0, 0, 0, 0, 1 }, mac2[LFE_ETH_ALEN] = { 2, 0, 0, 0, 0, 2 };
+	static const uint8_t pay[9] = { 0x30, 0x0c, 0x02, 0x01, 0x05, 0x61, 0x07, 0x0a, 0x01 };
+	struct lfe_tcp_seg seg = {
+		.laddr = 0x0a000001, .raddr = 0x0a000002, .lport = 389, .rport = (uint16_t)(10000 + i % 64),
+		.seq = i, .ack = 7, .flags = LFE_TCP_ACK | LFE_TCP_PSH, .win = 512, .wscale = -1,
+		.opts = LFE_TCP_OPT_TS, .tsval = i, .tsecr = 3, .payload = pay, .len = sizeof(pay),
+	};
+	ssize_t n = lfe_net_build_tcp(f, cap, mac1, mac2, &seg, (uint16_t)i);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Frames n of which those with bad(i) have a corrupted TCP (or, tcp false,
+ * IPv4) checksum, through one sampler: how many bad ones it found. Every
+ * frame it did not drop must parse as TCP with the right seq. */
+static uint64_t rx_run(bool all, uint64_t seed, uint32_t n, bool (*bad)(uint32_t, uint32_t, uint32_t),
+		       uint32_t p, uint32_t ph, bool tcp, struct lfe_gen_rxcsum_ct *ct)
+{
+	struct lfe_gen_rxcsum s;
+	uint8_t f[256];
+
+	lfe_gen_rxcsum_init(&s, all, seed);
+	memset(ct, 0, sizeof(*ct));
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = rx_frame(f, sizeof(f), i);
+		bool b = bad(i, p, ph);
+		if (b)
+			f[tcp ? 14 + 20 + 16 : 14 + 10] ^= 0x40;   /* the checksum field */
+		struct lfe_net_pkt pkt;
+		int kind = lfe_gen_rxcsum_parse(&s, ct, f, len, 0, &pkt);
+		if (kind < 0) {
+			CHECK(b && kind == -EINVAL && pkt.drop == (tcp ? LFE_DROP_TCP_CSUM : LFE_DROP_IP_CSUM),
+			      "rx %u: dropped (%d, drop %d) but %s", i, kind, (int)pkt.drop, b ? "bad" : "good");
+		} else {
+			CHECK(kind == LFE_NET_TCP && pkt.seg.seq == i && pkt.seg.len == 9, "rx %u: parse", i);
+		}
+	}
+	return ct->bad;
+}
+
+static bool bad_none(uint32_t i, uint32_t p, uint32_t ph) { (void)i; (void)p; (void)ph; return false; }
+static bool bad_all(uint32_t i, uint32_t p, uint32_t ph) { (void)i; (void)p; (void)ph; return true; }
+static bool bad_periodic(uint32_t i, uint32_t p, uint32_t ph) { return i % p == ph; }
+static bool bad_one(uint32_t i, uint32_t p, uint32_t ph) { (void)ph; return i == p; }
+
+static void test_rxcsum(void)
+{
+	struct lfe_gen_rxcsum_ct ct;
+	const uint32_t n = 4000;
+
+	CHECK(rx_frame((uint8_t[256]){ 0 }, 256, 0) > 60, "rx frame built");
+	/* all: every frame checked, every bad one found, whatever the kind */
+	CHECK(rx_run(true, 1, n, bad_none, 0, 0, true, &ct) == 0 && ct.checked == n && ct.port_good == 0,
+	      "all, clean: checked %" PRIu64, ct.checked);
+	CHECK(rx_run(true, 1, n, bad_periodic, 3, 1, true, &ct) == (n + 1) / 3 && ct.checked == n,
+	      "all, every 3rd TCP sum bad: found %" PRIu64, ct.bad);
+	CHECK(rx_run(true, 1, n, bad_periodic, 5, 0, false, &ct) == n / 5, "all, IPv4 sums: found %" PRIu64, ct.bad);
+	CHECK(rx_run(true, 1, n, bad_one, 1234, 0, true, &ct) == 1, "all, one bad frame found");
+
+	/* sample: about one in 8 checked, the rest parsed without the sums */
+	CHECK(rx_run(false, 1, n, bad_none, 0, 0, true, &ct) == 0 && ct.checked > n / 10 && ct.checked < n / 6,
+	      "sample, clean: checked %" PRIu64 " of %u", ct.checked, n);
+	/* the first frame is always checked: a server whose every sum is
+	 * wrong is caught at once, and every checked frame is found bad */
+	CHECK(rx_run(false, 1, 1, bad_all, 0, 0, true, &ct) == 1, "sample: the first frame is checked");
+	CHECK(rx_run(false, 7, n, bad_all, 0, 0, true, &ct) == ct.checked && ct.bad > n / 10,
+	      "sample, all bad: %" PRIu64 " found of %" PRIu64 " checked", ct.bad, ct.checked);
+	/* A bad frame that is checked is dropped and counted; one that is not
+	 * passes (rx_run checks both): over seeds, the one bad frame is found
+	 * about 1 time in 8. */
+	unsigned found = 0;
+	for (uint64_t seed = 0; seed < 800; seed++)
+		found += rx_run(false, seed, 1300, bad_one, 1234, 0, true, &ct) == 1;
+	CHECK(found > 60 && found < 150, "sample: a single bad frame found %u times in 800 runs", found);
+	/* Deterministic patterns (period 2..16, every phase; a fixed every-8th
+	 * sampler would miss 7 phases of 8 at period 8 or 16) are all caught,
+	 * each by a good share of its bad frames (more than 1/32), with any
+	 * seed, and all together by about 1/8. */
+	uint64_t all_found = 0, all_bad = 0;
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		for (uint32_t p = 2; p <= 16; p++)
+			for (uint32_t ph = 0; ph < p; ph++) {
+				uint64_t want = (n + p - 1 - ph) / p;
+				uint64_t b = rx_run(false, seed, n, bad_periodic, p, ph, p % 2 == 0, &ct);
+				CHECK(b > want / 32 && b < want / 2, "sample: period %u phase %u seed %" PRIu64
+				      ": found %" PRIu64 " of %" PRIu64, p, ph, seed, b, want);
+				all_found += b;
+				all_bad += want;
+			}
+	CHECK(all_found * 10 > all_bad && all_found * 6 < all_bad, "sample: patterns found %" PRIu64 " of %" PRIu64,
+	      all_found, all_bad);
+	/* the same seed makes the same choices */
+	uint64_t c1, c2;
+	rx_run(false, 42, n, bad_periodic, 8, 7, true, &ct);
+	c1 = ct.bad;
+	rx_run(false, 42, n, bad_periodic, 8, 7, true, &ct);
+	c2 = ct.bad;
+	CHECK(c1 == c2, "sample: deterministic");
+
+	/* The port's verdicts: GOOD on both is trusted (not summed here, even
+	 * with all), BAD drops, partial ones leave the sum to us. */
+	struct lfe_gen_rxcsum s;
+	struct lfe_net_pkt pkt;
+	uint8_t f[256];
+	size_t len = rx_frame(f, sizeof(f), 9);
+	f[14 + 20 + 16] ^= 0x40;
+	lfe_gen_rxcsum_init(&s, true, 1);
+	memset(&ct, 0, sizeof(ct));
+	CHECK(lfe_gen_rxcsum_parse(&s, &ct, f, len, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_GOOD, &pkt) == LFE_NET_TCP &&
+	      ct.port_good == 1 && ct.checked == 0, "port GOOD trusted");
+	CHECK(lfe_gen_rxcsum_parse(&s, &ct, f, len, LFE_NET_RX_IP_GOOD, &pkt) == -EINVAL && ct.checked == 1 &&
+	      ct.bad == 1, "port IP GOOD only: TCP summed here");
+	f[14 + 20 + 16] ^= 0x40;
+	CHECK(lfe_gen_rxcsum_parse(&s, &ct, f, len, LFE_NET_RX_IP_GOOD | LFE_NET_RX_L4_BAD, &pkt) == -EINVAL &&
+	      pkt.drop == LFE_DROP_TCP_CSUM && ct.bad == 2 && ct.checked == 1, "port L4 BAD drops");
+	CHECK(lfe_gen_rxcsum_parse(&s, &ct, f, len, LFE_NET_RX_IP_BAD, &pkt) == -EINVAL &&
+	      pkt.drop == LFE_DROP_IP_CSUM && ct.bad == 3, "port IP BAD drops");
+	/* lengths are checked whatever is skipped */
+	lfe_gen_rxcsum_init(&s, false, 1);
+	s.skip = 5;
+	CHECK(lfe_gen_rxcsum_parse(&s, &ct, f, 40, 0, &pkt) < 0 && s.skip == 4, "unchecked, short frame dropped");
+}
+
 int main(void)
 {
 	test_bind_vectors();
@@ -835,6 +1006,7 @@ int main(void)
 	test_pdu();
 	test_dist();
 	test_tuples();
+	test_rxcsum();
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;
