@@ -1003,20 +1003,17 @@ static void syn_opts(const struct lfe_tcp *t, struct lfe_tcp_conn *c, const stru
 	c->smss = (uint16_t)mss;
 }
 
-static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+/* h: the tuple's secret (lfe_tcp_tuple_secret), which the ISN comes from too. */
+static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s,
+			 uint64_t h)
 {
 	c->laddr = s->laddr;
 	c->raddr = s->raddr;
 	c->lport = s->lport;
 	c->rport = s->rport;
-	c->ts_off = lfe_tcp_ts_offset(t->sk, s);
+	c->ts_off = lfe_tcp_ts_offset(h);
 	syn_opts(t, c, s);
 	lfe_tcp_hash_insert(t, c);
-}
-
-static uint32_t isn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
-{
-	return lfe_tcp_isn(t->sk, s, now);
 }
 
 static bool listening(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport)
@@ -1045,7 +1042,8 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 		if (s->opts & LFE_TCP_OPT_TS) {
 			bool sack = s->opts & LFE_TCP_OPT_SACK_PERM;
 			r.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
-			r.tsval = lfe_tcp_cookie_ts(lfe_tcp_ts_clock(now, lfe_tcp_ts_offset(t->sk, s)),
+			uint32_t off = lfe_tcp_ts_offset(lfe_tcp_tuple_secret(t->sk, s));
+			r.tsval = lfe_tcp_cookie_ts(lfe_tcp_ts_clock(now, off),
 						    s->wscale, sack);
 			r.tsecr = s->tsval;
 			if (s->wscale >= 0)
@@ -1061,14 +1059,15 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 		t->st.drop_table_full++;
 		return;
 	}
-	init_passive(t, c, s);
+	uint64_t h = lfe_tcp_tuple_secret(t->sk, s);
+	init_passive(t, c, s, h);
 	lfe_tcp_src_inc(t, c);
 	c->state = ST_SYN_RCVD;
 	t->st.half_open++;
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->last_ack_sent = c->rcv_nxt;
-	c->iss = isn(t, s, now);
+	c->iss = lfe_tcp_isn(h, now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
 	c->snd_wl1 = s->seq;
@@ -1118,7 +1117,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 		lfe_tcp_cookie_ts_decode(s->tsecr, &syn.wscale, &sack);
 		syn.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
 	}
-	init_passive(t, c, &syn);
+	init_passive(t, c, &syn, lfe_tcp_tuple_secret(t->sk, &syn));
 	lfe_tcp_src_inc(t, c);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
@@ -1645,11 +1644,12 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 	c->lport = lport;
 	c->rport = rport;
 	c->smss = (uint16_t)min32(t->cfg.mss, 536);
-	c->ts_off = lfe_tcp_ts_offset(t->sk, &s);
+	uint64_t h = lfe_tcp_tuple_secret(t->sk, &s);
+	c->ts_off = lfe_tcp_ts_offset(h);
 	lfe_tcp_hash_insert(t, c);
 	c->state = ST_SYN_SENT;
 	c->flags = F_ACTIVE | F_APP | F_TS | F_SACK | F_WS;   /* offered; the SYN,ACK decides */
-	c->iss = isn(t, &s, now);
+	c->iss = lfe_tcp_isn(h, now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
 	c->last_act = now;
