@@ -223,7 +223,9 @@ static uint8_t *sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		c->sbuf = i;
 		c->sreserved = true;
 		c->buf_at = t->now;
-		tmr_update(t, c);   /* the stall bound covers an unused ring too */
+		/* The stall bound covers an unused ring too: the flush files it
+		 * (tmr_update) with the timers of the write that follows. */
+		pend(t, c);
 	}
 	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
 }
@@ -1671,6 +1673,13 @@ static bool app_can_send(const struct lfe_tcp_conn *c)
 	       !(c->flags & (F_FIN_Q | F_ABORT));
 }
 
+/* Contiguous free bytes at the tail of the held send ring. */
+static inline uint32_t ring_room(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	uint32_t size = t->smask + 1;
+	return min32(size - (c->snd_end - c->snd_una), size - spos(t, c, c->snd_end));
+}
+
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 {
 	struct lfe_tcp *t = c->t;
@@ -1679,11 +1688,8 @@ size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 		*p = NULL;
 		return 0;
 	}
-	uint32_t size = t->smask + 1;
-	uint32_t used = c->snd_end - c->snd_una;
-	uint32_t pos = spos(t, c, c->snd_end);
-	*p = b + pos;
-	return min32(size - used, size - pos);
+	*p = b + spos(t, c, c->snd_end);
+	return ring_room(t, c);
 }
 
 size_t lfe_tcp_send_free(struct lfe_tcp_conn *c)
@@ -1702,10 +1708,14 @@ static void commit(struct lfe_tcp_conn *c, size_t n)
 	pend(c->t, c);
 }
 
+/* The room lfe_tcp_send_space reported is bounded again here, without
+ * taking a ring: one that space reported is held (it stays the app's until
+ * it writes); with none held nothing was reported, so nothing is queued. */
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
 {
-	uint8_t *p;
-	size_t room = lfe_tcp_send_space(c, &p);
+	if (c->sbuf == NIL || !app_can_send(c))
+		return;
+	size_t room = ring_room(c->t, c);
 	if (n > room)
 		n = room;
 	if (n)
