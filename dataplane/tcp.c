@@ -479,7 +479,8 @@ static uint32_t sack_next(const struct lfe_tcp_conn *c, uint32_t seq)
 }
 
 /* Send what window and cwnd allow from snd_nxt, FIN last; a pure ACK if
- * one is owed now and nothing carried it. */
+ * one is owed now and nothing carried it. The caller files the timers
+ * (tmr_update) after it. */
 static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 {
 	bool sent = false;
@@ -527,8 +528,8 @@ static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 	 * the persist timer and sends a one-byte probe. */
 	if (unsent && c->snd_wnd == 0 && c->snd_una == c->snd_max && !c->rto_at)
 		c->rto_at = now + c->rto;
-	if (c->rto_at)
-		tmr_arm(t, c, c->rto_at);
+	/* rto_at is filed by the caller's tmr_update, which follows every
+	 * output (lfe_tcp_flush; on_rto through lfe_tcp_due). */
 }
 
 /* ---- connection lifetime ---- */
@@ -844,8 +845,11 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 	} else if (len && !(c->flags & F_ACK_DELAYED)) {
 		c->flags |= F_ACK_DELAYED;
 		c->delack_at = now + t->cfg.delack_us;
-		tmr_arm(t, c, c->delack_at);
-		pend(t, c);   /* a reply queued in this burst carries the ACK */
+		/* A reply queued in this burst carries the ACK; the flush it
+		 * waits for files the timers after it (tmr_update). */
+		if (!has_unsent(c))
+			tmr_arm(t, c, c->delack_at);
+		pend(t, c);
 	}
 }
 

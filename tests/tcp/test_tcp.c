@@ -433,6 +433,9 @@ static const struct tcase cases[] = {
 	{"reply_piggybacks_ack", APP_ECHO, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 50), FLUSH, OUTW(AP, 1, 51, 50, 4096), NONE, ADV(45000), NONE, RX(50),
 		IN(A, 51, 51, 0), ADV(2000000), NONE, END}},
+	{"reply held back by a closed window: the delayed ACK still goes", APP_ECHO, .steps = {
+		HANDSHAKE, INW(A, 1, 1, 0, 0), INW(A, 1, 1, 50, 0), FLUSH, NONE, RX(50), ADV(30000), NONE,
+		ADV(15000), OUTW(A, 1, 51, 0, 4096), NONE, ADV(1000000), OUT(AP, 1, 51, 1), END}},
 	{"pipelined_requests_coalesce", APP_ECHO, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 30), IN(A, 31, 1, 40), FLUSH, OUT(AP, 1, 71, 70), NONE,
 		IN(A, 71, 71, 20), FLUSH, OUT(AP, 71, 91, 20), NONE, RX(90), END}},
