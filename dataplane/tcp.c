@@ -223,7 +223,9 @@ static uint8_t *sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		c->sbuf = i;
 		c->sreserved = true;
 		c->buf_at = t->now;
-		tmr_update(t, c);   /* the stall bound covers an unused ring too */
+		/* The stall bound covers an unused ring too: the flush files it
+		 * (tmr_update) with the timers of the write that follows. */
+		pend(t, c);
 	}
 	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
 }
@@ -477,7 +479,8 @@ static uint32_t sack_next(const struct lfe_tcp_conn *c, uint32_t seq)
 }
 
 /* Send what window and cwnd allow from snd_nxt, FIN last; a pure ACK if
- * one is owed now and nothing carried it. */
+ * one is owed now and nothing carried it. The caller files the timers
+ * (tmr_update) after it. */
 static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 {
 	bool sent = false;
@@ -525,8 +528,8 @@ static void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 	 * the persist timer and sends a one-byte probe. */
 	if (unsent && c->snd_wnd == 0 && c->snd_una == c->snd_max && !c->rto_at)
 		c->rto_at = now + c->rto;
-	if (c->rto_at)
-		tmr_arm(t, c, c->rto_at);
+	/* rto_at is filed by the caller's tmr_update, which follows every
+	 * output (lfe_tcp_flush; on_rto through lfe_tcp_due). */
 }
 
 /* ---- connection lifetime ---- */
@@ -842,8 +845,11 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 	} else if (len && !(c->flags & F_ACK_DELAYED)) {
 		c->flags |= F_ACK_DELAYED;
 		c->delack_at = now + t->cfg.delack_us;
-		tmr_arm(t, c, c->delack_at);
-		pend(t, c);   /* a reply queued in this burst carries the ACK */
+		/* A reply queued in this burst carries the ACK; the flush it
+		 * waits for files the timers after it (tmr_update). */
+		if (!has_unsent(c))
+			tmr_arm(t, c, c->delack_at);
+		pend(t, c);
 	}
 }
 
@@ -1003,20 +1009,17 @@ static void syn_opts(const struct lfe_tcp *t, struct lfe_tcp_conn *c, const stru
 	c->smss = (uint16_t)mss;
 }
 
-static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+/* h: the tuple's secret (lfe_tcp_tuple_secret), which the ISN comes from too. */
+static void init_passive(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s,
+			 uint64_t h)
 {
 	c->laddr = s->laddr;
 	c->raddr = s->raddr;
 	c->lport = s->lport;
 	c->rport = s->rport;
-	c->ts_off = lfe_tcp_ts_offset(t->sk, s);
+	c->ts_off = lfe_tcp_ts_offset(h);
 	syn_opts(t, c, s);
 	lfe_tcp_hash_insert(t, c);
-}
-
-static uint32_t isn(const struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
-{
-	return lfe_tcp_isn(t->sk, s, now);
 }
 
 static bool listening(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport)
@@ -1045,7 +1048,8 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 		if (s->opts & LFE_TCP_OPT_TS) {
 			bool sack = s->opts & LFE_TCP_OPT_SACK_PERM;
 			r.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
-			r.tsval = lfe_tcp_cookie_ts(lfe_tcp_ts_clock(now, lfe_tcp_ts_offset(t->sk, s)),
+			uint32_t off = lfe_tcp_ts_offset(lfe_tcp_tuple_secret(t->sk, s));
+			r.tsval = lfe_tcp_cookie_ts(lfe_tcp_ts_clock(now, off),
 						    s->wscale, sack);
 			r.tsecr = s->tsval;
 			if (s->wscale >= 0)
@@ -1061,14 +1065,15 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 		t->st.drop_table_full++;
 		return;
 	}
-	init_passive(t, c, s);
+	uint64_t h = lfe_tcp_tuple_secret(t->sk, s);
+	init_passive(t, c, s, h);
 	lfe_tcp_src_inc(t, c);
 	c->state = ST_SYN_RCVD;
 	t->st.half_open++;
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->last_ack_sent = c->rcv_nxt;
-	c->iss = isn(t, s, now);
+	c->iss = lfe_tcp_isn(h, now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
 	c->snd_wl1 = s->seq;
@@ -1118,7 +1123,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 		lfe_tcp_cookie_ts_decode(s->tsecr, &syn.wscale, &sack);
 		syn.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
 	}
-	init_passive(t, c, &syn);
+	init_passive(t, c, &syn, lfe_tcp_tuple_secret(t->sk, &syn));
 	lfe_tcp_src_inc(t, c);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
@@ -1645,11 +1650,12 @@ struct lfe_tcp_conn *lfe_tcp_connect(struct lfe_tcp *t, uint32_t laddr, uint16_t
 	c->lport = lport;
 	c->rport = rport;
 	c->smss = (uint16_t)min32(t->cfg.mss, 536);
-	c->ts_off = lfe_tcp_ts_offset(t->sk, &s);
+	uint64_t h = lfe_tcp_tuple_secret(t->sk, &s);
+	c->ts_off = lfe_tcp_ts_offset(h);
 	lfe_tcp_hash_insert(t, c);
 	c->state = ST_SYN_SENT;
 	c->flags = F_ACTIVE | F_APP | F_TS | F_SACK | F_WS;   /* offered; the SYN,ACK decides */
-	c->iss = isn(t, &s, now);
+	c->iss = lfe_tcp_isn(h, now);
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
 	c->last_act = now;
@@ -1671,6 +1677,13 @@ static bool app_can_send(const struct lfe_tcp_conn *c)
 	       !(c->flags & (F_FIN_Q | F_ABORT));
 }
 
+/* Contiguous free bytes at the tail of the held send ring. */
+static inline uint32_t ring_room(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	uint32_t size = t->smask + 1;
+	return min32(size - (c->snd_end - c->snd_una), size - spos(t, c, c->snd_end));
+}
+
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 {
 	struct lfe_tcp *t = c->t;
@@ -1679,11 +1692,8 @@ size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 		*p = NULL;
 		return 0;
 	}
-	uint32_t size = t->smask + 1;
-	uint32_t used = c->snd_end - c->snd_una;
-	uint32_t pos = spos(t, c, c->snd_end);
-	*p = b + pos;
-	return min32(size - used, size - pos);
+	*p = b + spos(t, c, c->snd_end);
+	return ring_room(t, c);
 }
 
 size_t lfe_tcp_send_free(struct lfe_tcp_conn *c)
@@ -1702,10 +1712,14 @@ static void commit(struct lfe_tcp_conn *c, size_t n)
 	pend(c->t, c);
 }
 
+/* The room lfe_tcp_send_space reported is bounded again here, without
+ * taking a ring: one that space reported is held (it stays the app's until
+ * it writes); with none held nothing was reported, so nothing is queued. */
 void lfe_tcp_send_commit(struct lfe_tcp_conn *c, size_t n)
 {
-	uint8_t *p;
-	size_t room = lfe_tcp_send_space(c, &p);
+	if (c->sbuf == NIL || !app_can_send(c))
+		return;
+	size_t room = ring_room(c->t, c);
 	if (n > room)
 		n = room;
 	if (n)

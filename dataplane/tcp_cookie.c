@@ -47,19 +47,11 @@ static inline void tuple_words(uint64_t w[2], const struct lfe_tcp_seg *s)
 	w[1] = (uint64_t)s->rport << 16 | s->lport;
 }
 
-uint32_t lfe_tcp_isn(const uint64_t key[2], const struct lfe_tcp_seg *s, uint64_t now)
+uint64_t lfe_tcp_tuple_secret(const uint64_t key[2], const struct lfe_tcp_seg *s)
 {
 	uint64_t w[2];
 	tuple_words(w, s);
-	return (uint32_t)lfe_tcp_siphash(key, w, 2) + (uint32_t)(now >> 2);
-}
-
-uint32_t lfe_tcp_ts_offset(const uint64_t key[2], const struct lfe_tcp_seg *s)
-{
-	uint64_t w[3];
-	tuple_words(w, s);
-	w[2] = 0x7473;   /* "ts": a different function of the same tuple than the ISN */
-	return (uint32_t)lfe_tcp_siphash(key, w, 3);
+	return lfe_tcp_siphash(key, w, 2);
 }
 
 static uint32_t cookie_hash(const uint64_t key[2], const struct lfe_tcp_seg *s, uint32_t peer_isn,

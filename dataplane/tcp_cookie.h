@@ -18,14 +18,26 @@
 /* SipHash-2-4 over whole 64-bit words. */
 uint64_t lfe_tcp_siphash(const uint64_t key[2], const uint64_t *m, size_t n);
 
-/* RFC 6528 ISN for the tuple of s (our side = laddr/lport): keyed hash plus
- * a 4 µs clock. */
-uint32_t lfe_tcp_isn(const uint64_t key[2], const struct lfe_tcp_seg *s, uint64_t now_us);
+/* The keyed hash of the tuple of s (our side = laddr/lport) that both
+ * per-tuple numbers of a connection come from, one SipHash per new
+ * connection: its low half offsets the ISN, its high half the timestamp
+ * clock. The halves of a PRF's output are independent, so a peer that sees
+ * one learns nothing of the other. */
+uint64_t lfe_tcp_tuple_secret(const uint64_t key[2], const struct lfe_tcp_seg *s);
+
+/* RFC 6528 ISN: the tuple's secret plus a 4 µs clock. */
+static inline uint32_t lfe_tcp_isn(uint64_t tuple_secret, uint64_t now_us)
+{
+	return (uint32_t)tuple_secret + (uint32_t)(now_us >> 2);
+}
 
 /* Per-tuple offset added to our timestamp clock (RFC 7323 §7.1: a peer
  * cannot learn our clock or correlate connections). Stable for a tuple, so
  * a cookie connection continues the timestamps its SYN,ACK began. */
-uint32_t lfe_tcp_ts_offset(const uint64_t key[2], const struct lfe_tcp_seg *s);
+static inline uint32_t lfe_tcp_ts_offset(uint64_t tuple_secret)
+{
+	return (uint32_t)(tuple_secret >> 32);
+}
 
 /* Our timestamp clock: 1.024 ms ticks (RFC 7323 asks 1 ms to 1 s). */
 static inline uint32_t lfe_tcp_ts_clock(uint64_t now_us, uint32_t off)

@@ -184,10 +184,21 @@ void lfe_tcp_src_dec(struct lfe_tcp *t, struct lfe_tcp_conn *c);   /* no-op with
 
 /* ---- tcp_timer.c ---- */
 
+/* File c at tick (> tick_cur), moving it if it is filed already. */
+void lfe_tcp_wheel_file(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t tick);
+
 /* File c at deadline (absolute µs) unless it is filed earlier already:
  * an entry fires early rather than late, and the state machine re-files
- * what is not due yet. O(1). */
-void lfe_tcp_wheel_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline);
+ * what is not due yet. O(1); inline, as most calls find it filed earlier. */
+static inline void lfe_tcp_wheel_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
+{
+	uint64_t tick = (deadline + (1u << TICK_SHIFT) - 1) >> TICK_SHIFT;
+	if (tick <= t->tick_cur)
+		tick = t->tick_cur + 1;
+	if (l_linked(t->tl, c->idx) && c->wheel_tick <= tick)
+		return;
+	lfe_tcp_wheel_file(t, c, tick);
+}
 void lfe_tcp_wheel_del(struct lfe_tcp *t, struct lfe_tcp_conn *c);
 /* Fire what is due up to now: calls lfe_tcp_due() (tcp.c) for each. */
 void lfe_tcp_wheel_run(struct lfe_tcp *t, uint64_t now);

@@ -39,18 +39,12 @@ static inline uint32_t bucket(const struct lfe_tcp *t, uint64_t tick)
 	return tick < t->tick_cur + WHEEL_SIZE ? l1_head(t, tick) : l2_head(t, tick);
 }
 
-void lfe_tcp_wheel_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
+void lfe_tcp_wheel_file(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t tick)
 {
-	uint64_t tick = (deadline + (1u << TICK_SHIFT) - 1) >> TICK_SHIFT;
-	if (tick <= t->tick_cur)
-		tick = t->tick_cur + 1;
-	if (l_linked(t->tl, c->idx)) {
-		if (c->wheel_tick <= tick)
-			return;
+	if (l_linked(t->tl, c->idx))
 		l_del(t->tl, c->idx);
-	} else {
+	else
 		t->n_armed++;
-	}
 	c->wheel_tick = tick;
 	l_add_tail(t->tl, bucket(t, tick), c->idx);
 }

@@ -25,7 +25,7 @@
 enum op {
 	O_END, O_IN, O_OUT, O_OUTSYN, O_NONE, O_FLUSH, O_ADV, O_SEND, O_CLOSE, O_ABORT, O_KICK,
 	O_RX, O_OPENS, O_CLOSES, O_STAT, O_CONSUME, O_HSAVE, O_HLIVE, O_CONNECT, O_ACTIVE, O_SHUTDOWN,
-	O_SPACE,
+	O_SPACE, O_COMMIT,
 };
 
 struct step {
@@ -68,6 +68,10 @@ struct step {
 #define SHUTDOWN {.op = O_SHUTDOWN}
 /* contiguous send space and total free send bytes */
 #define SPACE(contig, total) {.op = O_SPACE, .len = (contig), .seq = (total)}
+/* write n bytes where lfe_tcp_send_space points (as many as it reports)
+ * and commit n; COMMIT_BARE commits n without asking for space first */
+#define COMMIT(n) {.op = O_COMMIT, .len = (n)}
+#define COMMIT_BARE(n) {.op = O_COMMIT, .len = (n), .seq = 1}
 #define END {.op = O_END}
 
 /* peer opens port 0 with MSS 1460 and completes the handshake */
@@ -286,6 +290,16 @@ static int run_case(const struct tcase *tc)
 			}
 			break;
 		}
+		case O_COMMIT: {
+			uint8_t *sp = NULL;
+			size_t room = st->seq ? 0 : lfe_tcp_send_space(e.conn, &sp);
+			size_t k = room < (size_t)st->len ? room : (size_t)st->len;
+			for (size_t j = 0; j < k; j++)
+				sp[j] = (uint8_t)(pat(e.tx_off + (uint32_t)j) ^ 0x20);
+			lfe_tcp_send_commit(e.conn, (size_t)st->len);
+			e.tx_off += (uint32_t)k;
+			break;
+		}
 		case O_SPACE: {
 			uint8_t *sp;
 			size_t contig = lfe_tcp_send_space(e.conn, &sp);
@@ -400,6 +414,11 @@ static const struct tcase cases[] = {
 		HANDSHAKE, SPACE(4096, 4096), SEND(3000), SPACE(1096, 1096), FLUSH,
 		OUT(AP, 1, 1, 1000), OUT(AP, 1001, 1, 1000), OUT(AP, 2001, 1, 1000), NONE,
 		IN(A, 1, 3001, 0), SPACE(1096, 4096), SEND(2000), SPACE(2096, 2096), END}},
+	{"send ring: a commit is bounded by the contiguous room; none reported, none queued", APP_SILENT, .steps = {
+		HANDSHAKE, SEND(3000), FLUSH, OUT(AP, 1, 1, 1000), OUT(AP, 1001, 1, 1000), OUT(AP, 2001, 1, 1000),
+		IN(A, 1, 3001, 0), COMMIT(2000), SPACE(3000, 3000), FLUSH, OUT(AP, 3001, 1, 1000),
+		OUT(AP, 4001, 1, 96), NONE, IN(A, 1, 4097, 0), COMMIT_BARE(10), FLUSH, NONE,
+		SPACE(4096, 4096), COMMIT(5), FLUSH, OUT(AP, 4097, 1, 5), NONE, END}},
 	{"data_one_segment_delayed_ack", APP_SILENT, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 100), FLUSH, NONE, RX(100), ADV(30000), NONE, ADV(15000),
 		OUTW(A, 1, 101, 0, 4096), NONE, ADV(100000), NONE, END}},
@@ -414,6 +433,9 @@ static const struct tcase cases[] = {
 	{"reply_piggybacks_ack", APP_ECHO, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 50), FLUSH, OUTW(AP, 1, 51, 50, 4096), NONE, ADV(45000), NONE, RX(50),
 		IN(A, 51, 51, 0), ADV(2000000), NONE, END}},
+	{"reply held back by a closed window: the delayed ACK still goes", APP_ECHO, .steps = {
+		HANDSHAKE, INW(A, 1, 1, 0, 0), INW(A, 1, 1, 50, 0), FLUSH, NONE, RX(50), ADV(30000), NONE,
+		ADV(15000), OUTW(A, 1, 51, 0, 4096), NONE, ADV(1000000), OUT(AP, 1, 51, 1), END}},
 	{"pipelined_requests_coalesce", APP_ECHO, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 30), IN(A, 31, 1, 40), FLUSH, OUT(AP, 1, 71, 70), NONE,
 		IN(A, 71, 71, 20), FLUSH, OUT(AP, 71, 91, 20), NONE, RX(90), END}},

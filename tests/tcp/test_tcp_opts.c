@@ -331,6 +331,27 @@ static void test_cookie_ts_bits(void)
 			}
 }
 
+/* One hash per tuple gives the ISN and the timestamp offset (its two
+ * halves): they differ from each other and from tuple to tuple, and are
+ * stable for a tuple (a cookie connection relies on that). */
+static void test_tuple_secret(void)
+{
+	const uint64_t key[2] = {0x0123456789abcdefull, 0xfedcba9876543210ull};
+	uint32_t isn[64], off[64];
+	for (uint32_t i = 0; i < 64; i++) {
+		struct lfe_tcp_seg s = {.laddr = LADDR, .raddr = RADDR + (i & 7), .lport = LPORT,
+					.rport = (uint16_t)(RPORT + (i >> 3))};
+		uint64_t h = lfe_tcp_tuple_secret(key, &s);
+		CHECK(h == lfe_tcp_tuple_secret(key, &s), "stable per tuple");
+		isn[i] = lfe_tcp_isn(h, 0);
+		off[i] = lfe_tcp_ts_offset(h);
+		CHECK(isn[i] != off[i], "ISN and timestamp offset are different halves");
+		CHECK(lfe_tcp_isn(h, 4000) == isn[i] + 1000, "the ISN runs on a 4 us clock");
+		for (uint32_t k = 0; k < i; k++)
+			CHECK(isn[k] != isn[i] && off[k] != off[i], "tuples %u and %u differ", k, i);
+	}
+}
+
 /* Cookies (half-open budget 0): the options come back in the ACK's TSecr. */
 static void test_cookie_options(void)
 {
@@ -488,6 +509,7 @@ int main(void)
 	test_no_options_peer();
 	test_sack_rexmit();
 	test_cookie_ts_bits();
+	test_tuple_secret();
 	test_cookie_options();
 	test_active();
 	test_time_wait_ts_reuse();
