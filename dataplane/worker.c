@@ -44,6 +44,7 @@
 #include <rte_random.h>
 
 #include "control.h"
+#include "dataplane/mbuf_csum.h"
 #include "dataplane/tcp_buf.h"
 #include "glue.h"
 #include "tlsoff.h"
@@ -290,13 +291,7 @@ static bool syn_shed(struct lfe_worker *w, const uint8_t *f, uint32_t len)
 /* The port's receive checksum verdicts (net.h), where it was asked for them. */
 static inline unsigned rx_csum(const struct lfe_port *p, const struct rte_mbuf *m)
 {
-	if (!p->rx_csum)
-		return 0;
-	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK, l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-	return (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? LFE_NET_RX_IP_GOOD : 0u) |
-	       (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD ? LFE_NET_RX_IP_BAD : 0u) |
-	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD ? LFE_NET_RX_L4_GOOD : 0u) |
-	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD ? LFE_NET_RX_L4_BAD : 0u);
+	return p->rx_csum ? lfe_mbuf_rx_csum(m) : 0;
 }
 
 /* Parse one frame into *pkt: its kind, or -1 when it is dropped (counted). */

@@ -49,6 +49,7 @@
 #include <rte_memory.h>
 #include <rte_ring.h>
 
+#include "dataplane/mbuf_csum.h"
 #include "dataplane/net.h"
 #include "dataplane/tcp.h"
 #include "gen/dist.h"
@@ -912,13 +913,7 @@ static int frame_owner(const struct genrun *r, const uint8_t *f, size_t len)
 /* The port's receive checksum verdicts (net.h), where it was asked for them. */
 static inline unsigned port_verdict(const struct gen *g, const struct rte_mbuf *m)
 {
-	if (!g->port_rx_csum)
-		return 0;
-	uint64_t ip = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK, l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-	return (ip == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? LFE_NET_RX_IP_GOOD : 0u) |
-	       (ip == RTE_MBUF_F_RX_IP_CKSUM_BAD ? LFE_NET_RX_IP_BAD : 0u) |
-	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD ? LFE_NET_RX_L4_GOOD : 0u) |
-	       (l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD ? LFE_NET_RX_L4_BAD : 0u);
+	return g->port_rx_csum ? lfe_mbuf_rx_csum(m) : 0;
 }
 
 /* noinline: profilers count the turns that received something as its calls
