@@ -309,6 +309,9 @@ EOF
 ldapfe_run() {
 	local ns=$1 conf=$2 tr=$3 wl=$4 run=$5 gns=$6; shift 6
 	local name=ldapfe-$tr-$wl-$CUR_USERS-${CUR_DIST/:/}-$CUR_VARIANT-$run
+	# A daemon that died (DPDK 22.11's memif PMD can fault when its peer
+	# disconnects) leaves its socket behind, and the next could not bind it.
+	[[ $tr != memif ]] || rm -f "$MEMSOCK"
 	start_ldapfe "$ns" "$conf" lfe-bench-srv "${EAL_MEM[@]}"
 	sleep 1
 	if ((WARM > 0)); then
