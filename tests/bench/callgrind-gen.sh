@@ -127,8 +127,8 @@ d=("$OUT"/callgrind.out.*.[123])
 ((${#d[@]} == 3)) || die "expected 3 dumps, got: ${d[*]}"
 base=${d[0]%.[123]}
 
-"$PY" - "$ROOT/tests/bench" "$base.1" "$base.2" "$base.3" "$OUT/result.json" <<'EOF' | tee "$OUT/result.txt"
-import json, os, re, sys
+"$PY" - "$ROOT/tests/bench" "$base.1" "$base.2" "$base.3" "$OUT/result.json" "$WORKLOAD" <<'EOF' | tee "$OUT/result.txt"
+import json, re, sys
 sys.path.insert(0, sys.argv[1])
 from callgrind_bind import parse  # the one parser of callgrind dumps
 
@@ -196,7 +196,7 @@ res = {"binds": [ba, bb], "instructions": [a["total"], b["total"]], "per_bind": 
        "layers": {k: (lb.get(k, 0) - la.get(k, 0)) / db for k in set(la) | set(lb)},
        "calls_per_bind": {f: (b["calls"].get(f, 0) - a["calls"].get(f, 0)) / db for f in CALLS}}
 print("ldapfe-gen, one lcore, %s workload: binds in the windows %d, %d; instructions %d, %d"
-      % (os.environ.get("LFE_CG_WORKLOAD", "persistent"), ba, bb, a["total"], b["total"]))
+      % (sys.argv[6], ba, bb, a["total"], b["total"]))
 print("loop turns %d, %d, of which received frames %d, %d; an empty turn costs %.0f instructions"
       % (ta, tb, ua, ub, idle_cost))
 print("instructions per bind: %.0f (difference of the windows, empty turns out; %.0f with them); "
