@@ -313,6 +313,7 @@ declare -A ROWDEF=(
 	[full_rsa]="rsa session --tls --tls-version 1.3"
 	[resumed]="ec session --tls --tls-version 1.3 --tls-resume"
 	[resumed_ossl]="ecossl session --tls --tls-version 1.3 --tls-resume"
+	[resumed12]="ec session --tls --tls-version 1.2 --tls-resume"
 	[clear_s]="ec session --dport 389")
 for r in $ROWS; do
 	[[ -n ${ROWDEF[$r]:-} ]] || { echo "tls-bench.sh: no row $r" >&2; exit 1; }
@@ -334,6 +335,7 @@ names = {"clear": "persistent binds/s, cleartext",
          "full_rsa": "full handshakes/s, RSA-2048 (session)",
          "resumed": "resumed handshakes/s, TLS 1.3 tickets (session)",
          "resumed_ossl": "resumed handshakes/s, record_layer = openssl",
+         "resumed12": "resumed handshakes/s, TLS 1.2 tickets (no ECDHE)",
          "clear_s": "sessions/s, cleartext (session: the TCP and LDAP part)"}
 a = sys.argv[1:]
 rows = {a[i]: a[i + 1].split() for i in range(0, len(a), 2)}
