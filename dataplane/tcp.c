@@ -1184,7 +1184,7 @@ static void input_syn_sent(struct lfe_tcp *t, struct lfe_tcp_conn *c, const stru
 	tmr_update(t, c);
 }
 
-void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 {
 	t->now = now;
 	t->st.segs_in++;
@@ -1515,9 +1515,22 @@ static void wake_waiters(struct lfe_tcp *t)
 	}
 }
 
+/* The app's callbacks for this segment (on_open, on_data, on_close) run
+ * inside input_seg; a push they asked for is served once the segment is
+ * wholly processed, so what leaves acknowledges all of it. */
+void lfe_tcp_input(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	input_seg(t, s, now);
+	if (t->push) {
+		t->st.pushes++;
+		lfe_tcp_flush(t, now);
+	}
+}
+
 void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now)
 {
 	t->now = now;
+	t->push = false;
 	uint32_t head = t->cfg.max_conns;
 	wake_waiters(t);
 	while (l_linked(t->pl, head)) {
@@ -1769,6 +1782,14 @@ void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 		fin_received(t, c, now);
 	if (c->state != ST_FREE && (c->flags & F_ACK_NOW))
 		pend(t, c);
+}
+
+void lfe_tcp_conn_push(struct lfe_tcp_conn *c)
+{
+	if (c->state == ST_FREE)
+		return;
+	c->t->push = true;
+	pend(c->t, c);
 }
 
 void lfe_tcp_close(struct lfe_tcp_conn *c)

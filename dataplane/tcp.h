@@ -226,6 +226,17 @@ size_t lfe_tcp_send(struct lfe_tcp_conn *c, const void *data, size_t len);
  * became able to take them, e.g. a pending bind completed). */
 void lfe_tcp_conn_kick(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now_us);
 
+/* Emit c's queued output at the end of the lfe_tcp_input running now
+ * instead of at the burst's lfe_tcp_flush: for output that took long to
+ * make (a TLS handshake flight made on this core: tens of µs to ms),
+ * which should not wait while the rest of a burst is handled. That input
+ * ends with a whole lfe_tcp_flush (what else is pending leaves too) and
+ * counts it in stats.pushes: a caller that batches its tx hook's frames
+ * sends them when it sees the count move across an input. Called
+ * outside an input, the output leaves with the next flush or at the end
+ * of the next input, whichever comes first. */
+void lfe_tcp_conn_push(struct lfe_tcp_conn *c);
+
 void lfe_tcp_close(struct lfe_tcp_conn *c);  /* FIN after queued data */
 void lfe_tcp_abort(struct lfe_tcp_conn *c);  /* RST now; on_close follows */
 
@@ -269,6 +280,7 @@ struct lfe_tcp_stats {
 	uint64_t rcvbuf_pool_empty; /* bytes found no receive buffer (zero window) */
 	uint64_t buf_stall_closed;  /* reset for holding a buffer without progress */
 	uint64_t drop_syn_budget;   /* SYNs dropped while cookies were out, no token */
+	uint64_t pushes;            /* inputs that ended with a flush (lfe_tcp_conn_push) */
 };
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
 

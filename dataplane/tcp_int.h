@@ -134,6 +134,7 @@ struct lfe_tcp {
 	uint64_t cookie_until;     /* cookie ACKs are honoured until then */
 	struct lfe_tcp_admit adm;
 	bool shutting;
+	bool push;                  /* lfe_tcp_conn_push: flush at the end of this input */
 	struct lfe_tcp_stats st;
 };
 

@@ -77,7 +77,8 @@ struct step {
 /* peer opens port 0 with MSS 1460 and completes the handshake */
 #define HANDSHAKE SYN(0, 1460), SYNACK(0, 1000), IN(A, 1, 1, 0), OPENS(1), NONE
 
-enum app { APP_SILENT, APP_ECHO };
+/* APP_ECHO_PUSH: echoes and pushes (lfe_tcp_conn_push) each reply */
+enum app { APP_SILENT, APP_ECHO, APP_ECHO_PUSH };
 
 struct tcase {
 	const char *name;
@@ -141,12 +142,14 @@ static size_t cb_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *d, size_
 		n = sizeof(e->rx) - e->rx_len;
 	memcpy(e->rx + e->rx_len, d, n);
 	e->rx_len += n;
-	if (e->tc->app == APP_ECHO && n) {
+	if (e->tc->app != APP_SILENT && n) {
 		uint8_t up[4096];
 		size_t m = n < sizeof(up) ? n : sizeof(up);
 		for (size_t i = 0; i < m; i++)
 			up[i] = (uint8_t)(d[i] - 'a' + 'A');
 		lfe_tcp_send(c, up, m);
+		if (e->tc->app == APP_ECHO_PUSH)
+			lfe_tcp_conn_push(c);
 	}
 	return n;
 }
@@ -436,6 +439,12 @@ static const struct tcase cases[] = {
 	{"reply held back by a closed window: the delayed ACK still goes", APP_ECHO, .steps = {
 		HANDSHAKE, INW(A, 1, 1, 0, 0), INW(A, 1, 1, 50, 0), FLUSH, NONE, RX(50), ADV(30000), NONE,
 		ADV(15000), OUTW(A, 1, 51, 0, 4096), NONE, ADV(1000000), OUT(AP, 1, 51, 1), END}},
+	/* A pushed reply leaves at the end of the input that made it, no
+	 * flush: after the whole segment, so it acknowledges the FIN too. */
+	{"push: the reply leaves with its input", APP_ECHO_PUSH, .steps = {
+		HANDSHAKE, STAT(pushes, 0), IN(A, 1, 1, 50), OUTW(AP, 1, 51, 50, 4096), NONE,
+		STAT(pushes, 1), IN(A, 51, 51, 0), NONE, STAT(pushes, 1), IN(FA, 51, 51, 10),
+		OUT(AP, 51, 62, 10), NONE, STAT(pushes, 2), RX(60), FLUSH, NONE, END}},
 	{"pipelined_requests_coalesce", APP_ECHO, .steps = {
 		HANDSHAKE, IN(A, 1, 1, 30), IN(A, 31, 1, 40), FLUSH, OUT(AP, 1, 71, 70), NONE,
 		IN(A, 71, 71, 20), FLUSH, OUT(AP, 71, 91, 20), NONE, RX(90), END}},
