@@ -402,6 +402,11 @@ static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
 		int r = SSL_do_handshake(t->job.ssl);
 		int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(t->job.ssl, r);
 		clear_errors();
+		/* The step took tens of µs (a resumption) to ms (a full
+		 * handshake): its flight leaves once this segment is done, not
+		 * after the rest of the burst, whose handshakes would each add
+		 * their time to this client's round trip (tcp.h). */
+		lfe_tcp_conn_push(st->c);
 		return step_result(st, r, e);
 	}
 	if (BIO_ctrl_pending(t->rbio) == 0)

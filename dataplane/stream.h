@@ -56,7 +56,9 @@
  * busy. lfe_stream_fini() on a connection whose step is out cancels it
  * and leaves the TLS state to the offload, which frees it when it comes
  * back (lfe_tlsoff_cancelled counts them). Without core->off the steps
- * run inline (the comparison mode).
+ * run inline (the comparison mode), and each pushes its connection
+ * (lfe_tcp_conn_push): its flight leaves at the end of the segment that
+ * caused it, not after the rest of the burst's handshakes.
  *
  * DPDK-free (part of lfe_dpcore): unit-tested over the TCP test harness.
  * Thread rules: a stream belongs to its connection's lcore.

@@ -7,6 +7,10 @@
  * segments into the per-core stack → LDAP sessions (glue.c) write responses into the
  * connections' send buffers; verifier completions delivered; TCP timers;
  * lfe_tcp_flush so replies of the whole burst leave together; tx bursts.
+ * Except a TLS handshake flight made on this core (tens of µs to ms of
+ * work each): TCP emits it as its segment is done (lfe_tcp_conn_push) and
+ * it goes to the port before the next frame is handled, so one client's
+ * round trip does not grow by the handshakes of the rest of its burst.
  * No locks, no syscalls and no heap on this path: frames come from the
  * mbuf pool of the worker's socket, sessions from a preallocated pool, PDU
  * reassembly buffers from the session slot (≤ LFE_PDU_SMALL) or a bounded
@@ -374,7 +378,9 @@ static unsigned process_frames(struct lfe_worker *w, uint32_t pi, struct rte_mbu
 	/* In chunks of a burst: parse every frame, then (among many
 	 * connections, where each lookup misses) prefetch the TCP lookups of
 	 * the chunk in two passes (tcp.h), then handle each frame. */
-	const bool pf = lfe_tcp_stats(w->tcp)->conns_active >= LFE_PREFETCH_MIN_CONNS;
+	const struct lfe_tcp_stats *ts = lfe_tcp_stats(w->tcp);
+	const bool pf = ts->conns_active >= LFE_PREFETCH_MIN_CONNS;
+	uint64_t pushes = ts->pushes;
 	for (uint32_t base = 0; base < n; base += LFE_BURST) {
 		struct lfe_net_pkt pkt[LFE_BURST];
 		int kind[LFE_BURST];
@@ -400,6 +406,14 @@ static unsigned process_frames(struct lfe_worker *w, uint32_t pi, struct rte_mbu
 			if (!handle_frame(w, pi, pk[base + i], kind[i], &pkt[i]))
 				dead[nd++] = pk[base + i];
 			w->peek[i & 1].pw = NULL;
+			if (ts->pushes != pushes) {
+				/* A handshake flight made inline (tcp.h,
+				 * lfe_tcp_conn_push): to the wire now, not
+				 * after the burst's other handshakes. */
+				pushes = ts->pushes;
+				for (uint32_t q = 0; q < w->d->n_ports; q++)
+					flush_port(w, q);
+			}
 		}
 	}
 	if (nd)

@@ -22,7 +22,9 @@
  * comes back (ASan: no leak, no use after free); a full worker queue and a
  * client's full share refuse the handshake with RST, counted busy; an
  * idle TLS connection holds no plaintext buffer (server memory per idle
- * connection, measured with mallinfo2, printed and bounded).
+ * connection, measured with mallinfo2, printed and bounded); a handshake
+ * flight made inline leaves with the segment that caused it, not at the
+ * end of the burst.
  */
 #include "dataplane/stream.h"
 
@@ -878,6 +880,68 @@ static void test_tls_busy(void)
 	tenv_fini(&e);
 }
 
+/* The client's next flight, with a WhoAmI when its handshake is done by
+ * then (TLS 1.3; a resumed TLS 1.2 handshake, where the client finishes
+ * last), sent as one segment without a server flush: what the server's
+ * inline step made (and the answer) must be out once the input returns,
+ * not at the end of the burst (lfe_tcp_conn_push). */
+static void flight(struct tenv *e, struct tconn *k, const char *what)
+{
+	uint8_t req[64];
+	struct bb b = { .b = req, .n = 0 };
+	uint32_t rx = k->rx;
+	size_t w;
+
+	if (SSL_do_handshake(k->ssl) == 1) {
+		req_whoami(&b, 1);
+		CHECK(SSL_write_ex(k->ssl, b.b, b.n, &w) == 1, "%s: client write", what);
+	}
+	ERR_clear_error();
+	tsend(e, k);
+	CHECK(k->rx > rx, "%s: the server's flight waited for the flush", what);
+	if (b.n) {
+		tclient(e, k);
+		CHECK(k->app_len > 0, "%s: the answer waited for the flush", what);
+	}
+}
+
+/* Inline handshake steps in one burst (two clients, no flush between
+ * their segments): each step's flight leaves with the segment that
+ * caused it; a resumed TLS 1.2 handshake (the bench's resumed12) too. */
+static void test_tls_flight(int max_version)
+{
+	const char *v = max_version ? "TLS 1.2" : "TLS 1.3";
+	struct tenv e;
+	tenv_init(&e, 0, 8, 8, 16384);
+	const struct lfe_tcp_stats *ts = lfe_tcp_stats(e.t);
+	struct tconn *a = tconnect(&e, RADDR, max_version);
+	struct tconn *b = tconnect(&e, RADDR + 1, max_version);
+	uint64_t p0 = ts->pushes;
+	flight(&e, a, "first flight, a");
+	flight(&e, b, "first flight, b");
+	flight(&e, a, "last flight, a");
+	flight(&e, b, "last flight, b");
+	tclient(&e, a);   /* TLS 1.2: the server finished last */
+	tclient(&e, b);
+	CHECK(SSL_is_init_finished(a->ssl) && SSL_is_init_finished(b->ssl) &&
+	      e.core->st.handshakes == 2, "flight %s: %llu handshakes", v,
+	      (unsigned long long)e.core->st.handshakes);
+	CHECK(ts->pushes - p0 == 4, "flight %s: %llu pushes", v, (unsigned long long)(ts->pushes - p0));
+	if (max_version == TLS1_2_VERSION) {
+		SSL_SESSION *sess = SSL_get1_session(a->ssl);
+		struct tconn *c = tconnect(&e, RADDR + 2, max_version);
+		CHECK(sess && SSL_set_session(c->ssl, sess) == 1, "flight: no session to resume");
+		SSL_SESSION_free(sess);
+		flight(&e, c, "resumed, first flight");
+		flight(&e, c, "resumed, last flight");
+		CHECK(e.core->st.resumed == 1 && SSL_session_reused(c->ssl), "flight: %llu resumed",
+		      (unsigned long long)e.core->st.resumed);
+	}
+	printf("flight %s (%s records): %llu inline steps, each flight out with its segment\n", v,
+	       e.core->st.handover ? "ldapfe" : "OpenSSL", (unsigned long long)(ts->pushes - p0));
+	tenv_fini(&e);
+}
+
 /* Server memory held by an idle TLS connection (handshake done, a bind
  * answered, nothing waiting): no plaintext buffer, no record buffers. */
 static void test_tls_idle_memory(void)
@@ -1011,6 +1075,8 @@ int main(void)
 	for (int l = 0; l < 2; l++) {
 		rec_layer = l == 1;
 		test_tls_session("tls inline", 0, 0);
+		test_tls_flight(0);
+		test_tls_flight(TLS1_2_VERSION);
 		test_tls_session("tls offloaded", 2, 0);
 		test_tls_session("tls 1.2 offloaded", 1, TLS1_2_VERSION);
 		test_tls_cancel();
