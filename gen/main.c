@@ -204,6 +204,10 @@ struct gen {
 	struct gconn *c;          /* the run's array; ours are c_lo .. c_hi-1 */
 	uint32_t c_lo, c_hi;
 	struct idxq ready, reconnect;
+	/* A TLS handshake step ran in this segment's callbacks (tens of µs):
+	 * its flight, and the first bind when it finished, leave before the
+	 * next frame is handled (tcp_in). */
+	bool flight;
 	bool measuring;           /* binds are issued only between start and end */
 	bool stopping;            /* no new binds or connections */
 	uint64_t rng;
@@ -405,6 +409,7 @@ static int gen_on_open(void *ctx, struct lfe_tcp_conn *tc)
 		c->tls = lfe_tlsc_conn_new(g->tlsc, c->idx);
 		if (!c->tls || !tls_flush(c))
 			return -ENOMEM;
+		g->flight = true;   /* the ClientHello */
 	}
 	if (g->measuring || g->o.wl == LFE_WL_HOLD)
 		lfe_hist_add(&g->lat_conn, g->now_tsc - c->t_syn);
@@ -565,6 +570,8 @@ static size_t tls_on_data(struct gen *g, struct gconn *c, const uint8_t *data, s
 
 	if (lfe_tlsc_failed(c->tls))
 		return len;   /* closing after a failure, counted once */
+	if (!lfe_tlsc_up(c->tls))
+		g->flight = true;
 	int rc = lfe_tlsc_input(c->tls, data, len, tls_plain, &a);
 
 	tls_flush(c);   /* handshake messages, alerts */
@@ -916,6 +923,24 @@ static inline unsigned port_verdict(const struct gen *g, const struct rte_mbuf *
 	return g->port_rx_csum ? lfe_mbuf_rx_csum(m) : 0;
 }
 
+/* One segment into TCP. Replies otherwise wait for the end of the turn,
+ * leaving in one tx burst with the rest of its frames; but a turn of TLS
+ * handshakes takes a burst's worth of them (32 frames, ~1 ms), and
+ * holding every flight until then makes both sides take turns instead of
+ * working at once: what a handshake step made (and the bind issue()
+ * queues when it finished one) leaves as soon as it is made, as
+ * independent clients' would. */
+static void tcp_in(struct gen *g, const struct lfe_tcp_seg *seg)
+{
+	lfe_tcp_input(g->tcp, seg, g->now_us);
+	if (g->flight) {
+		g->flight = false;
+		issue(g);
+		lfe_tcp_flush(g->tcp, g->now_us);
+		tx_flush(g);
+	}
+}
+
 /* noinline: profilers count the turns that received something as its calls
  * (tests/bench/callgrind-gen.sh); called only with n > 0. */
 __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbuf **rx, uint16_t n,
@@ -948,7 +973,7 @@ __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbu
 		if (kind == LFE_NET_TCP && is_flood_ip(g, pkt.daddr))
 			flood_input(g, &pkt.seg);
 		else if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
-			lfe_tcp_input(g->tcp, &pkt.seg, g->now_us);
+			tcp_in(g, &pkt.seg);
 		else if (kind == LFE_NET_ARP)
 			handle_arp(g, &pkt);
 		else
