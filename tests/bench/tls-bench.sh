@@ -204,7 +204,9 @@ PYEOF
 # binds are in flight at the end; the persistent rows' CONNS handshakes
 # count in the window); prints, from lfe_tcp_input inclusive (TCP in, TLS,
 # LDAP, store, the answer queued; not the segments out, whose flush also
-# runs on idle polls): instructions per bind without the handshakes, and
+# runs on idle polls, except a handshake step's flight, which the input
+# itself pushes out: a few hundred instructions on the ~1M of a
+# handshake): instructions per bind without the handshakes, and
 # instructions per handshake (SSL_do_handshake inclusive / handshakes the
 # generator completed). A loaded machine does not disturb these counts.
 # Handshakes run inline here ([tls] handshake_threads = 0): only the
