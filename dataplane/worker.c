@@ -69,7 +69,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"steered_out", "steered_in",
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
 	"tcp_drop_paws", "tcp_sack_rexmits",
-	"tcp_syn_budget_dropped",
+	"tcp_syn_budget_dropped", "tcp_pushes",
 	"tcp_sndbuf_pool_empty", "tcp_rcvbuf_pool_empty", "tcp_buf_stall_closed",
 	"tcp_sndbufs_used", "tcp_rcvbufs_used",
 	"conns_src_capped", "conns_evicted", "conns_idle_closed",
@@ -533,6 +533,7 @@ static void publish(struct lfe_worker *w)
 	w->st.tcp_syncookies = ts->syncookies_sent;
 	w->st.conns_src_capped = ts->drop_src_cap;
 	w->st.tcp_syn_budget_dropped = ts->drop_syn_budget;
+	w->st.tcp_pushes = ts->pushes;
 	w->st.conns_evicted = ts->evicted;
 	w->st.conns_idle_closed = ts->idle_closed;
 	w->st.conns_table_full = ts->drop_table_full;

@@ -70,6 +70,7 @@ struct lfe_wstats {
 	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
 	uint64_t tcp_drop_paws, tcp_sack_rexmits;   /* RFC 7323 PAWS drops, SACK-driven resends */
 	uint64_t tcp_syn_budget_dropped;   /* SYNs dropped while cookies were out (tcp.h syn_rate) */
+	uint64_t tcp_pushes;   /* inline handshake flights sent before the burst's end (lfe_tcp_conn_push) */
 	/* per-core TCP buffer pools: waits on a dry pool (send room, receive
 	 * buffer → zero window), resets for holding a buffer without progress,
 	 * buffers held now (gauges) */
