@@ -217,6 +217,11 @@ static void test_tcp_options(void)
 		{ "eol stops", { 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, -1 },
 		{ "ws capped at 14", { 3, 3, 20, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, 14 },
 		{ "sackok+ts", { 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		/* The fast path (NOP NOP TS) and what only looks like it. */
+		{ "nop+nop+ts", { 1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		{ "nop+nop+ts bad length", { 1, 1, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8 }, 0, 0, 0 },
+		{ "nop+nop+ts overruns", { 1, 1, 8, 11, 1, 2, 3, 4, 5, 6, 7, 8 }, 0, 0, 0 },
+		{ "nop+nop+unknown", { 1, 1, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
 		{ "sack block", { 5, 10, 0, 0, 0, 1, 0, 0, 0, 9, 1, 1 }, 1, 0, -1 },
 		{ "sack bad length", { 5, 9, 0, 0, 0, 1, 0, 0, 0, 9, 1, 1 }, 0, 0, 0 },
 		{ "sack empty", { 5, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 0, 0, 0 },
@@ -250,6 +255,11 @@ static void test_tcp_options(void)
 			if (cases[i].opts[0] == 5)
 				CHECK(p.seg.n_sack == 1 && p.seg.sack[0].start == 1 && p.seg.sack[0].end == 9,
 				      "sack edges");
+			if (cases[i].opts[0] == 1 && cases[i].opts[2] == 8)
+				CHECK(p.seg.opts == LFE_TCP_OPT_TS && p.seg.tsval == 0x01020304u &&
+				      p.seg.tsecr == 0x05060708u && p.seg.n_sack == 0, "nop+nop+ts parsed");
+			if (cases[i].opts[0] == 1 && cases[i].opts[2] == 9)
+				CHECK(p.seg.opts == 0, "unknown kind skipped");
 			if (cases[i].opts[0] == 4)
 				CHECK(p.seg.opts == (LFE_TCP_OPT_SACK_PERM | LFE_TCP_OPT_TS) &&
 				      p.seg.tsval == 0x01020304u, "sackok+ts parsed");
