@@ -205,6 +205,7 @@ struct gen {
 	uint32_t c_lo, c_hi;
 	struct idxq ready, reconnect;
 	bool measuring;           /* binds are issued only between start and end */
+	bool unpaced;             /* --rate max, binds only (next_bind sends at once) */
 	bool stopping;            /* no new binds or connections */
 	uint64_t rng;
 	bool shares;              /* wrong or unknown shares asked */
@@ -382,6 +383,22 @@ static void ready_push(struct gen *g, struct gconn *c)
 	}
 }
 
+static void send_bind(struct gen *g, struct gconn *c);
+
+/* c may bind again. Unpaced (--rate max, cleartext, measuring) the bind
+ * goes at once, from inside the TCP callback (on_open, on_data: the send
+ * ring takes it there as the daemon's answers do), carrying the ACK of
+ * what just came: the same turn and the same clock as issue() would send
+ * it, without the ready queue's push and pop or a delayed-ACK timer filed
+ * for nothing. Paced, over TLS, or before the start: queued for issue(). */
+static void next_bind(struct gen *g, struct gconn *c)
+{
+	if (g->unpaced && g->measuring && !g->stopping && !c->tls)
+		send_bind(g, c);
+	else
+		ready_push(g, c);
+}
+
 static void leave_wait(struct gen *g, struct gconn *c)
 {
 	if (c->st == CS_WAIT) {
@@ -421,7 +438,7 @@ static int gen_on_open(void *ctx, struct lfe_tcp_conn *tc)
 	else
 		c->left = g->o.binds_per_conn ? g->o.binds_per_conn : UINT32_MAX;
 	if (c->left && !c->tls)
-		ready_push(g, c);
+		next_bind(g, c);
 	return 0;
 }
 
@@ -467,7 +484,7 @@ static void bind_done(struct gen *g, struct gconn *c)
 		if (g->o.wl != LFE_WL_HOLD || g->stopping)
 			end_session(g, c);
 	} else {
-		ready_push(g, c);
+		next_bind(g, c);
 	}
 }
 
@@ -1694,6 +1711,7 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 		g->flood_cap = fmax(1.0, rate / 100.0);   /* bursts of at most 10 ms */
 	}
 	g->shares = g->o.wrong_pct + g->o.unknown_pct > 0;
+	g->unpaced = !(g->o.rate > 0) && g->o.wl != LFE_WL_SYNFLOOD;
 	g->dist = &r->dist;
 	g->bt = r->bt;
 	g->tlsc = r->tlsc;
