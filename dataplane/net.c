@@ -263,8 +263,13 @@ static int parse_tcp(const uint8_t *f, unsigned rx_csum, struct lfe_net_pkt *pkt
 	if ((rx_csum & LFE_NET_RX_L4_BAD) ||
 	    (!(rx_csum & LFE_NET_RX_L4_GOOD) && lfe_tcp_csum(pkt->saddr, pkt->daddr, t, n) != 0))
 		return fail(pkt, LFE_DROP_TCP_CSUM, -EINVAL);
-	memset(seg, 0, sizeof(*seg));
+	/* Every field but sack[] (read only up to n_sack, which starts at 0):
+	 * zeroing all 80 bytes cost more than the fields. */
+	seg->mss = 0;
 	seg->wscale = -1;
+	seg->opts = 0;
+	seg->n_sack = 0;
+	seg->tsval = seg->tsecr = 0;
 	seg->raddr = pkt->saddr;
 	seg->laddr = pkt->daddr;
 	seg->rport = rd16(t);

@@ -291,17 +291,28 @@ static void emit(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 static void seg_of(const struct lfe_tcp *t, const struct lfe_tcp_conn *c, struct lfe_tcp_seg *s,
 		   uint32_t seq, uint8_t flags)
 {
-	*s = (struct lfe_tcp_seg){
-		.laddr = c->laddr, .raddr = c->raddr, .lport = c->lport, .rport = c->rport,
-		.seq = seq, .ack = (flags & LFE_TCP_ACK) ? c->rcv_nxt : 0,
-		.win = (flags & LFE_TCP_SYN) ? (uint16_t)min32(rwnd(t, c), MAX_WIN) :
-		       (uint16_t)(rwnd(t, c) >> c->rcv_ws),
-		.flags = flags, .wscale = -1,
-	};
+	/* Field by field: an initializer would zero sack[] too (input only,
+	 * read up to n_sack), every segment out. */
+	s->laddr = c->laddr;
+	s->raddr = c->raddr;
+	s->lport = c->lport;
+	s->rport = c->rport;
+	s->seq = seq;
+	s->ack = (flags & LFE_TCP_ACK) ? c->rcv_nxt : 0;
+	s->win = (flags & LFE_TCP_SYN) ? (uint16_t)min32(rwnd(t, c), MAX_WIN) : (uint16_t)(rwnd(t, c) >> c->rcv_ws);
+	s->flags = flags;
+	s->mss = 0;
+	s->wscale = -1;
+	s->n_sack = 0;
+	s->payload = NULL;
+	s->len = 0;
 	if (c->flags & F_TS) {
 		s->opts = LFE_TCP_OPT_TS;
 		s->tsval = ts_now(t, c);
 		s->tsecr = c->ts_recent;
+	} else {
+		s->opts = 0;
+		s->tsval = s->tsecr = 0;
 	}
 }
 
