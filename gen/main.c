@@ -471,8 +471,9 @@ static int32_t want_code(const struct gconn *c)
 }
 
 /* c's outstanding bind was answered (rightly or not): the latency, then
- * the next bind or the end of the session. */
-static void bind_done(struct gen *g, struct gconn *c)
+ * the next bind or the end of the session. Inline into take_responses:
+ * once a bind. */
+static inline __attribute__((always_inline)) void bind_done(struct gen *g, struct gconn *c)
 {
 	uint64_t dt = g->now_tsc - c->t_req;
 
@@ -695,7 +696,8 @@ static uint64_t rnd_cb(void *g)
  * number u) into its send ring: in clear built in place when the ring's
  * contiguous room takes it (no copy), else built aside and queued (TLS:
  * through the record layer). 0, or -ENOBUFS when the ring did not take it. */
-static int queue_bind(struct gen *g, struct gconn *c, uint32_t du, uint32_t u)
+static inline __attribute__((always_inline)) int queue_bind(struct gen *g, struct gconn *c, uint32_t du,
+								 uint32_t u)
 {
 	uint8_t pdu[LFE_GEN_PDU_MAX];
 	bool wrong = c->kind == BK_WRONG;
