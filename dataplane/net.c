@@ -60,11 +60,12 @@ static inline void wr32(uint8_t *p, uint32_t v)
  * all-zero sum), so a sum taken in chunks equals the sum taken at once. */
 static inline uint32_t fold16(uint64_t s)
 {
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffu) + (s >> 16);
-	s = (s & 0xffffu) + (s >> 16);
-	return (uint32_t)((s & 0xffffu) + (s >> 16));
+	/* 64 -> 32 with the end-around carry (add, adc): at most 2^32 - 1;
+	 * then 32 -> 16 twice: at most 0x1fffe, then 0xffff. */
+	uint32_t hi = (uint32_t)(s >> 32), x = (uint32_t)s + hi;
+	x += x < hi;
+	x = (x & 0xffffu) + (x >> 16);
+	return (x & 0xffffu) + (x >> 16);
 }
 
 /* A 16-bit sum of host-order words, as the sum of network-order words. */
