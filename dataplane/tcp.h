@@ -68,7 +68,7 @@ struct lfe_tcp_seg {
 	uint8_t opts;            /* LFE_TCP_OPT_* present */
 	uint8_t n_sack;          /* SACK blocks in sack[] (input only) */
 	uint32_t tsval, tsecr;   /* RFC 7323 timestamps, when LFE_TCP_OPT_TS */
-	struct { uint32_t start, end; } sack[4];   /* RFC 2018 blocks, as received */
+	struct { uint32_t start, end; } sack[4];   /* RFC 2018 blocks, as received (the first n_sack set) */
 	const uint8_t *payload;
 	uint16_t len;
 };

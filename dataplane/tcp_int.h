@@ -172,8 +172,36 @@ int lfe_tcp_table_init(struct lfe_tcp *t);
 void lfe_tcp_table_fini(struct lfe_tcp *t);
 /* Bytes of table per connection slot (control block, hash, lists, ...). */
 size_t lfe_tcp_table_per_conn(const struct lfe_tcp *t);
-struct lfe_tcp_conn *lfe_tcp_lookup(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
-				    uint32_t raddr, uint16_t rport);
+
+/* The table hash runs once per segment, so it is one keyed 64x64→128
+ * multiply-fold rather than SipHash; the key keeps collisions unplannable. */
+static inline uint64_t lfe_tcp_tuple_hash(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
+					  uint32_t raddr, uint16_t rport)
+{
+	uint64_t a = ((uint64_t)raddr << 32 | laddr) ^ t->hk0;
+	uint64_t b = ((uint64_t)rport << 16 | lport) ^ t->hk1;
+	__uint128_t m = (__uint128_t)a * b;
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+
+/* The connection of a 4-tuple, or NULL. Inline: lfe_tcp_input runs it for
+ * every segment. */
+static inline struct lfe_tcp_conn *lfe_tcp_lookup(const struct lfe_tcp *t, uint32_t laddr,
+						   uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+	uint32_t tag = (uint32_t)(lfe_tcp_tuple_hash(t, laddr, lport, raddr, rport) >> 32);
+	for (uint32_t i = tag & t->hmask;; i = (i + 1) & t->hmask) {
+		uint64_t e = t->htab[i];
+		if (!e)
+			return NULL;
+		if ((uint32_t)(e >> 32) == tag) {
+			struct lfe_tcp_conn *c = &t->conns[(uint32_t)e - 1];
+			if (c->laddr == laddr && c->raddr == raddr && c->lport == lport && c->rport == rport)
+				return c;
+		}
+	}
+}
+
 void lfe_tcp_hash_insert(struct lfe_tcp *t, struct lfe_tcp_conn *c);
 void lfe_tcp_hash_remove(struct lfe_tcp *t, struct lfe_tcp_conn *c);
 /* A free slot (zeroed but for idx and gen; its links unlinked), or NULL. */

@@ -20,25 +20,14 @@
 #include <errno.h>
 #include <string.h>
 
-/* The table hash runs once per segment, so it is one keyed 64x64→128
- * multiply-fold rather than SipHash; the key keeps collisions unplannable. */
-static inline uint64_t tuple_hash(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
-				  uint32_t raddr, uint16_t rport)
-{
-	uint64_t a = ((uint64_t)raddr << 32 | laddr) ^ t->hk0;
-	uint64_t b = ((uint64_t)rport << 16 | lport) ^ t->hk1;
-	__uint128_t m = (__uint128_t)a * b;
-	return (uint64_t)m ^ (uint64_t)(m >> 64);
-}
-
 static inline uint32_t seg_tag(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 {
-	return (uint32_t)(tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
+	return (uint32_t)(lfe_tcp_tuple_hash(t, s->laddr, s->lport, s->raddr, s->rport) >> 32);
 }
 
 static inline uint32_t conn_tag(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
 {
-	return (uint32_t)(tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
+	return (uint32_t)(lfe_tcp_tuple_hash(t, c->laddr, c->lport, c->raddr, c->rport) >> 32);
 }
 
 /* Sizes of the parts, for init, fini and accounting. */
@@ -147,23 +136,8 @@ void lfe_tcp_slot_put(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	t->free_stack[t->n_free++] = c->idx;
 }
 
-/* ---- the 4-tuple hash: open addressing, (tag, idx + 1) words ---- */
-
-struct lfe_tcp_conn *lfe_tcp_lookup(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport,
-				    uint32_t raddr, uint16_t rport)
-{
-	uint32_t tag = (uint32_t)(tuple_hash(t, laddr, lport, raddr, rport) >> 32);
-	for (uint32_t i = tag & t->hmask;; i = (i + 1) & t->hmask) {
-		uint64_t e = t->htab[i];
-		if (!e)
-			return NULL;
-		if ((uint32_t)(e >> 32) == tag) {
-			struct lfe_tcp_conn *c = &t->conns[(uint32_t)e - 1];
-			if (c->laddr == laddr && c->raddr == raddr && c->lport == lport && c->rport == rport)
-				return c;
-		}
-	}
-}
+/* ---- the 4-tuple hash: open addressing, (tag, idx + 1) words (the
+ * hash and the lookup are in tcp_int.h, inline into lfe_tcp_input) ---- */
 
 void lfe_tcp_prefetch_hash(const struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 {

@@ -217,6 +217,11 @@ static void test_tcp_options(void)
 		{ "eol stops", { 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, -1 },
 		{ "ws capped at 14", { 3, 3, 20, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 1, 0, 14 },
 		{ "sackok+ts", { 4, 2, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		/* The fast path (NOP NOP TS) and what only looks like it. */
+		{ "nop+nop+ts", { 1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
+		{ "nop+nop+ts bad length", { 1, 1, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8 }, 0, 0, 0 },
+		{ "nop+nop+ts overruns", { 1, 1, 8, 11, 1, 2, 3, 4, 5, 6, 7, 8 }, 0, 0, 0 },
+		{ "nop+nop+unknown", { 1, 1, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8 }, 1, 0, -1 },
 		{ "sack block", { 5, 10, 0, 0, 0, 1, 0, 0, 0, 9, 1, 1 }, 1, 0, -1 },
 		{ "sack bad length", { 5, 9, 0, 0, 0, 1, 0, 0, 0, 9, 1, 1 }, 0, 0, 0 },
 		{ "sack empty", { 5, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 0, 0, 0 },
@@ -250,6 +255,11 @@ static void test_tcp_options(void)
 			if (cases[i].opts[0] == 5)
 				CHECK(p.seg.n_sack == 1 && p.seg.sack[0].start == 1 && p.seg.sack[0].end == 9,
 				      "sack edges");
+			if (cases[i].opts[0] == 1 && cases[i].opts[2] == 8)
+				CHECK(p.seg.opts == LFE_TCP_OPT_TS && p.seg.tsval == 0x01020304u &&
+				      p.seg.tsecr == 0x05060708u && p.seg.n_sack == 0, "nop+nop+ts parsed");
+			if (cases[i].opts[0] == 1 && cases[i].opts[2] == 9)
+				CHECK(p.seg.opts == 0, "unknown kind skipped");
 			if (cases[i].opts[0] == 4)
 				CHECK(p.seg.opts == (LFE_TCP_OPT_SACK_PERM | LFE_TCP_OPT_TS) &&
 				      p.seg.tsval == 0x01020304u, "sackok+ts parsed");
@@ -561,12 +571,42 @@ static void test_checksum_reference(void)
 	}
 }
 
+/* Segments built with every payload length to 300 at every alignment of
+ * the source, with and without timestamps: the bytes where they belong,
+ * and a TCP sum the parse accepts (the word loop's tail cases, 0..7 bytes
+ * after the 32- and 8-byte steps, on the building side). */
+static void test_build_payloads(void)
+{
+	static uint8_t src[320], f[512];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 151u + 7u);
+	for (int ts = 0; ts < 2; ts++) {
+		for (size_t off = 0; off < 8; off++) {
+			for (uint16_t len = 0; len <= 300; len++) {
+				struct lfe_tcp_seg s = {
+					.laddr = IP(10, 99, 0, 2), .raddr = IP(10, 99, 0, 1), .lport = 40000,
+					.rport = 389, .seq = 1, .ack = 2, .win = 512, .flags = LFE_TCP_ACK,
+					.wscale = -1, .opts = ts ? LFE_TCP_OPT_TS : 0, .tsval = 0xfffefdfcu,
+					.tsecr = 0x01020304u, .payload = src + off, .len = len,
+				};
+				ssize_t n = lfe_net_build_tcp(f, sizeof(f), MAC1, MAC2, &s, 7);
+				size_t hl = 34u + 20u + (ts ? 12u : 0u);
+				struct lfe_net_pkt p;
+				CHECK(n >= (ssize_t)(hl + len) && memcmp(f + hl, src + off, len) == 0, "payload %u", len);
+				CHECK(lfe_net_parse(f, (size_t)n, &p) == LFE_NET_TCP && p.seg.len == len,
+				      "built frame parses: len %u off %zu ts %d drop %d", len, off, ts, p.drop);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	test_checksum_vectors();
 	test_checksum_reference();
 	test_parse_reference();
 	test_build_tcp();
+	test_build_payloads();
 	test_corruptions();
 	test_tcp_options();
 	test_arp();
