@@ -143,6 +143,9 @@ PYEOF
 # full resumed" (ops: binds/s for persistent, sessions/s for session).
 one() {
 	local cert=$1 wl=$2; shift 2
+	# A daemon that died (DPDK 22.11's memif PMD can fault when its peer
+	# disconnects) leaves its socket behind, and the next could not bind it.
+	rm -f "$SOCK"
 	ip netns exec "$NS" "$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
 		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
 	LFE_PID=$!
@@ -214,7 +217,7 @@ PYEOF
 # counted at all. The annotations stay in WORK/cg-*.txt.
 cg() {
 	local cert=$1 wl=$2 conns=$3 rate=$4; shift 4
-	rm -f "$WORK"/cg.out.*
+	rm -f "$WORK"/cg.out.* "$SOCK"
 	sed '/^\[tls\]$/a handshake_threads = 0' "$WORK/$cert.conf" > "$WORK/$cert-cg.conf"
 	ip netns exec "$NS" valgrind --tool=callgrind --collect-atstart=no \
 		--toggle-collect=lfe_worker_main --callgrind-out-file="$WORK/cg.out.%p" \
