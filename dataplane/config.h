@@ -47,8 +47,9 @@
  *             require_tls), ca [none], verify_client = none | optional |
  *             require [none; needs ca: a client certificate asked for,
  *             verified against ca, and (require) needed for the handshake],
- *             protocol_min = 1.2 | 1.3 [1.2], ciphers [OpenSSL's: the TLS
- *             1.2 list], ciphersuites [OpenSSL's: TLS 1.3], ticket_lifetime
+ *             protocol_min = 1.2 | 1.3 [1.2], ciphers [the TLS 1.2 list;
+ *             LFE_TLS_CIPHERS_DEFAULT: ECDHE AEAD], ciphersuites [TLS 1.3;
+ *             LFE_TLS_CIPHERSUITES_DEFAULT], ticket_lifetime
  *             [7200 s, ≤ 7 days; 0 = no session tickets, no resumption],
  *             record_layer = ldapfe | openssl [ldapfe: established TLS 1.3
  *             AES-GCM / ChaCha20 connections use dataplane/tlsrec.c's

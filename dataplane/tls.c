@@ -335,8 +335,9 @@ static int set_policy(struct lfe_tls *t, const struct lfe_tls_opts *o, char *err
 		snprintf(err, errlen, "[tls] protocol_min: 1.2 or 1.3");
 		return -EINVAL;
 	}
-	if (set(o->ciphers) && SSL_CTX_set_cipher_list(ctx, o->ciphers) != 1) {
-		fail(err, errlen, "ciphers", o->ciphers, "no TLS 1.2 cipher in the list");
+	const char *ciphers = set(o->ciphers) ? o->ciphers : LFE_TLS_CIPHERS_DEFAULT;
+	if (SSL_CTX_set_cipher_list(ctx, ciphers) != 1) {
+		fail(err, errlen, "ciphers", ciphers, "no TLS 1.2 cipher in the list");
 		return -EINVAL;
 	}
 	if (SSL_CTX_set_ciphersuites(ctx, set(o->ciphersuites) ? o->ciphersuites

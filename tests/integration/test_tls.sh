@@ -79,6 +79,23 @@ for v in 1_2 1_3; do
 	lfe_eq "s_client TLS ${v/_/.}" "$got" "TLSv${v/_/.}"
 done
 
+# The default TLS 1.2 list (no [tls] ciphers): ECDHE with AEAD only, the
+# server's order (AES-128-GCM first) over the client's; CBC and RSA key
+# transport get no handshake.
+c12() {
+	lfe_cli timeout 10 openssl s_client -connect "$LFE_SADDR:636" -tls1_2 -CAfile "$P/ca.crt" \
+		-verify_return_error -cipher "$1" </dev/null 2>&1 |
+		awk '/^New, .*Cipher is/ { print $NF; exit }' || true
+}
+lfe_eq "TLS 1.2 default order" "$(c12 ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256)" \
+	"ECDHE-ECDSA-AES128-GCM-SHA256"
+lfe_eq "TLS 1.2 default: ChaCha20" "$(c12 ECDHE-ECDSA-CHACHA20-POLY1305)" "ECDHE-ECDSA-CHACHA20-POLY1305"
+for c in ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA384 AES128-GCM-SHA256; do
+	got=$(c12 "$c")
+	[[ -z $got || $got == "(NONE)" ]] || lfe_fail "TLS 1.2 default list took $c: $got"
+done
+lfe_log "ok: TLS 1.2 default list refuses CBC and RSA key transport"
+
 # python3-ldap3 with certificate validation.
 got=$(lfe_py '
 import ssl, sys
