@@ -190,11 +190,23 @@ static TGT inline void aes_block4(const struct lfe_aesgcm *g, __m128i *x)
 		x[b] = _mm_aesenclast_si128(x[b], k);
 }
 
+/* The keystream of the next four counter blocks; *rev (the counter
+ * block byte-reversed, its big-endian 32-bit counter in lane 0) moves on
+ * by four: one PADDD each is GCM's inc32 (mod 2^32). */
+static TGT inline void keystream4(const struct lfe_aesgcm *g, __m128i *rev, __m128i ks[4])
+{
+	const __m128i one = _mm_set_epi32(0, 0, 0, 1);
+	for (unsigned b = 0; b < 4; b++) {
+		ks[b] = bswap128(*rev);
+		*rev = _mm_add_epi32(*rev, one);
+	}
+	aes_block4(g, ks);
+}
+
 /* CTR from J0 + 1 (counter 2 on): out = in xor keystream, four blocks at
  * a time, the last 1 to 63 bytes in one more pass (in-place safe:
- * each block is read before it is written). The counter block lives in a register,
- * byte-reversed so that the big-endian 32-bit counter is lane 0: one
- * PADDD is GCM's inc32 (mod 2^32), one PSHUFB turns it back. */
+ * each block is read before it is written). The counter block lives in a
+ * register (keystream4), not in bytes stored and read back as a vector. */
 static TGT void ctr(const struct lfe_aesgcm *g, const uint8_t nonce[LFE_AESGCM_NONCE],
 		    const uint8_t *in, size_t n, uint8_t *out)
 {
@@ -203,15 +215,10 @@ static TGT void ctr(const struct lfe_aesgcm *g, const uint8_t nonce[LFE_AESGCM_N
 	cb[12] = cb[13] = cb[14] = 0;
 	cb[15] = 2;
 	__m128i rev = bswap128(_mm_loadu_si128((const __m128i *)(void *)cb));
-	const __m128i one = _mm_set_epi32(0, 0, 0, 1);
 
 	for (; n >= 64; in += 64, out += 64, n -= 64) {
 		__m128i ks[4];
-		for (unsigned b = 0; b < 4; b++) {
-			ks[b] = bswap128(rev);
-			rev = _mm_add_epi32(rev, one);
-		}
-		aes_block4(g, ks);
+		keystream4(g, &rev, ks);
 		for (unsigned b = 0; b < 4; b++) {
 			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(in + 16 * b));
 			_mm_storeu_si128((__m128i *)(void *)(out + 16 * b), _mm_xor_si128(x, ks[b]));
@@ -225,11 +232,7 @@ static TGT void ctr(const struct lfe_aesgcm *g, const uint8_t nonce[LFE_AESGCM_N
 	if (n <= 16) {
 		ks[0] = aes_block(g, bswap128(rev));
 	} else {
-		for (unsigned b = 0; b < 4; b++) {
-			ks[b] = bswap128(rev);
-			rev = _mm_add_epi32(rev, one);
-		}
-		aes_block4(g, ks);
+		keystream4(g, &rev, ks);
 	}
 	unsigned b = 0;
 	for (; n >= 16; b++, in += 16, out += 16, n -= 16) {
