@@ -125,6 +125,7 @@ struct counters {
 	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
 	struct lfe_gen_rxcsum_ct rxc;  /* received checksums: checked, by the port, bad */
 	uint64_t busy_cycles;          /* polls that received or sent something */
+	uint64_t busy_turns;           /* and how many such polls */
 	uint64_t handed_off, handoff_drops;   /* segments passed to their owner lcore */
 	/* the flood: SYNs the port took, SYNs it refused (ring full), answers back */
 	uint64_t flood_syns, flood_tx_drops, flood_synacks, flood_rsts;
@@ -1054,8 +1055,10 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	 * Timed to the next turn's clock read, not a read of its own here: a
 	 * TSC read costs ~22 ns on the benchmark VM, and a busy turn at full
 	 * speed carries only a few binds. */
-	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0)
+	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0) {
 		g->busy_t0 = t0;
+		g->ct.busy_turns++;
+	}
 }
 
 static uint64_t errors_total(const struct counters *c)
@@ -1364,8 +1367,9 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 		binds, c->binds_sent, c->binds_ok, c->binds_invalid, c->sessions);
 	fprintf(f, "  \"binds_per_s\": %.1f, \"sessions_per_s\": %.1f,\n", (double)binds / secs,
 		(double)c->sessions / secs);
-	fprintf(f, "  \"gen_busy_cycles\": %" PRIu64 ", \"gen_busy_us_per_bind\": %.4f, \"lcores\": %u,"
-		   " \"dist\": \"%s\", \"zipf_s\": %.3f,\n", c->busy_cycles, busy_per_bind, r->nl,
+	fprintf(f, "  \"gen_busy_cycles\": %" PRIu64 ", \"gen_busy_turns\": %" PRIu64
+		   ", \"gen_busy_us_per_bind\": %.4f, \"lcores\": %u, \"dist\": \"%s\", \"zipf_s\": %.3f,\n",
+		c->busy_cycles, c->busy_turns, busy_per_bind, r->nl,
 		g->o.dist == LFE_DIST_ZIPF ? "zipf" : "uniform", g->o.zipf_s);
 	fprintf(f, "  \"gen_cpu_ns\": %" PRIu64 ", \"gen_cpu_share\": %.4f, \"gen_preempted\": %" PRIu64
 		   ",\n", c->cpu_ns, cpu_share, c->preempted);
