@@ -29,6 +29,11 @@
 #                             LFE_BENCH_CONF_cache=store.bind_cache=1048576
 #   LFE_BENCH_GEN_LCORES=1    generator lcores (CPU 1 and up; memif: the
 #                             daemon then needs as many queues)
+#   LFE_BENCH_GEN_ZC=1        memif rows: the generator (memif's client) in
+#                             zero-copy mode (its mbufs are the shared
+#                             buffers: no copy into or out of the rings; EAL
+#                             --single-file-segments); 0: copy mode, like
+#                             the daemon
 #   LFE_BENCH_RUNS=3          runs per figure (median)
 #   LFE_BENCH_DURATION=10     seconds per run
 #   LFE_BENCH_WARM=0          every row (ldapfe and slapd): a persistent
@@ -66,6 +71,7 @@ USERS_LIST=${LFE_BENCH_USERS:-100000 1000000}
 DISTS=${LFE_BENCH_DISTS:-uniform zipf:1.0}
 VARIANTS=${LFE_BENCH_VARIANTS:-default}
 GEN_LCORES=${LFE_BENCH_GEN_LCORES:-1}
+GEN_ZC=${LFE_BENCH_GEN_ZC:-1}
 # The largest store: the af_packet, slapd and callgrind steps use it.
 USERS=$(tr ' ' '\n' <<<"$USERS_LIST" | sort -n | tail -1)
 RUNS=${LFE_BENCH_RUNS:-3}
@@ -129,6 +135,7 @@ cleanup() {
 	ip netns del "$CLI" 2>/dev/null
 	ip netns del "$MEM" 2>/dev/null
 	rm -rf /var/run/dpdk/lfe-bench-*
+	rm -f /dev/hugepages/lfe-bench-gen*   # zero-copy: no --huge-unlink
 	exit $rc
 }
 trap cleanup EXIT
@@ -191,13 +198,16 @@ if ((HUGE > 0)); then
 	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 	if ((free >= 2 * 256)); then
 		EAL_MEM=(-m 512 --huge-unlink)
+		GEN_MEM_ZC=(-m 512)
 		log "hugepages: $free free"
 	else
 		log "hugepages: only $free free; falling back to --no-huge"
 		EAL_MEM=(--no-huge -m 512)
+		GEN_MEM_ZC=("${EAL_MEM[@]}")
 	fi
 else
 	EAL_MEM=(--no-huge -m 512)
+	GEN_MEM_ZC=("${EAL_MEM[@]}")
 fi
 
 # ---- helpers ----
@@ -277,8 +287,10 @@ gen() {
 	local extra=() rate=max
 	[[ $wl == half ]] && wl=persistent rate=$HALF_RATE   # persistent at half load
 	[[ $wl == persistent ]] && extra=(--binds-per-conn "$BPC")
-	local rc=0
-	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l "1-$GEN_LCORES" --no-pci "${EAL_MEM[@]}" \
+	local rc=0 mem=("${EAL_MEM[@]}")
+	[[ $* == *net_memif* ]] && mem=("${MEMIF_GEN_MEM[@]}")
+	rm -f "$OUT/$name.json"   # a failed run leaves none, not the last one's
+	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l "1-$GEN_LCORES" --no-pci "${mem[@]}" \
 		--file-prefix lfe-bench-gen --log-level=lib.eal:error "$@" \
 		--users "$CUR_USERS" --dist "$CUR_DIST" --lcores "$GEN_LCORES" \
 		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
@@ -353,8 +365,18 @@ address = $SADDR/24
 lcores = 0
 EOF
 }
-MEMIF_GEN=(-- --port "net_memif0,role=client,id=0,socket=$MEMSOCK,socket-abstract=no"
-	--src-ip "$CADDR/24" --dst-ip "$SADDR")
+# The generator on memif: EAL memory args (MEMIF_GEN_MEM) and the rest.
+# Zero-copy maps its memory into the daemon as the regions, one file per
+# segment list (--single-file-segments), which --huge-unlink would remove.
+MEMIF_GEN_DEV="net_memif0,role=client,id=0,socket=$MEMSOCK,socket-abstract=no"
+MEMIF_GEN_MEM=("${EAL_MEM[@]}")
+MEMIF_GEN=(--)
+if ((GEN_ZC)); then
+	MEMIF_GEN_DEV+=",zero-copy=yes"
+	MEMIF_GEN_MEM=("${GEN_MEM_ZC[@]}")
+	MEMIF_GEN=(--single-file-segments --)
+fi
+MEMIF_GEN+=(--port "$MEMIF_GEN_DEV" --src-ip "$CADDR/24" --dst-ip "$SADDR")
 for CUR_USERS in $USERS_LIST; do
 	for CUR_VARIANT in $VARIANTS; do
 		memif_conf "$WORK/store-$CUR_USERS" "$CUR_VARIANT"
@@ -508,7 +530,7 @@ if ((HOLD > 0)); then
 	memif_conf "$STORE" "$CUR_VARIANT" "ldap.max_conns_per_core=$((HOLD + 1024))
 		ldap.max_conns_per_source=$((HOLD / 64 + 64)) ldap.first_request_ms=0" "$WORK/ldapfe-hold.conf"
 	start_ldapfe "$MEM" "$WORK/ldapfe-hold.conf" lfe-bench-srv "${EAL_MEM[@]}"
-	ip netns exec "$MEM" timeout $((DUR + 600)) "$GEN" -l 1 --no-pci "${EAL_MEM[@]}" \
+	ip netns exec "$MEM" timeout $((DUR + 600)) "$GEN" -l 1 --no-pci "${MEMIF_GEN_MEM[@]}" \
 		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
 		--src-ips 10.99.51.64-10.99.51.127 --users "$USERS" \
 		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
@@ -543,4 +565,4 @@ echo "Machine jitter before the runs (CPU 0: ldapfe, CPU 1: generator; a bind in
 echo "either CPU stops waits out the gap):"
 cat "$OUT/jitter.txt"
 "$PY" "$ROOT/tests/bench/report.py" report "$RUNS_FILE" "$OUT" ${CG_JSON:+"$CG_JSON"} \
-	--meta "users=${USERS_LIST// /,} dists=${DISTS// /,} variants=${VARIANTS// /,} runs=$RUNS duration=$DUR warm=$WARM conns=$CONNS binds_per_conn=$BPC hugepages=$HUGE gen_lcores=$GEN_LCORES load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
+	--meta "users=${USERS_LIST// /,} dists=${DISTS// /,} variants=${VARIANTS// /,} runs=$RUNS duration=$DUR warm=$WARM conns=$CONNS binds_per_conn=$BPC hugepages=$HUGE gen_lcores=$GEN_LCORES gen_zc=$GEN_ZC load=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
