@@ -32,12 +32,14 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_interrupts.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
 #include "ldap/dn.h"
 #include "backend/pwscheme.h"
 #include "control.h"
+#include "dataplane/unmapguard.h"
 #include "metrics.h"
 #include "port.h"
 #include "priv.h"
@@ -241,6 +243,11 @@ static int start_tlsoff(struct lfe_daemon *d)
 	return 0;
 }
 
+static bool in_intr_thread(void)
+{
+	return rte_thread_is_intr() != 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct lfe_daemon daemon_state;
@@ -261,6 +268,9 @@ int main(int argc, char **argv)
 	}
 	argc -= rc;
 	argv += rc;
+	/* The memif PMD unmaps a gone peer's regions from the interrupt
+	 * thread: that munmap waits for the workers' turns (unmapguard.h). */
+	lfe_unmap_guard_set_filter(in_intr_thread);
 
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -452,6 +462,10 @@ int main(int argc, char **argv)
 	d->ctl = NULL;
 	printf("ldapfe: stopping; final counters:\n");
 	lfe_stats_print(d, stdout, "ldapfe: ");
+	uint64_t guard_waits, guard_late;
+	lfe_unmap_guard_counts(&guard_waits, &guard_late);
+	printf("ldapfe: unmaps held for the workers' turns: %" PRIu64 " (%" PRIu64 " past the bound)\n",
+	       guard_waits, guard_late);
 	status = 0;
 	fast_exit = true;
 

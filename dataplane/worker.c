@@ -50,6 +50,7 @@
 #include "control.h"
 #include "dataplane/mbuf_csum.h"
 #include "dataplane/tcp_buf.h"
+#include "dataplane/unmapguard.h"
 #include "glue.h"
 #include "tlsoff.h"
 #include "verifier.h"
@@ -593,6 +594,8 @@ void lfe_stats_sum(const struct lfe_daemon *d, struct lfe_wstats *sum)
 	}
 }
 
+_Static_assert(LFE_MAX_WORKERS <= LFE_UNMAP_GUARD_SLOTS, "a guard slot per worker");
+
 int lfe_worker_main(void *arg)
 {
 	struct lfe_worker *w = arg;
@@ -602,6 +605,7 @@ int lfe_worker_main(void *arg)
 
 	w->now_us = tsc_to_us(w, prev_tsc);
 	w->last_renew_us = w->now_us;
+	(void)lfe_unmap_guard_enter(w->idx, &w->guard_turn);   /* idx < its slots */
 	/* Gratuitous ARP so peers (and switches) learn our MAC at once. */
 	for (uint32_t pi = 0; pi < d->n_ports; pi++) {
 		if (w->idx == 0) {
@@ -613,6 +617,9 @@ int lfe_worker_main(void *arg)
 		uint64_t t0 = rte_rdtsc();
 		unsigned work = 0;
 
+		/* Between turns the worker holds nothing of a port's: a PMD's
+		 * control thread may unmap what this turn no longer enters. */
+		lfe_unmap_guard_turn(w->idx, &w->guard_turn);
 		w->turn_tsc = t0;
 
 		w->now_us = tsc_to_us(w, t0);
@@ -665,6 +672,7 @@ int lfe_worker_main(void *arg)
 	for (uint32_t pi = 0; pi < d->n_ports; pi++)
 		flush_port(w, pi);
 	publish(w);
+	lfe_unmap_guard_leave(w->idx);
 	atomic_fetch_add(&d->workers_done, 1);
 	return 0;
 }

@@ -160,6 +160,7 @@ _Static_assert(sizeof(struct lfe_slot) <= LFE_SLOT_HDR, "the slot header fits be
 struct lfe_worker {
 	struct lfe_daemon *d;
 	unsigned idx, lcore;
+	uint64_t guard_turn;            /* lfe_unmap_guard_turn's counter */
 	int socket;
 	struct lfe_tcp *tcp;
 	struct lfe_store_reader *rd;

@@ -135,6 +135,15 @@ for i in range(n):
 	lfe_ctl import "$f" >/dev/null
 }
 
+# lfe_make_gen_store N: a new store with the suffix and N users in
+# ldapfe-gen's form (uid=user%07u, password pw%07u: tests/gen/mkldif.py).
+lfe_make_gen_store() {
+	mkdir -p "$LFE_STORE"
+	lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
+	"$PY" "$LFE_ROOT/tests/gen/mkldif.py" "$1" "$LFE_SUFFIX" > "$LFE_WORK/users.ldif"
+	lfe_ctl import "$LFE_WORK/users.ldif" >/dev/null
+}
+
 # lfe_conf [QPAIRS] [LCORES]: write the daemon config, print its path.
 lfe_conf() {
 	local q=${1:-1} lcores=${2:-}

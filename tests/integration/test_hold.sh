@@ -38,10 +38,7 @@ GEN=${LFE_GEN:-$LFE_BUILD/gen/ldapfe-gen}   # LFE_GEN: another build's generator
 SRC_LO=10.99.23.100
 SRC_HI=10.99.23.$((100 + NIPS - 1))
 
-mkdir -p "$LFE_STORE"
-lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
-"$PY" "$LFE_ROOT/tests/gen/mkldif.py" 1000 "$LFE_SUFFIX" > "$LFE_WORK/users.ldif"
-lfe_ctl import "$LFE_WORK/users.ldif" >/dev/null
+lfe_make_gen_store 1000
 
 conf=$LFE_WORK/ldapfe.conf
 cat > "$conf" <<EOF
