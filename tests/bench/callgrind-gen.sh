@@ -42,6 +42,8 @@
 #   LFE_CG_WORKLOAD=persistent or session (connect, bind, unbind, close:
 #                             the figures are then per whole session)
 #   LFE_CG_GEN_ARGS=           more ldapfe-gen options (e.g. --dist zipf:1)
+#   LFE_CG_GEN_ZC=1            memif zero-copy on the generator's side, as
+#                             run-bench.sh runs it (0: copy mode)
 #   LFE_CG_OUT=BUILD/callgrind-gen  dumps, logs, result.txt, result.json
 #   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
 set -euo pipefail
@@ -55,6 +57,7 @@ BINDS=${LFE_CG_BINDS:-20000}
 WARM_BINDS=${LFE_CG_WARM_BINDS:-10000}
 IDLE_S=${LFE_CG_IDLE_S:-2}
 WORKLOAD=${LFE_CG_WORKLOAD:-persistent}
+GEN_ZC=${LFE_CG_GEN_ZC:-1}
 OUT=${LFE_CG_OUT:-$BUILD/callgrind-gen}
 TAG=${LFE_NS_TAG:-}
 SUFFIX="dc=example,dc=com"
@@ -82,12 +85,14 @@ cg_ready 600
 log "ldapfe-gen under callgrind: $CONNS connections, $WORKLOAD workload, $USERS users"
 # --fair-sched: the lcore busy-polls and valgrind runs one thread at a time;
 # memif's control thread must get its turn to bring the link up.
+gen_eal=(--no-huge -m 256) gen_dev="net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no"
+((GEN_ZC)) && gen_eal+=(--single-file-segments) gen_dev+=",zero-copy=yes"
 # shellcheck disable=SC2086
 ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
 	--toggle-collect='poll_once*' --toggle-collect=lfe_tcp_timers \
 	--callgrind-out-file="$OUT/callgrind.out.%p" \
-	"$GEN" -l 1 --no-pci --no-huge -m 256 --file-prefix "$PFX-gen" --log-level=lib.eal:error \
-	-- --port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
+	"$GEN" -l 1 --no-pci "${gen_eal[@]}" --file-prefix "$PFX-gen" --log-level=lib.eal:error \
+	-- --port "$gen_dev" \
 	--src-ip "$CADDR/24" --dst-ip "$SADDR" \
 	--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 	--workload "$WORKLOAD" --conns "$CONNS" --rate max --duration 800 --quiet \
