@@ -29,11 +29,14 @@
 #                             LFE_BENCH_CONF_cache=store.bind_cache=1048576
 #   LFE_BENCH_GEN_LCORES=1    generator lcores (CPU 1 and up; memif: the
 #                             daemon then needs as many queues)
-#   LFE_BENCH_GEN_ZC=1        memif rows: the generator (memif's client) in
-#                             zero-copy mode (its mbufs are the shared
-#                             buffers: no copy into or out of the rings; EAL
-#                             --single-file-segments); 0: copy mode, like
-#                             the daemon
+#   LFE_BENCH_GEN_ZC=0        1: memif rows with the generator (memif's
+#                             client) in zero-copy mode (its mbufs are the
+#                             shared buffers; EAL --single-file-segments).
+#                             6.5 % fewer generator instructions a bind, but
+#                             not faster: 4 alternating pairs at 1M users,
+#                             generator µs a bind 0.20/0.43/0.19/0.39 (two
+#                             runs ~80 % busy) against 0.18/0.16/0.22/0.20
+#                             in copy mode
 #   LFE_BENCH_RUNS=3          runs per figure (median)
 #   LFE_BENCH_DURATION=10     seconds per run
 #   LFE_BENCH_WARM=0          every row (ldapfe and slapd): a persistent
@@ -71,7 +74,7 @@ USERS_LIST=${LFE_BENCH_USERS:-100000 1000000}
 DISTS=${LFE_BENCH_DISTS:-uniform zipf:1.0}
 VARIANTS=${LFE_BENCH_VARIANTS:-default}
 GEN_LCORES=${LFE_BENCH_GEN_LCORES:-1}
-GEN_ZC=${LFE_BENCH_GEN_ZC:-1}
+GEN_ZC=${LFE_BENCH_GEN_ZC:-0}
 # The largest store: the af_packet, slapd and callgrind steps use it.
 USERS=$(tr ' ' '\n' <<<"$USERS_LIST" | sort -n | tail -1)
 RUNS=${LFE_BENCH_RUNS:-3}
