@@ -43,6 +43,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_launch.h>
@@ -52,6 +53,7 @@
 #include "dataplane/mbuf_csum.h"
 #include "dataplane/net.h"
 #include "dataplane/tcp.h"
+#include "dataplane/unmapguard.h"
 #include "gen/dist.h"
 #include "gen/hist.h"
 #include "gen/opts.h"
@@ -183,6 +185,7 @@ struct gen {
 	uint64_t cpu0_ns, ivcsw0; /* the thread's CPU time and preemptions at the start */
 	uint16_t port_id, q;      /* our queue pair */
 	uint32_t lc;              /* index among the generator lcores */
+	uint64_t guard_turn;      /* lfe_unmap_guard_turn's counter (slot lc) */
 	struct rte_mempool *pool;
 	uint8_t mac[LFE_ETH_ALEN];
 	uint8_t peer_mac[LFE_ETH_ALEN];
@@ -1012,6 +1015,8 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	struct genrun *r = g->run;
 	uint16_t n = 0;
 
+	/* Between turns the lcore holds nothing of the port's (unmapguard.h). */
+	lfe_unmap_guard_turn(g->lc, &g->guard_turn);
 	clock_tick(g);
 	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx_frames + g->ct.tx_drops;
 	if (g->busy_t0) {
@@ -1515,6 +1520,7 @@ static int worker_main(void *arg)
 	struct genrun *r = g->run;
 	bool drained;
 
+	(void)lfe_unmap_guard_enter(g->lc, &g->guard_turn);
 	clock_tick(g);
 	g->syn_last = g->now_tsc;
 	while (phase_of(r) == PH_CONNECT)
@@ -1527,6 +1533,7 @@ static int worker_main(void *arg)
 	 * lcore from n_wait and n_live once this returns. */
 	finish(g, &drained);
 	publish(g);
+	lfe_unmap_guard_leave(g->lc);
 	return 0;
 }
 
@@ -1819,6 +1826,11 @@ static void gen_free(struct gen *g)
 	free(g);
 }
 
+static bool in_intr_thread(void)
+{
+	return rte_thread_is_intr() != 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct genrun run_state;
@@ -1944,7 +1956,12 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* The main lcore polls from here to run's end: a memif peer that goes
+	 * meanwhile has its regions unmapped only between turns (unmapguard.h). */
+	lfe_unmap_guard_set_filter(in_intr_thread);
+	(void)lfe_unmap_guard_enter(0, &r->lc[0]->guard_turn);
 	status = run(r);
+	lfe_unmap_guard_leave(0);
 stop:
 	rte_eth_dev_stop(r->lc[0]->port_id);
 	rte_eth_dev_close(r->lc[0]->port_id);

@@ -37,18 +37,22 @@ EOF
 # production, so a disconnect finds it inside a burst as often as can be.
 LFE_NOPING=1 lfe_start "$conf" 0
 
-jget() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
-total=0
-for ((c = 1; c <= CYCLES; c++)); do
-	out=$LFE_WORK/gen-$c.json
-	rc=0
+# gen_run N SECONDS: one ldapfe-gen run, LFE_WORK/gen-N.{json,log}.
+gen_run() {
 	ip netns exec "$LFE_SRV" timeout 60 "$GEN" -l 1 --no-pci --no-huge -m 256 \
 		--file-prefix "$LFE_PREFIX-gen" --log-level=lib.eal:error \
 		-- --port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 		--src-ip "$LFE_CADDR/24" --dst-ip "$LFE_SADDR" --users 200 \
 		--user-fmt "uid=user%07u,ou=people,$LFE_SUFFIX" --password-fmt 'pw%07u' \
-		--workload persistent --conns 16 --rate max --duration 0.4 --connect-timeout-ms 10000 \
-		--quiet --json "$out" > "$LFE_WORK/gen-$c.log" 2>&1 || rc=$?
+		--workload persistent --conns 16 --rate max --duration "$2" --connect-timeout-ms 10000 \
+		--quiet --json "$LFE_WORK/gen-$1.json" > "$LFE_WORK/gen-$1.log" 2>&1
+}
+jget() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+total=0
+for ((c = 1; c <= CYCLES; c++)); do
+	out=$LFE_WORK/gen-$c.json
+	rc=0
+	gen_run "$c" 0.4 || rc=$?
 	((rc == 0)) || lfe_fail "run $c: ldapfe-gen exit $rc: $(tail -n 5 "$LFE_WORK/gen-$c.log")"
 	ok=$(jget "$out" 'j["binds_ok"]')
 	errs=$(jget "$out" 'j["errors"]["total"]')
@@ -61,8 +65,26 @@ for ((c = 1; c <= CYCLES; c++)); do
 done
 lfe_log "ok: $CYCLES peers came and went, $total binds answered right, daemon alive"
 grep -qi "segfault\|panic" "$LFE_LOG" && lfe_fail "daemon log: $(grep -i 'segfault\|panic' "$LFE_LOG" | head -2)"
+
+# The other side: the daemon goes while the generator polls. The
+# generator's PMD unmaps its own regions in its interrupt thread; it must
+# finish its run and report (binds unanswered, connections lost), not fault.
+gen_run 0 3 &
+GEN_PID=$!
+LFE_EXTRA_PIDS=$GEN_PID
+for ((i = 0; i < 100; i++)); do
+	[[ -s $LFE_WORK/gen-0.log ]] && grep -q "is at" "$LFE_WORK/gen-0.log" && break
+	sleep 0.1
+done
+sleep 1
 lfe_stop
 [[ $LFE_STOP_RC == 0 ]] || lfe_fail "ldapfe stop: $LFE_STOP_RC"
+rc=0
+wait "$GEN_PID" || rc=$?
+LFE_EXTRA_PIDS=
+((rc < 128)) || lfe_fail "ldapfe-gen killed by signal $((rc - 128)) when its peer went: $(tail -n 3 "$LFE_WORK/gen-0.log")"
+[[ -f $LFE_WORK/gen-0.json ]] || lfe_fail "ldapfe-gen wrote no report (exit $rc): $(tail -n 3 "$LFE_WORK/gen-0.log")"
+lfe_log "ok: the generator outlived its peer (exit $rc), $(jget "$LFE_WORK/gen-0.json" 'j["binds_ok"]') binds right before"
 # Each teardown unmapped the peer's regions through the daemon's munmap,
 # from the interrupt thread, and no wait ran out of time.
 held=$(sed -n "s/^ldapfe: unmaps held for the workers' turns: \([0-9]*\) (\([0-9]*\) past the bound)$/\1 \2/p" "$LFE_LOG")
