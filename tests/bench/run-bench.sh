@@ -489,7 +489,9 @@ CG_JSON=
 if [[ $DO_CG == 1 ]]; then
 	log "callgrind: ldapfe --no-huge under valgrind, persistent binds over memif"
 	rm -f "$OUT"/callgrind.out.*
-	ip netns exec "$MEM" valgrind --tool=callgrind --collect-atstart=no \
+	# --fair-sched: the worker busy-polls and valgrind runs one thread at a
+	# time; without it memif's control thread never brings the link up.
+	ip netns exec "$MEM" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
 		--toggle-collect=lfe_worker_main --callgrind-out-file="$OUT/callgrind.out.%p" \
 		"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix lfe-bench-cg \
 		--log-level=lib.eal:error -- --config "$WORK/ldapfe-memif.conf" > "$WORK/ldapfe-cg.log" 2>&1 &
@@ -503,13 +505,24 @@ if [[ $DO_CG == 1 ]]; then
 	# Count only the bind window: zero before, dump after the generator.
 	# 256 connections keep the slowed-down server busy, so few idle polls
 	# are counted.
-	callgrind_control -z "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -z failed"
-	ip netns exec "$MEM" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci --no-huge -m 512 \
-		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
-		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
-		--workload persistent --conns 256 --rate max --duration "$DUR" --quiet \
-		--binds-per-conn "$BPC" --connect-timeout-ms 20000 --json "$OUT/callgrind-gen.json" \
-		> "$OUT/callgrind-gen.log" 2>&1 || log "callgrind generator exit $?"
+	rm -f "$OUT/callgrind-gen.json"
+	# memif's handshake runs in the daemon's control thread, under valgrind
+	# too: on a loaded machine it can outlast the generator's 10 s wait for
+	# the link, which then says "still down"; try again (callgrind-bind.sh
+	# does the same).
+	for ((try = 1; try <= 3; try++)); do
+		rc=0
+		callgrind_control -z "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -z failed"
+		ip netns exec "$MEM" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci --no-huge -m 512 \
+			--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
+			--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
+			--workload persistent --conns 256 --rate max --duration "$DUR" --quiet \
+			--binds-per-conn "$BPC" --connect-timeout-ms 20000 --json "$OUT/callgrind-gen.json" \
+			> "$OUT/callgrind-gen.log" 2>&1 || rc=$?
+		((rc == 0)) && break
+		log "callgrind generator exit $rc (try $try): $(tail -1 "$OUT/callgrind-gen.log")"
+		grep -q "still down" "$OUT/callgrind-gen.log" || break
+	done
 	callgrind_control -d "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -d failed"
 	sleep 1
 	dump=$OUT/callgrind.out.$LFE_PID.1   # the first dump: the bind window only
