@@ -464,8 +464,9 @@ int main(int argc, char **argv)
 	lfe_stats_print(d, stdout, "ldapfe: ");
 	uint64_t guard_waits, guard_late;
 	lfe_unmap_guard_counts(&guard_waits, &guard_late);
-	printf("ldapfe: unmaps held for the workers' turns: %" PRIu64 " (%" PRIu64 " past the bound)\n",
-	       guard_waits, guard_late);
+	printf("ldapfe: unmaps held for the workers' turns: %" PRIu64 " (%" PRIu64 " past the bound; %s)\n",
+	       guard_waits, guard_late,
+	       atomic_load(&lfe_unmap_guard_fenced) ? "fenced marks" : "membarrier");
 	status = 0;
 	fast_exit = true;
 

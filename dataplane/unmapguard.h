@@ -33,8 +33,18 @@ struct lfe_unmap_guard_slot {
 extern struct lfe_unmap_guard_slot lfe_unmap_guard_slots[LFE_UNMAP_GUARD_SLOTS];
 
 /* Which callers of munmap wait (NULL, the default: none, munmap is the
- * plain system call). The daemon passes rte_thread_is_intr's wrapper. */
+ * plain system call). The daemon passes rte_thread_is_intr's wrapper.
+ * Call it before the workers start: it also picks how their turn marks are
+ * ordered (lfe_unmap_guard_turn). */
 void lfe_unmap_guard_set_filter(bool (*applies)(void));
+
+/* The marks' order: with the kernel's membarrier (PRIVATE_EXPEDITED, Linux
+ * 4.14+, registered by set_filter) a waiter makes every thread of the
+ * process execute a full barrier, so a worker's mark is a plain store; where
+ * the system call is refused (a seccomp filter) the mark itself is a full
+ * barrier. LFE_UNMAP_GUARD_FENCED=1 in the environment asks for the latter
+ * (tests). */
+extern _Atomic bool lfe_unmap_guard_fenced;
 
 /* A worker comes online in slot (< LFE_UNMAP_GUARD_SLOTS) and goes offline;
  * *turn is the worker's own counter, set by enter. 0, or -EINVAL for a slot
@@ -43,12 +53,19 @@ int lfe_unmap_guard_enter(unsigned slot, uint64_t *turn);
 void lfe_unmap_guard_leave(unsigned slot);
 
 /* A worker begins a turn (between turns it holds nothing of a port's).
- * seq_cst: a full barrier (x86: one locked exchange), so the turn's loads of
- * a port's flags come after the mark is visible to a waiter. */
+ * The turn's loads of a port's flags must not be seen before the mark: the
+ * waiter's membarrier orders them, or, fenced, the store itself (x86: one
+ * locked exchange). The compiler barrier keeps the compiler from moving the
+ * turn's accesses above the mark either way. */
 static inline void lfe_unmap_guard_turn(unsigned slot, uint64_t *turn)
 {
-	if (slot < LFE_UNMAP_GUARD_SLOTS)
+	if (slot >= LFE_UNMAP_GUARD_SLOTS)
+		return;
+	if (atomic_load_explicit(&lfe_unmap_guard_fenced, memory_order_relaxed))
 		atomic_store_explicit(&lfe_unmap_guard_slots[slot].turn, ++*turn, memory_order_seq_cst);
+	else
+		atomic_store_explicit(&lfe_unmap_guard_slots[slot].turn, ++*turn, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
 }
 
 /* Wait until every worker online now has begun a turn after this call

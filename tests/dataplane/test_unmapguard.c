@@ -7,7 +7,9 @@
  * A "control" thread, selected by the filter as the interrupt thread is in
  * the daemon, clears the flag and munmaps the page meanwhile. With the guard
  * the munmap waits for the worker's next turn and the read succeeds; without
- * it (filter NULL) the read faults and the test dies with SIGSEGV.
+ * it (filter NULL) the read faults and the test dies with SIGSEGV. Run twice:
+ * marks ordered by the waiter's membarrier, and fenced marks
+ * (LFE_UNMAP_GUARD_FENCED=1, what a system without membarrier gets).
  * Also: an offline worker is not waited for; a worker that never begins a
  * turn delays the unmap by LFE_UNMAP_GUARD_WAIT_NS and no longer; callers
  * the filter does not select never wait. */
@@ -193,6 +195,12 @@ static void test_bound(void)
 
 int main(void)
 {
+	lfe_unmap_guard_set_filter(control_only);
+	const char *e = getenv("LFE_UNMAP_GUARD_FENCED");
+	bool want_fenced = e && strcmp(e, "1") == 0;
+	CHECK(!want_fenced || atomic_load(&lfe_unmap_guard_fenced), "asked fenced, got membarrier");
+	printf("test_unmapguard: marks %s\n",
+	       atomic_load(&lfe_unmap_guard_fenced) ? "fenced (a locked store a turn)" : "plain, membarrier in the waiter");
 	test_no_wait();
 	test_race();
 	test_bound();
