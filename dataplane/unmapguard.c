@@ -103,10 +103,15 @@ void lfe_unmap_guard_counts(uint64_t *waits, uint64_t *timeouts)
 /* The process's munmap: libc's own is this system call and nothing else.
  * Shared objects that call munmap (the memif PMD) reach this one when the
  * executable exports it. */
-int munmap(void *addr, size_t len)
+bool lfe_unmap_guard_selected(void)
 {
 	bool (*f)(void) = atomic_load_explicit(&guard_filter, memory_order_acquire);
-	if (f && f())
+	return f && f();
+}
+
+int munmap(void *addr, size_t len)
+{
+	if (lfe_unmap_guard_selected())
 		lfe_unmap_guard_wait();
 	return (int)syscall(SYS_munmap, addr, len);
 }

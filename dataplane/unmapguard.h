@@ -38,6 +38,10 @@ extern struct lfe_unmap_guard_slot lfe_unmap_guard_slots[LFE_UNMAP_GUARD_SLOTS];
  * ordered (lfe_unmap_guard_turn). */
 void lfe_unmap_guard_set_filter(bool (*applies)(void));
 
+/* Whether the calling thread is one the filter selects (false without a
+ * filter): dataplane/ctlsend.c asks too. */
+bool lfe_unmap_guard_selected(void);
+
 /* The marks' order: with the kernel's membarrier (PRIVATE_EXPEDITED, Linux
  * 4.14+, registered by set_filter) a waiter makes every thread of the
  * process execute a full barrier, so a worker's mark is a plain store; where

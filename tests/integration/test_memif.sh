@@ -8,7 +8,12 @@
 #     each disconnect (DPDK 22.11's memif PMD unmapped the regions under a
 #     worker inside eth_memif_rx: SIGSEGV; dataplane/unmapguard.h now holds
 #     the unmap until the worker's next turn), and it answers a new peer;
-#   - the daemon stops cleanly at the end.
+#   - before them, 300 local peers that connect to the socket and close at
+#     once (or after the HELLO, or after a message of zeros) leave the
+#     daemon running with no descriptor left behind (DPDK's listener
+#     panicked the interrupt thread: dataplane/ctlsend.c);
+#   - the daemon stops cleanly at the end, under a running generator, which
+#     finishes and reports.
 # The race itself is played deterministically by test_unmapguard; here the
 # real PMD's disconnect path runs with the guard in place.
 source "$(dirname "$0")/lib.sh"
@@ -47,6 +52,35 @@ gen_run() {
 		--workload persistent --conns 16 --rate max --duration "$2" --connect-timeout-ms 10000 \
 		--quiet --json "$LFE_WORK/gen-$1.json" > "$LFE_WORK/gen-$1.log" 2>&1
 }
+# Hostile local peers first: 300 connections to the memif socket that close
+# at once, after reading the HELLO, or after a message of zeros. DPDK's
+# listener panicked the daemon's interrupt thread within three (a send to a
+# peer already gone left a closed descriptor registered); ctlsend.c reports
+# such a send done, and the PMD's own teardown runs at the end of file.
+fds0=$(ls "/proc/$LFE_PID/fd" | wc -l)
+"$PY" - "$SOCK" <<'EOF'
+import socket, sys, time
+for i in range(300):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(2)
+    try:
+        s.connect(sys.argv[1])
+        if i % 3 == 0:
+            s.recv(256)
+        elif i % 3 == 1:
+            s.send(bytes(128))
+    except OSError:
+        pass
+    s.close()
+    if i % 50 == 49:
+        time.sleep(0.05)
+EOF
+sleep 0.5
+kill -0 "$LFE_PID" 2>/dev/null || lfe_fail "ldapfe died under connect-and-close peers: $(grep -A1 PANIC "$LFE_LOG" | head -2)"
+fds1=$(ls "/proc/$LFE_PID/fd" | wc -l)
+((fds1 <= fds0 + 2)) || lfe_fail "descriptors: $fds0 before the hostile peers, $fds1 after"
+lfe_log "ok: 300 connect-and-close peers, daemon alive, descriptors $fds0 -> $fds1"
+
 jget() { "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 total=0
 for ((c = 1; c <= CYCLES; c++)); do
