@@ -29,6 +29,9 @@
  * for ECDSA P-256 and RSA-2048 full handshakes and TLS 1.3 resumption.
  * BENCH_TLS_SUITES: the server's [tls] ciphersuites (unset: the default).
  * BENCH_TLS_KEEP_BUFFERS=1: without SSL_MODE_RELEASE_BUFFERS.
+ * BENCH_TLS_NO_KEYLOG=1: the server's context without tlsrec's keylog
+ * callback (what [tls] record_layer = openssl builds): OpenSSL then formats
+ * no keylog line per handshake.
  * BENCH_TLS_CLEAR_ALWAYS=1: ERR_clear_error() after each record's
  * WANT_READ even when nothing is queued (stream.c before clear_errors).
  * For the function breakdown, a count a shared machine does not disturb:
@@ -396,6 +399,10 @@ int main(int argc, char **argv)
 	calibrate();
 	clear_always = getenv("BENCH_TLS_CLEAR_ALWAYS") != NULL;
 	SSL_CTX *ec = server(dir, "ec"), *rsa = server(dir, "rsa");
+	if (getenv("BENCH_TLS_NO_KEYLOG")) {
+		SSL_CTX_set_keylog_callback(ec, NULL);
+		SSL_CTX_set_keylog_callback(rsa, NULL);
+	}
 	SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
 	SSL_CTX_set_min_proto_version(cctx, TLS1_3_VERSION);
 	SSL_CTX_set_session_cache_mode(cctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
