@@ -50,7 +50,9 @@ lfe_cleanup() {
 	for p in ${LFE_EXTRA_PIDS:-}; do wait "$p" 2>/dev/null; done
 	ip netns del "$LFE_SRV" 2>/dev/null
 	ip netns del "$LFE_CLI" 2>/dev/null
-	rm -rf "/var/run/dpdk/$LFE_PREFIX" 2>/dev/null
+	# the daemon's EAL runtime directory, and the generator's (tests that
+	# run ldapfe-gen give it the prefix LFE_PREFIX-gen)
+	rm -rf "/var/run/dpdk/$LFE_PREFIX" "/var/run/dpdk/$LFE_PREFIX-gen" 2>/dev/null
 	if ((rc != 0)) && [[ -f ${LFE_WORK:-/nonexistent}/ldapfe.log ]]; then
 		echo "--- ldapfe.log (last 40 lines) ---" >&2
 		tail -n 40 "$LFE_WORK/ldapfe.log" >&2
