@@ -8,8 +8,8 @@
  * and panics ("Error adding fd N epoll_ctl, Bad file descriptor"): any
  * process that may connect to the socket and closes at once kills the
  * daemon (three such connections did, before this). The daemon exports this
- * sendmsg (dataplane/ldapfe.dynlist); called from the interrupt thread (the
- * unmap guard's filter) on a socket whose peer is gone, it reports the
+ * sendmsg (dataplane/ldapfe.dynlist); called from the interrupt thread
+ * (rte_thread_is_intr) on a socket whose peer is gone, it reports the
  * message sent. The peer's close then reaches the PMD as end of file on its
  * next read, and its ordinary teardown (callback unregistered, then the
  * socket closed) runs instead of the broken one. Every other call, and
@@ -20,12 +20,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "dataplane/unmapguard.h"
+#include <rte_interrupts.h>
 
 ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ssize_t n = syscall(SYS_sendmsg, fd, msg, flags);
-	if (n >= 0 || (errno != EPIPE && errno != ECONNRESET) || !lfe_unmap_guard_selected())
+	if (n >= 0 || (errno != EPIPE && errno != ECONNRESET) || !rte_thread_is_intr())
 		return n;
 	size_t len = 0;
 	for (size_t i = 0; i < (size_t)msg->msg_iovlen; i++)

@@ -243,11 +243,6 @@ static int start_tlsoff(struct lfe_daemon *d)
 	return 0;
 }
 
-static bool in_intr_thread(void)
-{
-	return rte_thread_is_intr() != 0;
-}
-
 int main(int argc, char **argv)
 {
 	static struct lfe_daemon daemon_state;
@@ -270,7 +265,7 @@ int main(int argc, char **argv)
 	argv += rc;
 	/* The memif PMD unmaps a gone peer's regions from the interrupt
 	 * thread: that munmap waits for the workers' turns (unmapguard.h). */
-	lfe_unmap_guard_set_filter(in_intr_thread);
+	lfe_unmap_guard_set_filter(rte_thread_is_intr);
 
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },

@@ -13,8 +13,7 @@
 struct lfe_unmap_guard_slot lfe_unmap_guard_slots[LFE_UNMAP_GUARD_SLOTS];
 _Atomic bool lfe_unmap_guard_fenced = true;   /* until set_filter finds membarrier */
 
-static bool (*_Atomic guard_filter)(void);
-static _Atomic unsigned slots_hi;   /* 1 + the highest slot ever entered */
+static int (*_Atomic guard_filter)(void);
 static _Atomic uint64_t n_waits, n_timeouts;
 
 static long membarrier(int cmd)
@@ -22,7 +21,7 @@ static long membarrier(int cmd)
 	return syscall(SYS_membarrier, cmd, 0u, 0);
 }
 
-void lfe_unmap_guard_set_filter(bool (*applies)(void))
+void lfe_unmap_guard_set_filter(int (*applies)(void))
 {
 	const char *e = getenv("LFE_UNMAP_GUARD_FENCED");
 	bool fenced = (e && strcmp(e, "1") == 0) ||
@@ -37,9 +36,6 @@ int lfe_unmap_guard_enter(unsigned slot, uint64_t *turn)
 		return -EINVAL;
 	*turn = 1;
 	atomic_store_explicit(&lfe_unmap_guard_slots[slot].turn, 1, memory_order_seq_cst);
-	unsigned hi = atomic_load(&slots_hi);
-	while (hi < slot + 1 && !atomic_compare_exchange_weak(&slots_hi, &hi, slot + 1))
-		;
 	return 0;
 }
 
@@ -56,31 +52,26 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void lfe_unmap_guard_wait(void)
+/* Wait until every worker online now has begun a turn after this call
+ * (offline ones are skipped), or LFE_UNMAP_GUARD_WAIT_NS. */
+static void guard_wait(void)
 {
 	uint64_t seen[LFE_UNMAP_GUARD_SLOTS];
 	/* What the caller cleared before (the port's CONNECTED flag) is visible
 	 * before the turns are read, and every worker's marks so far with it
-	 * (membarrier: a full barrier on each of the process's threads); a
-	 * turn marked after this read sees the flag cleared. */
+	 * (membarrier: a full barrier on each of the process's threads; once
+	 * registered it cannot fail); a turn marked after this read sees the
+	 * flag cleared. */
 	atomic_thread_fence(memory_order_seq_cst);
-	uint64_t need = 1;
-	if (!atomic_load(&lfe_unmap_guard_fenced) && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
-		/* Registered, yet refused now (never seen): marks are fenced from
-		 * here on, and a worker must mark twice, the second time fenced. */
-		atomic_store(&lfe_unmap_guard_fenced, true);
-		need = 2;
-	}
-	unsigned hi = atomic_load(&slots_hi);
-	for (unsigned i = 0; i < hi; i++)
+	if (!atomic_load(&lfe_unmap_guard_fenced))
+		(void)membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+	for (unsigned i = 0; i < LFE_UNMAP_GUARD_SLOTS; i++)
 		seen[i] = atomic_load(&lfe_unmap_guard_slots[i].turn);
 	uint64_t deadline = mono_ns() + LFE_UNMAP_GUARD_WAIT_NS;
 	bool late = false;
-	for (unsigned i = 0; i < hi && !late; i++) {
-		uint64_t t;
-		/* 0: offline (left, or never entered); a new enter restarts at 1 */
-		while (seen[i] && (t = atomic_load(&lfe_unmap_guard_slots[i].turn)) != 0 &&
-		       t - seen[i] < need) {
+	for (unsigned i = 0; i < LFE_UNMAP_GUARD_SLOTS && !late; i++) {
+		/* any change will do: a new turn, offline (0), or re-entered (1) */
+		while (seen[i] && atomic_load(&lfe_unmap_guard_slots[i].turn) == seen[i]) {
 			if (mono_ns() >= deadline) {
 				late = true;
 				break;
@@ -103,15 +94,10 @@ void lfe_unmap_guard_counts(uint64_t *waits, uint64_t *timeouts)
 /* The process's munmap: libc's own is this system call and nothing else.
  * Shared objects that call munmap (the memif PMD) reach this one when the
  * executable exports it. */
-bool lfe_unmap_guard_selected(void)
-{
-	bool (*f)(void) = atomic_load_explicit(&guard_filter, memory_order_acquire);
-	return f && f();
-}
-
 int munmap(void *addr, size_t len)
 {
-	if (lfe_unmap_guard_selected())
-		lfe_unmap_guard_wait();
+	int (*f)(void) = atomic_load_explicit(&guard_filter, memory_order_acquire);
+	if (f && f())
+		guard_wait();
 	return (int)syscall(SYS_munmap, addr, len);
 }

@@ -13,7 +13,7 @@
  * flag was cleared no longer enters the rings.
  *
  * Process-global by necessity: munmap has no context. Thread rules: each
- * slot is written by its own worker only; lfe_unmap_guard_wait reads them
+ * slot is written by its own worker only; a waiting munmap reads them
  * all. A wait is bounded (LFE_UNMAP_GUARD_WAIT_NS): a worker that is stopped
  * (a debugger) delays an unmap, it cannot hang the caller for ever.
  */
@@ -32,15 +32,11 @@ struct lfe_unmap_guard_slot {
 };
 extern struct lfe_unmap_guard_slot lfe_unmap_guard_slots[LFE_UNMAP_GUARD_SLOTS];
 
-/* Which callers of munmap wait (NULL, the default: none, munmap is the
- * plain system call). The daemon passes rte_thread_is_intr's wrapper.
- * Call it before the workers start: it also picks how their turn marks are
- * ordered (lfe_unmap_guard_turn). */
-void lfe_unmap_guard_set_filter(bool (*applies)(void));
-
-/* Whether the calling thread is one the filter selects (false without a
- * filter): dataplane/ctlsend.c asks too. */
-bool lfe_unmap_guard_selected(void);
+/* Which callers of munmap wait: those for which applies() is nonzero (NULL,
+ * the default: none, munmap is the plain system call). The daemon and the
+ * generator pass rte_thread_is_intr. Call it before the workers start: it
+ * also picks how their turn marks are ordered (lfe_unmap_guard_turn). */
+void lfe_unmap_guard_set_filter(int (*applies)(void));
 
 /* The marks' order: with the kernel's membarrier (PRIVATE_EXPEDITED, Linux
  * 4.14+, registered by set_filter) a waiter makes every thread of the
@@ -71,10 +67,6 @@ static inline void lfe_unmap_guard_turn(unsigned slot, uint64_t *turn)
 		atomic_store_explicit(&lfe_unmap_guard_slots[slot].turn, ++*turn, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 }
-
-/* Wait until every worker online now has begun a turn after this call
- * (offline ones are skipped), or LFE_UNMAP_GUARD_WAIT_NS. */
-void lfe_unmap_guard_wait(void);
 
 /* Waits made, and of them the ones that ran out of time. */
 void lfe_unmap_guard_counts(uint64_t *waits, uint64_t *timeouts);

@@ -1826,11 +1826,6 @@ static void gen_free(struct gen *g)
 	free(g);
 }
 
-static bool in_intr_thread(void)
-{
-	return rte_thread_is_intr() != 0;
-}
-
 int main(int argc, char **argv)
 {
 	static struct genrun run_state;
@@ -1958,7 +1953,7 @@ int main(int argc, char **argv)
 	}
 	/* The main lcore polls from here to run's end: a memif peer that goes
 	 * meanwhile has its regions unmapped only between turns (unmapguard.h). */
-	lfe_unmap_guard_set_filter(in_intr_thread);
+	lfe_unmap_guard_set_filter(rte_thread_is_intr);
 	(void)lfe_unmap_guard_enter(0, &r->lc[0]->guard_turn);
 	status = run(r);
 	lfe_unmap_guard_leave(0);

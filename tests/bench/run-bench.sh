@@ -201,16 +201,13 @@ if ((HUGE > 0)); then
 	free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
 	if ((free >= 2 * 256)); then
 		EAL_MEM=(-m 512 --huge-unlink)
-		GEN_MEM_ZC=(-m 512)
 		log "hugepages: $free free"
 	else
 		log "hugepages: only $free free; falling back to --no-huge"
 		EAL_MEM=(--no-huge -m 512)
-		GEN_MEM_ZC=("${EAL_MEM[@]}")
 	fi
 else
 	EAL_MEM=(--no-huge -m 512)
-	GEN_MEM_ZC=("${EAL_MEM[@]}")
 fi
 
 # ---- helpers ----
@@ -376,7 +373,8 @@ MEMIF_GEN_MEM=("${EAL_MEM[@]}")
 MEMIF_GEN=(--)
 if ((GEN_ZC)); then
 	MEMIF_GEN_DEV+=",zero-copy=yes"
-	MEMIF_GEN_MEM=("${GEN_MEM_ZC[@]}")
+	MEMIF_GEN_MEM=()
+	for a in "${EAL_MEM[@]}"; do [[ $a == --huge-unlink ]] || MEMIF_GEN_MEM+=("$a"); done
 	MEMIF_GEN=(--single-file-segments --)
 fi
 MEMIF_GEN+=(--port "$MEMIF_GEN_DEV" --src-ip "$CADDR/24" --dst-ip "$SADDR")

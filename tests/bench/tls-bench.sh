@@ -143,8 +143,8 @@ PYEOF
 # full resumed" (ops: binds/s for persistent, sessions/s for session).
 one() {
 	local cert=$1 wl=$2; shift 2
-	# A daemon that died (DPDK 22.11's memif PMD can fault when its peer
-	# disconnects) leaves its socket behind, and the next could not bind it.
+	# A daemon that died leaves its socket behind, and the next could not
+	# bind it.
 	rm -f "$SOCK"
 	ip netns exec "$NS" "$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
 		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &

@@ -30,7 +30,7 @@ static int failures;
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 static _Thread_local bool is_control;
-static bool control_only(void) { return is_control; }
+static int control_only(void) { return is_control; }
 
 static uint64_t now_ms(void)
 {
