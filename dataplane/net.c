@@ -401,7 +401,12 @@ ssize_t lfe_net_build_arp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ET
 	return LFE_ETH_MIN_FRAME;
 }
 
-/* csum false: the checksum field stays 0 for the port to fill in. */
+/* csum false: the checksum field stays 0 for the port to fill in. The sum
+ * is taken from the values written, never read back from the frame: the
+ * frame may lie in memory the peer reads (memif zero-copy, ARCHITECTURE.md),
+ * and loading words just stored in other widths waits until the stores
+ * reach the cache, which for a line the peer holds is a trip between
+ * cores. */
 static void put_ipv4(uint8_t *ip, uint16_t tot, uint16_t id, uint8_t proto,
 		     uint32_t saddr, uint32_t daddr, bool csum)
 {
@@ -416,7 +421,8 @@ static void put_ipv4(uint8_t *ip, uint16_t tot, uint16_t id, uint8_t proto,
 	wr32(ip + 12, saddr);
 	wr32(ip + 16, daddr);
 	if (csum)
-		wr16(ip + 10, ipv4_hdr_csum(ip));
+		wr16(ip + 10, csum_fold(fold16((uint64_t)(0x4500u << 16 | tot) + ((uint32_t)id << 16 | 0x4000u) +
+					       (64u << 24 | (uint32_t)proto << 16) + saddr + daddr)));
 }
 
 size_t lfe_net_icmp_echo_reply(uint8_t *frame, const struct lfe_net_pkt *pkt,
@@ -454,6 +460,13 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 	put_ipv4(out + LFE_ETH_HLEN, (uint16_t)tot, ip_id, LFE_IPPROTO_TCP, seg->laddr, seg->raddr,
 		 !offload);
 	uint8_t *t = out + LFE_ETH_HLEN + LFE_IPV4_HLEN;
+	/* The TCP sum, like put_ipv4's, from the values and the payload where
+	 * it lies: the pseudo-header, then the header and options as written
+	 * below, as 32-bit words (2^16 = 1 modulo 0xffff, so a word's sum folds
+	 * to the sum of its halves); the payload starts at an even offset. */
+	uint32_t doff_flags = ((LFE_TCP_HLEN + optlen) / 4u) << 12 | (seg->flags & 0x3fu);
+	uint64_t hs = (uint64_t)seg->laddr + seg->raddr + LFE_IPPROTO_TCP + tcplen +
+		      ((uint32_t)seg->lport << 16 | seg->rport) + seg->seq + seg->ack + (doff_flags << 16 | seg->win);
 	wr16(t, seg->lport);
 	wr16(t + 2, seg->rport);
 	wr32(t + 4, seg->seq);
@@ -467,6 +480,7 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 	if (seg->mss) {
 		o[0] = 2; o[1] = 4;
 		wr16(o + 2, seg->mss);
+		hs += 0x02040000u | seg->mss;
 		o += 4;
 	}
 	/* Linux's layout: SACK-permitted takes the two NOPs before the
@@ -475,14 +489,17 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 		o[0] = sp ? 4 : 1; o[1] = sp ? 2 : 1; o[2] = 8; o[3] = 10;
 		wr32(o + 4, seg->tsval);
 		wr32(o + 8, seg->tsecr);
+		hs += (sp ? 0x0402080au : 0x0101080au) + (uint64_t)seg->tsval + seg->tsecr;
 		o += 12;
 	} else if (sp) {
 		o[0] = 1; o[1] = 1; o[2] = 4; o[3] = 2;
+		hs += 0x01010402u;
 		o += 4;
 	}
 	if (seg->wscale >= 0) {
 		o[0] = 1; o[1] = 3; o[2] = 3;
 		o[3] = (uint8_t)seg->wscale;
+		hs += 0x01030300u | (uint8_t)seg->wscale;
 		o += 4;
 	}
 	if (seg->len)
@@ -490,7 +507,7 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 	if (offload)
 		wr16(t + 16, lfe_tcp_pseudo_csum(seg->laddr, seg->raddr, tcplen));
 	else
-		wr16(t + 16, tcp_csum(seg->laddr, seg->raddr, t, tcplen));
+		wr16(t + 16, csum_fold(seg->len ? csum_add(fold16(hs), seg->payload, seg->len) : fold16(hs)));
 	/* Pad runts so the frame is a legal Ethernet frame; the IP total
 	 * length tells the receiver where the datagram ends. */
 	if (flen < LFE_ETH_MIN_FRAME) {
