@@ -42,9 +42,9 @@
 #   LFE_CG_WORKLOAD=persistent or session (connect, bind, unbind, close:
 #                             the figures are then per whole session)
 #   LFE_CG_GEN_ARGS=           more ldapfe-gen options (e.g. --dist zipf:1)
-#   LFE_CG_GEN_ZC=0            1: memif zero-copy on the generator's side
-#                             (run-bench.sh's LFE_BENCH_GEN_ZC; 2,003-2,013
-#                             instructions a bind against 2,143-2,152)
+#   LFE_CG_GEN_ZC=1            memif zero-copy on the generator's side, as
+#                             run-bench.sh's LFE_BENCH_GEN_ZC; 0: copy mode
+#                             (1,973 instructions a bind against 2,162)
 #   LFE_CG_OUT=BUILD/callgrind-gen  dumps, logs, result.txt, result.json
 #   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
 set -euo pipefail
@@ -58,7 +58,7 @@ BINDS=${LFE_CG_BINDS:-20000}
 WARM_BINDS=${LFE_CG_WARM_BINDS:-10000}
 IDLE_S=${LFE_CG_IDLE_S:-2}
 WORKLOAD=${LFE_CG_WORKLOAD:-persistent}
-GEN_ZC=${LFE_CG_GEN_ZC:-0}
+GEN_ZC=${LFE_CG_GEN_ZC:-1}
 OUT=${LFE_CG_OUT:-$BUILD/callgrind-gen}
 TAG=${LFE_NS_TAG:-}
 SUFFIX="dc=example,dc=com"

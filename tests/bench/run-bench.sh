@@ -29,14 +29,16 @@
 #                             LFE_BENCH_CONF_cache=store.bind_cache=1048576
 #   LFE_BENCH_GEN_LCORES=1    generator lcores (CPU 1 and up; memif: the
 #                             daemon then needs as many queues)
-#   LFE_BENCH_GEN_ZC=0        1: memif rows with the generator (memif's
+#   LFE_BENCH_GEN_ZC=1        memif rows with the generator (memif's
 #                             client) in zero-copy mode (its mbufs are the
-#                             shared buffers; EAL --single-file-segments).
-#                             6.5 % fewer generator instructions a bind, but
-#                             not faster: 4 alternating pairs at 1M users,
-#                             generator µs a bind 0.20/0.43/0.19/0.39 (two
-#                             runs ~80 % busy) against 0.18/0.16/0.22/0.20
-#                             in copy mode
+#                             shared buffers; EAL --single-file-segments);
+#                             0: copy mode. Zero-copy costs the generator
+#                             ~9 % fewer instructions a bind, and with its
+#                             write prefetch of each rx burst it keeps its
+#                             time per bind when the VM puts the two vCPUs
+#                             far apart (persistent, server/generator busy
+#                             time: 2.39-2.70 in 14 runs, where copy mode
+#                             gave 1.86-2.40 in 6)
 #   LFE_BENCH_RUNS=3          runs per figure (median)
 #   LFE_BENCH_DURATION=10     seconds per run
 #   LFE_BENCH_WARM=0          every row (ldapfe and slapd): a persistent
@@ -74,7 +76,7 @@ USERS_LIST=${LFE_BENCH_USERS:-100000 1000000}
 DISTS=${LFE_BENCH_DISTS:-uniform zipf:1.0}
 VARIANTS=${LFE_BENCH_VARIANTS:-default}
 GEN_LCORES=${LFE_BENCH_GEN_LCORES:-1}
-GEN_ZC=${LFE_BENCH_GEN_ZC:-0}
+GEN_ZC=${LFE_BENCH_GEN_ZC:-1}
 # The largest store: the af_packet, slapd and callgrind steps use it.
 USERS=$(tr ' ' '\n' <<<"$USERS_LIST" | sort -n | tail -1)
 RUNS=${LFE_BENCH_RUNS:-3}
