@@ -5,6 +5,7 @@
  * polls, so the bounds are exact; fairness is checked on the order in which
  * completions come back while one worker's ring is long. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,7 +219,12 @@ int main(void)
 		rte_ring_free(d.w[i]->done_ring);
 		rte_free(d.w[i]);
 	}
+	/* EAL's cleanup leaves its (empty) runtime directory behind. */
+	char rundir[PATH_MAX];
+	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	if (rmdir(rundir) < 0 && errno != ENOENT)
+		fprintf(stderr, "rmdir %s: %s\n", rundir, strerror(errno));
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	return failures ? 1 : 0;
