@@ -1820,10 +1820,11 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 	/* Closed sessions wait in TIME_WAIT on this side; the table recycles the
 	 * oldest when full, so size it for the live connections plus a window.
 	 * A small one: its TIME_WAITs last ~1 ms at a million sessions/s, while
-	 * a connection's tuple comes back only after its `per` others (1,008 at
-	 * 64 connections: ~50 ms), and the table stays in the core's cache (with
-	 * a window of 16,384 the hash probes of connect and close missed it:
-	 * ~10 % of the generator's time a session in a perf profile). */
+	 * a connection's tuple comes back only after its `per` others (796 with
+	 * the default ports at 64 connections: ~40 ms at 1.2M sessions/s), and
+	 * the table stays in the core's cache (with a window of 16,384 the hash
+	 * probes of connect and close missed it: ~10 % of the generator's time
+	 * a session in a perf profile). */
 	tc.max_conns = n + 1024u;
 	tc.max_half_open = n < tc.max_conns ? n : tc.max_conns;
 	if (g->o.wl == LFE_WL_HOLD) {
