@@ -463,10 +463,12 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 	/* The TCP sum, like put_ipv4's, from the values and the payload where
 	 * it lies: the pseudo-header, then the header and options as written
 	 * below, as 32-bit words (2^16 = 1 modulo 0xffff, so a word's sum folds
-	 * to the sum of its halves); the payload starts at an even offset. */
+	 * to the sum of its halves); the payload starts at an even offset. With
+	 * offload the field holds the pseudo-header's sum alone. */
+	uint32_t pseudo = pseudo_sum(seg->laddr, seg->raddr, LFE_IPPROTO_TCP, tcplen);
 	uint32_t doff_flags = ((LFE_TCP_HLEN + optlen) / 4u) << 12 | (seg->flags & 0x3fu);
-	uint64_t hs = (uint64_t)seg->laddr + seg->raddr + LFE_IPPROTO_TCP + tcplen +
-		      ((uint32_t)seg->lport << 16 | seg->rport) + seg->seq + seg->ack + (doff_flags << 16 | seg->win);
+	uint64_t hs = (uint64_t)pseudo + ((uint32_t)seg->lport << 16 | seg->rport) + seg->seq + seg->ack +
+		      (doff_flags << 16 | seg->win);
 	wr16(t, seg->lport);
 	wr16(t + 2, seg->rport);
 	wr32(t + 4, seg->seq);
@@ -505,7 +507,7 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 	if (seg->len)
 		memcpy(o, seg->payload, seg->len);
 	if (offload)
-		wr16(t + 16, lfe_tcp_pseudo_csum(seg->laddr, seg->raddr, tcplen));
+		wr16(t + 16, (uint16_t)fold16(pseudo));
 	else
 		wr16(t + 16, csum_fold(seg->len ? csum_add(fold16(hs), seg->payload, seg->len) : fold16(hs)));
 	/* Pad runts so the frame is a legal Ethernet frame; the IP total
