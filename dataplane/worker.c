@@ -80,6 +80,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"tls_cancelled", "tls_queue_depth",
 	"tls_started", "tls_failed",
 	"tls_handover",
+	"tls_handshake_expired", "tls_record_expired", "tls_record_pool_empty",
 	"dn_pool_bytes", "dn_pool_dry",
 	"pdu_small_held", "pdu_small_peak",
 	"busy_cycles", "total_cycles",
@@ -544,6 +545,9 @@ static void publish(struct lfe_worker *w)
 	w->st.tls_offloaded = w->sc.st.offloaded;
 	w->st.tls_busy = w->sc.st.busy;
 	w->st.tls_handover = w->sc.st.handover;
+	w->st.tls_handshake_expired = w->sc.st.handshake_expired;
+	w->st.tls_record_expired = w->sc.st.record_expired;
+	w->st.tls_record_pool_empty = w->sc.st.record_pool_empty;
 	w->st.tls_cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx);
 	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
 	w->st.tcp_drop_paws = ts->drop_paws;
@@ -623,6 +627,7 @@ int lfe_worker_main(void *arg)
 		w->turn_tsc = t0;
 
 		w->now_us = tsc_to_us(w, t0);
+		w->sc.now_us = w->now_us;
 		if (w->now_us - w->last_renew_us >= LFE_RENEW_US) {
 			lfe_store_reader_renew(w->rd);
 			w->last_renew_us = w->now_us;
@@ -765,6 +770,11 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
 	w->sc.off = d->tlsoff;   /* main.c makes it before the workers */
 	w->sc.worker = idx;
+	/* Unfinished TLS records: a quarter of the connections at once. */
+	if (lfe_stream_core_pool(&w->sc, RTE_MIN(RTE_MAX(d->cfg.max_conns_per_core / 4u, 16u), 4096u)) < 0) {
+		snprintf(err, errlen, "worker %u: no memory for the TLS record pool", idx);
+		goto fail;
+	}
 	lfe_log_src_init(&w->log, &d->log, &w->log_ring);
 	w->ip_id = (uint16_t)rte_rand();
 
@@ -998,6 +1008,7 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 		}
 		free(vec);
 	}
+	lfe_stream_core_pool_free(&w->sc);
 	lfe_tcp_free(w->tcp);
 	lfe_dnpool_free(w->dns);   /* after the sessions gave their DNs back */
 	w->dns = NULL;
