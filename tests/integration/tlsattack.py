@@ -12,8 +12,9 @@ on the socket are ours to shape), then raw records:
                          TLS 1.3 record layer below from the client's traffic
                          secret (ssl's keylog_filename), then a bind sealed
                          the same way: prints "closed" or "answered"
-  kuloop HOST PORT SECS  kuflood 2000 again and again for SECS seconds
-                         (reconnecting): prints the floods sent
+  kuloop HOST PORT SECS  (KeyUpdate, empty record) pairs streamed for SECS
+                         seconds, reconnecting whenever the server closes:
+                         prints "connections pairs" sent
 
 The record layer here is the test's own (RFC 8446 §5.2, §7.1-7.3) on the
 cryptography package's AEADs: it only seals.
@@ -132,7 +133,8 @@ def bind_request(msgid, dn, pw):
                tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw)))
 
 
-def kuflood(host, port, n):
+def sealer_for(host, port):
+    """A handshake and the client's Sealer from its traffic secret."""
     with tempfile.TemporaryDirectory() as d:
         kl = os.path.join(d, "keylog")
         s, obj = handshake(host, port, kl)
@@ -143,7 +145,40 @@ def kuflood(host, port, n):
                     secret = bytes.fromhex(line.split()[2])
     if secret is None:
         raise SystemExit("no CLIENT_TRAFFIC_SECRET_0 in the keylog")
-    w = Sealer(obj.cipher()[0], secret)
+    return s, Sealer(obj.cipher()[0], secret)
+
+
+def kuloop(host, port, secs):
+    end, conns, pairs = time.monotonic() + secs, 0, 0
+    while time.monotonic() < end:
+        s, w = sealer_for(host, port)
+        conns += 1
+        s.settimeout(0.5)
+        while time.monotonic() < end:
+            buf = bytearray()
+            for _ in range(50):
+                buf += w.key_update()
+                buf += w.seal(b"", 23)
+            try:
+                s.sendall(buf)
+            except OSError:
+                break
+            pairs += 50
+            s.setblocking(False)
+            try:
+                if s.recv(65536) == b"":
+                    break
+            except BlockingIOError:
+                pass
+            except OSError:
+                break
+            s.settimeout(0.5)
+        s.close()
+    return conns, pairs
+
+
+def kuflood(host, port, n):
+    s, w = sealer_for(host, port)
     buf = bytearray()
     for _ in range(n):
         buf += w.key_update()
@@ -193,12 +228,7 @@ def main():
         s, res = kuflood(host, port, int(sys.argv[4]))
         print(res)
     elif mode == "kuloop":
-        end, n = time.monotonic() + float(sys.argv[4]), 0
-        while time.monotonic() < end:
-            s, _ = kuflood(host, port, 2000)
-            s.close()
-            n += 1
-        print(n)
+        print(*kuloop(host, port, float(sys.argv[4])))
 
 
 if __name__ == "__main__":
