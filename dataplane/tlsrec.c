@@ -161,13 +161,20 @@ int lfe_tlsrec_count_records(const uint8_t *p, size_t n)
 struct key_free { struct key_free *next; };
 static _Thread_local struct key_free *key_free_list;
 
+int lfe_tlsrec_key_protect(void *p, size_t n)
+{
+	int rc = madvise(p, n, MADV_DONTDUMP) == 0 ? 0 : -errno;
+	if (rc == 0 && mlock(p, n) == 0)
+		return 1;
+	return rc;   /* mlock: EPERM/ENOMEM past RLIMIT_MEMLOCK, dump-excluded only */
+}
+
 static void *key_region(size_t n)
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	(void)madvise(p, n, MADV_DONTDUMP);
-	(void)mlock(p, n);   /* EPERM/ENOMEM past RLIMIT_MEMLOCK: dump-excluded only */
+	(void)lfe_tlsrec_key_protect(p, n);
 	return p;
 }
 

@@ -179,6 +179,12 @@ void lfe_tlsrec_set_write_limit(struct lfe_tlsrec *r, uint64_t records);
 void *lfe_tlsrec_key_alloc(size_t n);
 void lfe_tlsrec_key_free(void *p, size_t n);
 
+/* The same for n bytes the caller mapped at p (page-aligned, whole pages
+ * of its own: madvise and mlock act on pages): 1 excluded from dumps and
+ * locked, 0 excluded only (RLIMIT_MEMLOCK), or -errno (neither; e.g.
+ * EINVAL for a range that splits a huge page). */
+int lfe_tlsrec_key_protect(void *p, size_t n);
+
 /* One record from in (len bytes). Returns the record's size (consumed)
  * with *plen plaintext bytes in out (cap ≥ LFE_TLSREC_PLAIN_MAX + 1; 0
  * for a KeyUpdate, skipped NewSessionTickets (client mode) or an empty

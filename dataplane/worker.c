@@ -53,6 +53,7 @@
 #include "dataplane/unmapguard.h"
 #include "glue.h"
 #include "tlsoff.h"
+#include "tlsrec.h"
 #include "verifier.h"
 #include "ldap/dn.h"
 #include "worker.h"
@@ -798,8 +799,12 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		}
 	}
 	if (c->bind_cache) {
-		size_t csz = lfe_credcache_mem_size(c->bind_cache);
-		void *cmem = csz ? rte_malloc_socket("lfe_credcache", csz, RTE_CACHE_LINE_SIZE, socket) : NULL;
+		/* Whole pages of its own: its keys and tags kept out of core
+		 * dumps (and swap, where RLIMIT_MEMLOCK allows). */
+		size_t csz = RTE_ALIGN_CEIL(lfe_credcache_mem_size(c->bind_cache), 4096u);
+		void *cmem = csz ? rte_malloc_socket("lfe_credcache", csz, 4096u, socket) : NULL;
+		if (cmem)
+			(void)lfe_tlsrec_key_protect(cmem, csz);
 		w->cc = cmem ? lfe_credcache_init(cmem, csz, c->bind_cache, NULL, &rc) : NULL;
 		if (w->cc == NULL) {
 			rte_free(cmem);

@@ -760,6 +760,45 @@ static void test_budgets(SSL_CTX *sctx, SSL_CTX *cctx)
 	       "over time, our KeyUpdate at the usage limit, close_notify\n", LFE_TLSREC_EMPTY_MAX);
 }
 
+/* The VmFlags of the mapping holding p (/proc/self/smaps), or "". */
+static void vmflags(const void *p, char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	out[0] = '\0';
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)p >= a && (uintptr_t)p < b;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0)
+			snprintf(out, cap, "%s", line + 8);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Key material is never in a core dump: the record layer's memory (and
+ * the ticket keys', the same allocator) is MADV_DONTDUMP ("dd"), locked
+ * ("lo") where RLIMIT_MEMLOCK allows. */
+static void test_key_memory(void)
+{
+	uint8_t s[32] = { 7 };
+	int err;
+	struct lfe_tlsrec *r = lfe_tlsrec_new_keys(0x1301, s, s, 32, 0, &err);
+	char fl[512];
+	CHECK(r != NULL, "new_keys: %d", err);
+	vmflags(r, fl, sizeof fl);
+	CHECK(strstr(fl, " dd") != NULL, "record layer memory not MADV_DONTDUMP: VmFlags%s", fl);
+	printf("key memory: VmFlags%s", fl);
+	lfe_tlsrec_free(r);
+	void *k = lfe_tlsrec_key_alloc(400);
+	CHECK(k != NULL && lfe_tlsrec_key_alloc(513) == NULL, "key_alloc sizes");
+	for (unsigned i = 0; k && i < 400; i++)
+		CHECK(((uint8_t *)k)[i] == 0, "key_alloc zeroed");
+	lfe_tlsrec_key_free(k, 400);
+}
+
 /* The nonce never repeats: the write sequence number stops at 2^64 - 1. */
 static void test_seq_end(void)
 {
@@ -793,6 +832,7 @@ int main(void)
 	test_bad(s1, cctx);
 	test_budgets(s1, cctx);
 	test_seq_end();
+	test_key_memory();
 
 	/* The client's side: a client context whose keylog feeds tlsrec. */
 	SSL_CTX *ck = SSL_CTX_new(TLS_client_method());
