@@ -104,6 +104,8 @@ static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot 
 	}
 	/* TLS: the handshake within handshake_timeout_ms, a started record
 	 * within pdu_timeout_ms of its first byte (stream.h). */
+	if (sl->st.tls == NULL)
+		return d;   /* cleartext: nothing more (a bind's path) */
 	uint64_t hs = lfe_stream_handshake_since(&sl->st), rs = lfe_stream_record_since(&sl->st);
 	if (hs && cf->tls_handshake_timeout_ms) {
 		uint64_t x = hs + cf->tls_handshake_timeout_ms * 1000u;
@@ -208,7 +210,7 @@ static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot
 		sl->pdu_since = w->now_us;
 	slot_arm(w, sl, c);
 	/* A started TLS record holds only its pool buffer: evictable. */
-	bool holding = lfe_stream_holding(&sl->st) && !lfe_stream_record_since(&sl->st);
+	bool holding = sl->st.tls && lfe_stream_holding(&sl->st) && !lfe_stream_record_since(&sl->st);
 	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken && !holding &&
 				      !slot_bound(sl));
 }
