@@ -58,7 +58,9 @@ struct lfe_stream_tls {
 	uint64_t hs_since;           /* lfe_stream_init_tls's time: the handshake deadline */
 	uint64_t gath_since;         /* the first byte of the record in gath */
 	size_t wmark;                /* write BIO bytes before the current step */
-	struct lfe_tlsrec_secrets sec;   /* the keylog's copies, until the handover */
+	/* The keylog's copies, until the handover: in key memory (tlsrec.h,
+	 * never in a core dump); NULL once wiped and detached. */
+	struct lfe_tlsrec_secrets *sec;
 	/* After the handover (job.ssl, rbio and wbio NULL): */
 	struct lfe_tlsrec *rec;
 	uint8_t *gath;               /* ciphertext taken but not opened: a pool buffer */
@@ -136,7 +138,7 @@ static void tls_free(struct lfe_stream_tls *t)
 		rec_buf_put(t->core, t->gath);
 	if (t->hold)
 		OPENSSL_clear_free(t->hold, t->hold_size);
-	lfe_tlsrec_secrets_wipe(&t->sec);
+	lfe_tlsrec_key_free(t->sec, sizeof *t->sec);   /* after SSL_free: no keylog call left */
 	free(t);
 }
 
@@ -167,8 +169,10 @@ int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *
 	SSL_set_bio(ssl, t->rbio, t->wbio);
 	SSL_set_accept_state(ssl);
 	if (SSL_CTX_get_keylog_callback(ctx) == lfe_tlsrec_keylog &&
-	    lfe_tlsrec_watch(ssl, &t->sec) < 0) {
+	    ((t->sec = lfe_tlsrec_key_alloc(sizeof *t->sec)) == NULL ||
+	     lfe_tlsrec_watch(ssl, t->sec) < 0)) {
 		SSL_free(ssl);
+		lfe_tlsrec_key_free(t->sec, sizeof *t->sec);
 		free(t);
 		return -ENOMEM;
 	}
@@ -408,7 +412,7 @@ static void handover(struct lfe_stream *st)
 	long wn = BIO_get_mem_data(t->wbio, &w);
 	int err, n;
 
-	if (t->sec.server_len == 0 || SSL_version(ssl) != TLS1_3_VERSION || wn < 0 ||
+	if (t->sec == NULL || t->sec->server_len == 0 || SSL_version(ssl) != TLS1_3_VERSION || wn < 0 ||
 	    (size_t)wn < t->wmark || SSL_pending(ssl) > 0 || SSL_has_pending(ssl))
 		goto stay;
 	/* The records of the step that finished the handshake: its tickets,
@@ -423,15 +427,17 @@ static void handover(struct lfe_stream *st)
 	 * than one record's worth: stay on OpenSSL, which has them). */
 	if (rn < 0 || rn > (long)LFE_STREAM_REC_BUF || (rn > 0 && (g = rec_buf_get(t->core)) == NULL))
 		goto stay;
-	struct lfe_tlsrec *rec = lfe_tlsrec_new(ssl, &t->sec, (uint64_t)n, &err);
+	struct lfe_tlsrec *rec = lfe_tlsrec_new(ssl, t->sec, (uint64_t)n, &err);
 	if (rec == NULL) {
 		if (g)
 			rec_buf_put(t->core, g);
-		return;
+		goto stay;
 	}
 	if (rn > 0)
 		memcpy(g, r, (size_t)rn);   /* the client's records after its Finished */
 	SSL_free(ssl);
+	lfe_tlsrec_key_free(t->sec, sizeof *t->sec);   /* wiped by lfe_tlsrec_new */
+	t->sec = NULL;
 	t->job.ssl = NULL;
 	t->rbio = t->wbio = NULL;
 	t->rec = rec;
@@ -442,7 +448,11 @@ static void handover(struct lfe_stream *st)
 	return;
 stay:
 	ERR_clear_error();
-	lfe_tlsrec_secrets_wipe(&t->sec);
+	if (t->sec) {   /* detached first: the SSL lives on */
+		(void)lfe_tlsrec_watch(ssl, NULL);
+		lfe_tlsrec_key_free(t->sec, sizeof *t->sec);
+		t->sec = NULL;
+	}
 }
 
 /* What a handshake step returned (inline or on a crypto thread): its bytes

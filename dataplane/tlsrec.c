@@ -68,7 +68,8 @@ static void sec_index_init(void)
 int lfe_tlsrec_watch(SSL *ssl, struct lfe_tlsrec_secrets *sec)
 {
 	pthread_once(&sec_once, sec_index_init);
-	memset(sec, 0, sizeof *sec);
+	if (sec)
+		memset(sec, 0, sizeof *sec);
 	if (sec_index < 0 || SSL_set_ex_data(ssl, sec_index, sec) != 1) {
 		ERR_clear_error();
 		return -ENOMEM;

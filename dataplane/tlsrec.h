@@ -112,7 +112,8 @@ struct lfe_tlsrec_secrets {
 /* The keylog callback (SSL_CTX_set_keylog_callback). */
 void lfe_tlsrec_keylog(const SSL *ssl, const char *line);
 
-/* Have lfe_tlsrec_keylog fill sec for ssl (sec zeroed here): 0 or -ENOMEM. */
+/* Have lfe_tlsrec_keylog fill sec for ssl (sec zeroed here): 0 or -ENOMEM.
+ * sec NULL detaches (the caller may then free what it watched). */
 int lfe_tlsrec_watch(SSL *ssl, struct lfe_tlsrec_secrets *sec);
 
 /* OPENSSL_cleanse sec (and detach nothing: the SSL may already be gone). */
