@@ -14,7 +14,10 @@
 #      whenever closed, with the worker's busy share printed (here, the
 #      Python client sealing ~12k pairs/s: before, one connection took all
 #      37,650, 8.3 % busy; after, 96 connections were closed, 3.2 %).
-# Telemetry: tls_record_expired, tls_handshake_expired, tls_failed counted.
+#  (d) with a table of two connections, one bound, the other dripping a
+#      record: a third client evicts the dripping one (before: refused).
+# Telemetry: tls_record_expired, tls_handshake_expired, tls_failed,
+# conns_evicted counted.
 source "$(dirname "$0")/lib.sh"
 lfe_init tlsattack 120
 lfe_make_store
@@ -102,5 +105,46 @@ lfe_log "KeyUpdate/empty-record pairs streamed for 3 s (connections, pairs: $OUT
 read -r rexp hexp failed < <(stat tls_record_expired tls_handshake_expired tls_failed)
 lfe_log "telemetry: tls_record_expired $rexp tls_handshake_expired $hexp tls_failed $failed"
 [[ $rexp -ge 1 && $hexp -ge 1 && $failed -ge 1 ]] || lfe_fail "counters: $rexp $hexp $failed"
+lfe_stop
+
+# (d) a connection holding only a started record stays evictable: 16
+# slots (the TCP stack's least: max_half_open is at least 16), 15 bound
+# cleartext connections (not evictable), one TLS connection dripping a
+# record (pdu_timeout_ms 30 s: no deadline here); another client's whoami
+# evicts the dripping one (before: refused, the table full).
+conf=$(lfe_tls_conf)
+sed -i 's/^max_conns_per_core = 1024$/max_conns_per_core = 16/; s/^port = 389$/port = 389\npdu_timeout_ms = 30000/' "$conf"
+lfe_start "$conf" 0
+lfe_cli timeout 30 "$PY" -c '
+import socket, sys, time
+dn, pw = sys.argv[2].encode(), b"alice-pw"
+tlv = lambda t, v: bytes([t, len(v)]) + v
+ok, socks = 0, []
+for i in range(15):
+    s = socket.create_connection((sys.argv[1], 389), timeout=10)
+    s.sendall(tlv(0x30, tlv(0x02, b"\x01") + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw))))
+    ok += b"\x0a\x01\x00" in s.recv(100)
+    socks.append(s)
+print("bound", ok, flush=True)
+time.sleep(12)
+' "$LFE_SADDR" "$(lfe_dn alice)" > "$LFE_WORK/held" 2>&1 &
+held=$!
+LFE_EXTRA_PIDS="$held"
+for ((i = 0; i < 100; i++)); do grep -q bound "$LFE_WORK/held" && break; sleep 0.1; done
+WAIT=10 lfe_cli timeout 30 "$PY" "$ATK" partial "$LFE_SADDR" 636 > "$LFE_WORK/drip" 2>&1 &
+drip=$!
+LFE_EXTRA_PIDS="$held $drip"
+for ((i = 0; i < 100; i++)); do [[ $(stat conns_active) -ge 16 ]] && break; sleep 0.1; done
+sleep 1   # the record started
+lfe_eq "the table full" "$(stat conns_active)" 16
+rc=0
+out=$(lfe_cli timeout 10 ldapwhoami -x -H "ldap://$LFE_SADDR" 2>&1) || rc=$?
+wait "$drip" || true
+wait "$held" || true
+LFE_EXTRA_PIDS=
+lfe_log "table of 16: held '$(cat "$LFE_WORK/held")', dripping record closed after $(cat "$LFE_WORK/drip") s, third client: rc $rc $out"
+lfe_eq "15 bound connections held" "$(head -1 "$LFE_WORK/held")" "bound 15"
+lfe_eq "a third client served (the dripping record evicted)" "$rc" 0
+[[ $(stat conns_evicted) -ge 1 ]] || lfe_fail "conns_evicted: $(stat conns_evicted)"
 lfe_stop
 lfe_log "PASS"
