@@ -22,8 +22,9 @@
  * connect; a partial PDU must complete within pdu_timeout_ms of its first
  * byte; with bind_timeout_ms, the connection must be bound to a DN within
  * it of connect; TLS: the handshake must finish within [tls]
- * handshake_timeout_ms of its start, and a started record must complete
- * within pdu_timeout_ms of its first byte. It is recomputed after every delivery and checked lazily
+ * handshake_timeout_ms of its start, and a started record (ldapfe's record
+ * layer) must complete within pdu_timeout_ms of its first byte. It is
+ * recomputed after every delivery and checked lazily
  * when it fires (on_deadline), so a bind that completed on a verifier
  * thread needs no extra bookkeeping. A connection that holds nothing a
  * reset would lose (no partial PDU, no pending bind, no unanswered or
