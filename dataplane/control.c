@@ -367,6 +367,7 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 	const struct lfe_config *c = &d->cfg;
 	static const char *const req[] = { "none", "bind", "all" };
 	const char *rq = (unsigned)c->require_tls < 3 ? req[c->require_tls] : "?";
+	const char *rl = c->tls_record_layer == LFE_TLS_RECORD_OPENSSL ? "openssl" : "ldapfe";
 
 	if (d->tls == NULL) {
 		outf(o, json ? "{\"configured\":false}" : "not configured");
@@ -380,7 +381,11 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 		outf(o, "{\"configured\":true,\"ldaps_ports\":[");
 		for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
 			outf(o, "%s%u", i ? "," : "", c->ldaps_ports[i]);
-		outf(o, "],\"starttls\":true,\"require_tls\":\"%s\",\"certificate\":", rq);
+		outf(o, "],\"starttls\":true,\"require_tls\":\"%s\",\"record_layer\":\"%s\","
+		     "\"handshake_timeout_ms\":%" PRIu64 ",\"handshake_threads\":%u,"
+		     "\"handshake_queue\":%u,\"handshake_per_source\":%u,\"certificate\":", rq, rl,
+		     c->tls_handshake_timeout_ms, c->tls_handshake_threads, c->tls_handshake_queue,
+		     c->tls_handshake_per_source);
 		out_jstr(o, c->tls_certificate, strlen(c->tls_certificate));
 		if (cd.known) {
 			outf(o, ",\"subject\":");
@@ -396,7 +401,10 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 		outf(o, " %u", c->ldaps_ports[i]);
 	if (c->n_ldaps_ports == 0)
 		outf(o, " none");
-	outf(o, ", StartTLS on, require_tls %s, certificate %s", rq, c->tls_certificate);
+	outf(o, ", StartTLS on, require_tls %s, record_layer %s, handshake_timeout_ms %" PRIu64
+	     ", handshake_threads %u queue %u per_source %u, certificate %s", rq, rl,
+	     c->tls_handshake_timeout_ms, c->tls_handshake_threads, c->tls_handshake_queue,
+	     c->tls_handshake_per_source, c->tls_certificate);
 	if (cd.known)
 		outf(o, " subject \"%s\" serial %s expires %s (%s%" PRId64 " days)", cd.subject, cd.serial, cd.not_after,
 		     days < 0 ? "EXPIRED " : "", days);
@@ -583,6 +591,37 @@ static int req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, boo
 	return 0;
 }
 
+/* The keys a reload applies while running (into c, from n): the workers
+ * read them at their next safe point (apply_live) or per use. Every
+ * other key must be the same, else reload_check refuses naming it. */
+static void cfg_live(struct lfe_config *c, const struct lfe_config *n)
+{
+	c->allow_anonymous = n->allow_anonymous;
+	c->request_slice_us = n->request_slice_us;
+	c->search_max_candidates = n->search_max_candidates;
+	c->pdu_timeout_ms = n->pdu_timeout_ms;
+	c->first_request_ms = n->first_request_ms;
+	c->bind_timeout_ms = n->bind_timeout_ms;
+	c->search_access = n->search_access;
+	c->search_scope = n->search_scope;
+	memcpy(c->search_base, n->search_base, sizeof(c->search_base));
+	memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
+	c->throttle = n->throttle;
+	c->require_tls = n->require_tls;
+	/* TLS: new connections get the new context; those in progress
+	 * keep theirs (SSL_new took a reference to it). */
+	memcpy(c->tls_certificate, n->tls_certificate, sizeof(c->tls_certificate));
+	memcpy(c->tls_key, n->tls_key, sizeof(c->tls_key));
+	memcpy(c->tls_ca, n->tls_ca, sizeof(c->tls_ca));
+	memcpy(c->tls_ciphers, n->tls_ciphers, sizeof(c->tls_ciphers));
+	memcpy(c->tls_ciphersuites, n->tls_ciphersuites, sizeof(c->tls_ciphersuites));
+	c->tls_verify_client = n->tls_verify_client;
+	c->tls_protocol_min = n->tls_protocol_min;
+	c->tls_ticket_lifetime = n->tls_ticket_lifetime;
+	c->tls_record_layer = n->tls_record_layer;   /* the new context's keylog, new connections */
+	c->tls_handshake_timeout_ms = n->tls_handshake_timeout_ms;   /* read per connection (glue.c) */
+}
+
 /* Live keys are copied from n into c; a difference in any other key
  * refuses the reload. */
 static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, const struct lfe_config *n,
@@ -639,6 +678,16 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(throttle.enabled, "[throttle] enabled");
 	SAME(metrics_listen, "[admin] metrics_listen");
 #undef SAME
+	/* Whatever the list above misses: a copy of the running configuration
+	 * with the live keys applied must equal the new one. */
+	static struct lfe_config tmp;   /* the control thread's; large */
+	char key[80];
+	tmp = *c;
+	cfg_live(&tmp, n);
+	if (lfe_config_differs(&tmp, n, key, sizeof key)) {
+		snprintf(err, errlen, "%s: cannot change while running (restart ldapfe)", key);
+		return -EINVAL;
+	}
 	/* Live keys that need more than config.c's checks. */
 	size_t sl;
 	const char *sfx = lfe_store_suffix(d->store, &sl);
@@ -688,30 +737,7 @@ static int barrier(struct lfe_control *ctl, bool apply, char *err, size_t errlen
 		}
 	}
 	if (rc == 0 && apply) {
-		struct lfe_config *c = &d->cfg;
-		const struct lfe_config *n = &ctl->next;
-		c->allow_anonymous = n->allow_anonymous;
-		c->request_slice_us = n->request_slice_us;
-		c->search_max_candidates = n->search_max_candidates;
-		c->pdu_timeout_ms = n->pdu_timeout_ms;
-		c->first_request_ms = n->first_request_ms;
-		c->bind_timeout_ms = n->bind_timeout_ms;
-		c->search_access = n->search_access;
-		c->search_scope = n->search_scope;
-		memcpy(c->search_base, n->search_base, sizeof(c->search_base));
-		memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
-		c->throttle = n->throttle;
-		c->require_tls = n->require_tls;
-		/* TLS: new connections get the new context; those in progress
-		 * keep theirs (SSL_new took a reference to it). */
-		memcpy(c->tls_certificate, n->tls_certificate, sizeof(c->tls_certificate));
-		memcpy(c->tls_key, n->tls_key, sizeof(c->tls_key));
-		memcpy(c->tls_ca, n->tls_ca, sizeof(c->tls_ca));
-		memcpy(c->tls_ciphers, n->tls_ciphers, sizeof(c->tls_ciphers));
-		memcpy(c->tls_ciphersuites, n->tls_ciphersuites, sizeof(c->tls_ciphersuites));
-		c->tls_verify_client = n->tls_verify_client;
-		c->tls_protocol_min = n->tls_protocol_min;
-		c->tls_ticket_lifetime = n->tls_ticket_lifetime;
+		cfg_live(&d->cfg, &ctl->next);
 		if (ctl->next_tls) {
 			ctl->old_tls = d->tls;
 			d->tls = ctl->next_tls;
