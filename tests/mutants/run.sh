@@ -38,6 +38,8 @@ fi
 
 rev=${MUTANT_REV:-}
 mkdir -p "$work/snap" "$work/src" "$work/log"
+cp "$list" "$work/mutants.txt"      # the list as it was when the run began
+list=$work/mutants.txt
 echo "copying ${rev:-the working tree} of $root -> $work/src" >&2
 python3 "$py" sync "$root" "$work/snap" "$work/src" $rev
 if [[ ! -f $work/build/build.ninja ]]; then
