@@ -407,6 +407,75 @@ static void test_bad(SSL_CTX *sctx, SSL_CTX *cctx)
 	       "records, replay\n", sizeof cases / sizeof cases[0]);
 }
 
+/* The record length limits exactly at and one over (issue 32): a header
+ * of 2^14 + 256 ciphertext bytes is waited for, one more is refused from
+ * the header alone; an inner plaintext of 2^14 + 1 bytes (content and
+ * type, or padded to it with zeros) opens, one more is record_overflow;
+ * 1 + tag bytes is the shortest record that gets to the MAC. */
+static void test_record_limits(SSL_CTX *sctx, SSL_CTX *cctx)
+{
+	struct pair pp;
+	uint8_t alert = 0;
+	size_t pl = 0, need = 0;
+	static uint8_t big[LFE_TLSREC_PLAIN_MAX + 2];
+
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	uint8_t hdr[5] = { 23, 3, 3, (uint8_t)(LFE_TLSREC_CIPHER_MAX >> 8),
+			   (uint8_t)LFE_TLSREC_CIPHER_MAX };
+	int rc = lfe_tlsrec_read(pp.srv, hdr, 5, plain, sizeof plain, &pl, &need);
+	CHECK(rc == 0 && need == LFE_TLSREC_HDR + LFE_TLSREC_CIPHER_MAX &&
+	      lfe_tlsrec_alert_due(pp.srv) == 0,
+	      "header at 2^14 + 256: rc %d need %zu alert %u (want 0, %u, 0)", rc, need,
+	      lfe_tlsrec_alert_due(pp.srv), LFE_TLSREC_HDR + LFE_TLSREC_CIPHER_MAX);
+	/* whole, it opens to over 2^14 + 1: refused before the MAC */
+	memset(rec, 0, LFE_TLSREC_MAX);
+	memcpy(rec, hdr, 5);
+	rc = lfe_tlsrec_read(pp.srv, rec, LFE_TLSREC_MAX, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_RECORD_OVERFLOW,
+	      "record of 2^14 + 256: rc %d alert %u", rc, lfe_tlsrec_alert_due(pp.srv));
+	pair_free(&pp);
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	hdr[3] = (uint8_t)((LFE_TLSREC_CIPHER_MAX + 1) >> 8);
+	hdr[4] = (uint8_t)(LFE_TLSREC_CIPHER_MAX + 1);
+	rc = lfe_tlsrec_read(pp.srv, hdr, 5, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_RECORD_OVERFLOW,
+	      "header at 2^14 + 257: rc %d", rc);
+	pair_free(&pp);
+	/* 1 + tag: the shortest that gets to the MAC (bad MAC, not decode_error) */
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	uint8_t shortest[5 + 1 + LFE_TLSREC_TAG] = { 23, 3, 3, 0, 1 + LFE_TLSREC_TAG };
+	rc = lfe_tlsrec_read(pp.srv, shortest, sizeof shortest, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_BAD_RECORD_MAC,
+	      "1 + tag bytes: rc %d alert %u", rc, lfe_tlsrec_alert_due(pp.srv));
+	pair_free(&pp);
+	/* inner plaintext: 2^14 content + type; 2^14 - 1 + type + one zero;
+	 * then one more byte of each */
+	for (int k = 0; k < 4; k++) {
+		bool over = k >= 2, padded = k % 2;
+		size_t m = LFE_TLSREC_PLAIN_MAX + 1 + over;
+		size_t content = m - 1 - padded;
+		if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+			exit(2);
+		memset(big, 'x', content);
+		big[content] = 23;
+		if (padded)
+			big[m - 1] = 0;
+		rc = crafted(&pp, big, m, &alert);
+		if (!over)
+			CHECK(rc > 0 && alert == 0, "inner plaintext of 2^14 + 1 (%s): rc %d alert %u",
+			      padded ? "padded" : "content", rc, alert);
+		else
+			CHECK(rc == -EBADMSG && alert == LFE_TLS_ALERT_RECORD_OVERFLOW,
+			      "inner plaintext of 2^14 + 2 (%s): rc %d alert %u",
+			      padded ? "padded" : "content", rc, alert);
+		pair_free(&pp);
+	}
+	printf("record limits: header at and over 2^14 + 256, 1 + tag, inner 2^14 + 1 and + 2\n");
+}
+
 /* ---- client mode: the handover on the client's side (ldapfe-gen) ---- */
 
 struct cpair {
@@ -831,6 +900,7 @@ int main(void)
 	test_suite(s2, cctx, suites[1], 2);
 	test_bad(s1, cctx);
 	test_budgets(s1, cctx);
+	test_record_limits(s1, cctx);
 	test_seq_end();
 	test_key_memory();
 
