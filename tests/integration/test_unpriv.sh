@@ -46,6 +46,7 @@ lfe_start "$conf" 0
 grep -q "running as $DUSER" "$LFE_LOG" || lfe_fail "no privilege drop: $(cat "$LFE_LOG")"
 lfe_eq "daemon uid" "$(awk '/^Uid:/ { print $2 }' /proc/$LFE_PID/status)" "65534"
 lfe_eq "daemon CapEff" "$(awk '/^CapEff:/ { print $2 }' /proc/$LFE_PID/status)" "0000000000000000"
+lfe_eq "daemon NoNewPrivs" "$(awk '/^NoNewPrivs:/ { print $2 }' /proc/$LFE_PID/status)" "1"
 
 H=ldap://$LFE_SADDR
 rc_of() { local rc=0; lfe_cli timeout 10 ldapwhoami -x -H "$H" -D "$(lfe_dn alice)" -w "$1" >/dev/null 2>&1 || rc=$?; echo $rc; }
