@@ -1058,6 +1058,11 @@ static int run(struct sync *s)
 		if (stop_flag)
 			return EXIT_OK;
 		rc = connect_provider(s);
+		if (rc == RUN_STOP && !ever && lfe_sync_check_access(s->ld, s->o) < 0 &&
+		    s->o->require_lock_attrs) {
+			logf_("refusing to start (--require-lock-attrs)");
+			return EXIT_FAIL;
+		}
 		if (rc == RUN_STOP) {
 			ever = true;
 			rc = run_search(s, !s->o->once && s->o->interval == 0);

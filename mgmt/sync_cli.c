@@ -157,6 +157,7 @@ static void help(void)
 	printf("usage: ldapfectl [--store PATH] sync -H URI -b BASE [-D BINDDN -y PWFILE] [-Z]\n"
 	       "         [-f FILTER] [-s sub|one|base] [-a ATTR]... [--interval SECONDS] [--once]\n"
 	       "         [--batch N] [--max-backoff SECONDS] [--cacert FILE] [--insecure]\n"
+	       "         [--require-lock-attrs]\n"
 	       "       ldapfectl [--store PATH] sync --status\n\n"
 	       "Keep the store equal to an LDAP directory with the Content Synchronization\n"
 	       "operation (RFC 4533; OpenLDAP syncprov, 389-ds Content Synchronization plugin):\n"
@@ -167,7 +168,9 @@ static void help(void)
 	       "-a ATTR. --status prints the provider, cookie, last change and lag.\n\n"
 	       "The provider's certificate is always verified (TLS_REQCERT and LDAPTLS_REQCERT\n"
 	       "are overridden); --cacert or TLS_CACERT names a CA the system does not trust.\n"
-	       "ldap:// needs -Z (StartTLS); --insecure allows it in clear (test setups only).\n");
+	       "ldap:// needs -Z (StartTLS); --insecure allows it in clear (test setups only).\n"
+	       "At start it warns when the bound account cannot read a lock attribute (a locked\n"
+	       "account would then bind); --require-lock-attrs makes that an exit 1.\n");
 }
 
 static int read_pwfile(const char *path, char *out, size_t cap, size_t *len)
@@ -220,7 +223,7 @@ static int check_uris(const struct opts *o)
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE };
+	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE, O_REQLOCK };
 	static const struct option lo[] = {
 		{ "uri", required_argument, NULL, 'H' }, { "bind-dn", required_argument, NULL, 'D' },
 		{ "password-file", required_argument, NULL, 'y' },
@@ -232,6 +235,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "status", no_argument, NULL, O_STATUS }, { "cacert", required_argument, NULL, O_CACERT },
 		{ "store", required_argument, NULL, O_STORE }, { "help", no_argument, NULL, 'h' },
 		{ "insecure", no_argument, NULL, O_INSECURE },
+		{ "require-lock-attrs", no_argument, NULL, O_REQLOCK },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t na = 0;
@@ -255,6 +259,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'f': o->r.filter = optarg; break;
 		case 'Z': o->r.starttls = true; break;
 		case O_INSECURE: o->r.insecure = true; break;
+		case O_REQLOCK: o->r.require_lock_attrs = true; break;
 		case O_ONCE: o->r.once = true; break;
 		case O_STATUS: o->status = true; break;
 		case O_CACERT: o->r.cacert = optarg; break;

@@ -311,6 +311,20 @@ rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_WORK/store3" sync -H "$P
 lfe_eq "ldap:// without StartTLS: exit" "$rc" 2
 [[ $out == *"without StartTLS"* ]] || lfe_fail "ldap:// without StartTLS: $out"
 
+# a sync account that cannot read a lock attribute (uid=user8, by the
+# provider's ACL): a warning at start, or exit 1 with --require-lock-attrs;
+# the admin (reads everything) gets no warning
+printf "pw-8" > "$LFE_WORK/u7.pw"
+for req in "" --require-lock-attrs; do
+	rc=0; out=$(lfe_cli timeout 30 "$LFE_CTL" --store "$LFE_WORK/store3" sync -H "$PURL" "${TLSOPT[@]}" \
+		-D "$(lfe_dn user8)" -y "$LFE_WORK/u7.pw" -b "$LFE_SUFFIX" -f "(uid=user1)" --once $req 2>&1) || rc=$?
+	[[ $out == *"warning: the sync account cannot read pwdAccountLockedTime"* ]] ||
+		lfe_fail "hidden lock attribute ($req): no warning: $out"
+	lfe_eq "hidden lock attribute ${req:-(warning only)}: exit" "$rc" "$([[ -n $req ]] && echo 1 || echo 0)"
+done
+grep -q "cannot read" "$SYNC_LOG" && lfe_fail "a warning for the admin: $(grep "cannot read" "$SYNC_LOG")"
+lfe_log "ok: a sync account that cannot read pwdAccountLockedTime is warned about, refused on request"
+
 # scale-out shape: a second consumer (refreshOnly, --once) into a second
 # store ends equal to the first
 mkdir -p "$LFE_WORK/store2"
