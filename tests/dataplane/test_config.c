@@ -378,7 +378,8 @@ static void test_search_policy_values(void)
 	CHECK(strcmp(c.search_attrs, "uid, mail") == 0, "attrs untouched: %s", c.search_attrs);
 }
 
-/* [daemon] user/group are looked up at start: unknown names stop it. */
+/* [daemon] user/group are looked up at start: unknown names, uid 0 and gid 0
+ * stop it. */
 static void test_priv_resolve(void)
 {
 	char err[LFE_CFG_ERR_LEN] = "";
@@ -390,7 +391,10 @@ static void test_priv_resolve(void)
 	CHECK(lfe_priv_resolve("nobody", "nosuchgroup-lfe", &u, &g, err) == -ENOENT &&
 	      strstr(err, "[daemon] group"), "%s", err);
 	CHECK(lfe_priv_resolve("nobody", NULL, &u, &g, err) == 0 && u != 0, "nobody: %s", err);
-	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == 0 && g == 0, "explicit group: %s", err);
+	/* gid 0 is refused like uid 0 (priv.h): it keeps root's group files. */
+	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == -EINVAL && strstr(err, "gid 0"),
+	      "explicit group root: %s", err);
+	CHECK(lfe_priv_resolve("nobody", "nogroup", &u, &g, err) == 0 && g != 0, "explicit group: %s", err);
 }
 
 /* [throttle]: every key checked, defaults, and the cross-checks. */
