@@ -329,14 +329,25 @@ static int serve_start(int lfd, int *cfd, struct req *r)
 	BerElement *b = ber_new();
 	ber_printf(b, "{it{essN}N}", msgid, (ber_tag_t)LDAP_RES_BIND, 0, "", "");
 	send_ber(*cfd, b);
-	/* search, its Sync Request control */
-	if ((n = read_msg(*cfd, buf, sizeof buf)) < 0)
-		return -1;
-	m = (struct berval){ (ber_len_t)n, (char *)buf };
-	ber = ber_init(&m);
-	if (!ber || ber_scanf(ber, "{i", &msgid) == LBER_ERROR ||
-	    ber_peek_tag(ber, &len) != LDAP_REQ_SEARCH || ber_scanf(ber, "x") == LBER_ERROR ||
-	    ber_peek_tag(ber, &len) != LDAP_TAG_CONTROLS || ber_scanf(ber, "{") == LBER_ERROR)
+	/* search, its Sync Request control; a search without controls first
+	 * is the consumer's check of the lock attributes' access (sync_access.c):
+	 * it gets no entries, so no Compare follows */
+	for (int k = 0;; k++) {
+		if (k == 2 || (n = read_msg(*cfd, buf, sizeof buf)) < 0)
+			return -1;
+		m = (struct berval){ (ber_len_t)n, (char *)buf };
+		ber = ber_init(&m);
+		if (!ber || ber_scanf(ber, "{i", &msgid) == LBER_ERROR ||
+		    ber_peek_tag(ber, &len) != LDAP_REQ_SEARCH || ber_scanf(ber, "x") == LBER_ERROR)
+			return -1;
+		if (ber_peek_tag(ber, &len) == LDAP_TAG_CONTROLS)
+			break;
+		ber_free(ber, 1);
+		b = ber_new();
+		ber_printf(b, "{it{essN}N}", msgid, (ber_tag_t)LDAP_RES_SEARCH_RESULT, 0, "", "");
+		send_ber(*cfd, b);
+	}
+	if (ber_scanf(ber, "{") == LBER_ERROR)
 		return -1;
 	r->msgid = msgid;
 	r->mode = -1;

@@ -14,6 +14,8 @@ for t in slapd slapadd ldapwhoami ldapmodify; do
 done
 PURL="ldap://127.0.0.1:3892/"
 SYNC_LOG=$LFE_WORK/sync.log
+# StartTLS with the provider's test CA (ldap:// alone is refused without --insecure).
+PROV_TLS=1
 
 prov_conf
 # nsAccountLock as 389-ds spells it (a user attribute here: OpenLDAP keeps
@@ -53,7 +55,7 @@ prov_start "$LFE_CLI" "$PURL"
 mkdir -p "$LFE_STORE"
 lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
 
-ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -Z --cacert "$PROV_DIR/ca.crt" -D "$PROV_ADMIN" \
 	-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --max-backoff 2 >>"$SYNC_LOG" 2>&1 &
 SYNC_PID=$!
 LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $SYNC_PID"
