@@ -745,17 +745,25 @@ int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
 	return 1;
 }
 
-uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
-		       struct lfe_bytes *vals, uint32_t cap)
+uint32_t lfe_entry_get_from(const struct lfe_entry_view *e, const char *type, size_t type_len,
+			    uint32_t first, struct lfe_bytes *vals, uint32_t cap)
 {
 	struct lfe_bytes list, v;
 	uint32_t n_vals, i = 0;
 
 	if (lfe_record_find_attr(e->rec, e->rec_len, type, type_len, &n_vals, &list) != 1)
 		return 0;
+	for (uint32_t k = 0; k < first && lfe_record_next_val(&list, &v) == 1; k++)
+		;
 	while (i < cap && lfe_record_next_val(&list, &v) == 1)
 		vals[i++] = v;
 	return n_vals;
+}
+
+uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
+		       struct lfe_bytes *vals, uint32_t cap)
+{
+	return lfe_entry_get_from(e, type, type_len, 0, vals, cap);
 }
 
 int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,

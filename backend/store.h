@@ -114,6 +114,11 @@ int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
 uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
 		       struct lfe_bytes *vals, uint32_t cap);
 
+/* The same from the value at index `first` on (a window, filter.h): values
+ * first.. into vals[0..min(n - first, cap)); returns the count n. */
+uint32_t lfe_entry_get_from(const struct lfe_entry_view *e, const char *type, size_t type_len,
+			    uint32_t first, struct lfe_bytes *vals, uint32_t cap);
+
 /* Index lookup: for each DN with attr == value (value normalized by the
  * store's rules), call fn. fn returns 0 to go on, non-zero to stop.
  * Returns 0, fn's non-zero value when it stopped, -ENOTSUP when attr has

@@ -433,7 +433,8 @@ struct entry_view {
 	const struct lfe_search_policy *pol;
 };
 
-static uint32_t view_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t view_get(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			 uint32_t cap)
 {
 	const struct entry_view *v = ctx;
 
@@ -443,8 +444,8 @@ static uint32_t view_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *val
 		const struct lfe_ldap_attr *a = &v->attrs[i];
 		if (!lfe_attr_type_eq(a->type.p, a->type.len, type.p, type.len))
 			continue;
-		for (uint32_t k = 0; k < a->n_vals && k < cap; k++)
-			vals[k] = a->vals[k];
+		for (uint32_t k = 0; first + k < a->n_vals && k < cap; k++)
+			vals[k] = a->vals[first + k];
 		return a->n_vals;
 	}
 	return 0;
@@ -560,15 +561,16 @@ static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
 		dse_add(d, "vendorVersion", cfg->vendor_version);
 }
 
-static uint32_t dse_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t dse_get(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			uint32_t cap)
 {
 	const struct dse *d = ctx;
 
 	for (uint32_t i = 0; i < d->n; i++) {
 		if (!lfe_attr_type_eq(d->a[i].type.p, d->a[i].type.len, type.p, type.len))
 			continue;
-		for (uint32_t k = 0; k < d->a[i].n_vals && k < cap; k++)
-			vals[k] = d->a[i].vals[k];
+		for (uint32_t k = 0; first + k < d->a[i].n_vals && k < cap; k++)
+			vals[k] = d->a[i].vals[first + k];
 		return d->a[i].n_vals;
 	}
 	return 0;

@@ -220,9 +220,10 @@ static void bind_pdu(struct buf *f, const char *dn, const char *pw)
 
 /* ---- part 1 ---- */
 
-static uint32_t entry_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t entry_attr(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			   uint32_t cap)
 {
-	return lfe_entry_get(ctx, (const char *)type.p, type.len, vals, cap);
+	return lfe_entry_get_from(ctx, (const char *)type.p, type.len, first, vals, cap);
 }
 
 static uint8_t out[1u << 20];
