@@ -67,7 +67,7 @@ static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 	return lfe_tcp_conn_app(c);
 }
 
-enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND };
+enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND, DL_SEARCH };
 
 static bool slot_bound(const struct lfe_slot *sl)
 {
@@ -77,7 +77,7 @@ static bool slot_bound(const struct lfe_slot *sl)
 }
 
 /* The slot's earliest deadline (0 = none) and which one it is. */
-static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot *sl, enum dl_kind *kind)
+static uint64_t slot_deadline(const struct lfe_worker *w, struct lfe_slot *sl, enum dl_kind *kind)
 {
 	const struct lfe_config *cf = &w->d->cfg;
 	uint64_t d = 0;
@@ -100,8 +100,16 @@ static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot 
 			*kind = DL_BIND;
 		}
 	}
+	if (sl->search_more && !sl->search_at)
+		sl->search_at = w->now_us + 1024u;   /* the timer wheel's next tick */
+	if (sl->search_more && (!d || sl->search_at <= d)) {
+		d = sl->search_at;
+		*kind = DL_SEARCH;
+	}
 	return d;
 }
+
+static void search_continue(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl);
 
 static void slot_arm(const struct lfe_worker *w, struct lfe_slot *sl, struct lfe_tcp_conn *c)
 {
@@ -120,6 +128,15 @@ static int on_deadline(void *ctx, struct lfe_tcp_conn *c)
 	uint64_t d = slot_deadline(w, sl, &k);
 	if (d == 0 || d > w->now_us) {
 		lfe_tcp_conn_set_deadline(c, d);   /* bound meanwhile, or moved */
+		return 0;
+	}
+	if (k == DL_SEARCH) {
+		/* A search that spent its slice goes on (a new slice). */
+		sl->search_more = false;
+		sl->search_at = 0;
+		search_continue(w, c, sl);
+		if (sl->s && lfe_tcp_conn_app(c) == sl)
+			slot_arm(w, sl, c);
 		return 0;
 	}
 	if (k == DL_FIRST)
@@ -161,6 +178,8 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 		lfe_session_set_tls(sl->s);
 	sl->got_data = false;
 	sl->pending = false;
+	sl->search_more = false;
+	sl->search_at = 0;
 	sl->opened_us = w->now_us;
 	sl->pdu_since = 0;
 	lfe_session_set_generation(sl->s, lfe_tcp_conn_handle(c).gen);
@@ -178,6 +197,10 @@ static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot
 		   unsigned flags, bool all_taken)
 {
 	sl->pending = flags & LFE_SESS_PENDING;
+	bool more = flags & LFE_SESS_MORE;
+	if (more != sl->search_more || !more)
+		sl->search_at = 0;
+	sl->search_more = more;
 	bool gathering = lfe_session_gathering(sl->s);
 	if (!gathering)
 		sl->pdu_since = 0;
@@ -185,7 +208,8 @@ static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot
 		sl->pdu_since = w->now_us;
 	slot_arm(w, sl, c);
 	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken &&
-				      !lfe_stream_holding(&sl->st) && !slot_bound(sl));
+				      !lfe_stream_holding(&sl->st) && !slot_bound(sl) &&
+				      !lfe_session_searching(sl->s));
 }
 
 static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len)
@@ -233,6 +257,27 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 	w->cur = NULL;
 	if (sl->s && !(flags & LFE_SESS_ABORT) && sl->st.tls)
 		settle(w, c, sl, flags, true);
+	/* Send room freed: a search under way writes its next entries (a
+	 * slow reader's search waits here, holding one send ring). */
+	if (lfe_tcp_conn_app(c) == sl && sl->s && !(flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)) &&
+	    lfe_session_searching(sl->s) && !sl->search_more)
+		search_continue(w, c, sl);
+}
+
+/* The next part of a search under way (lfe_stream_resume). */
+static void search_continue(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl)
+{
+	unsigned flags;
+
+	w->cur = c;
+	lfe_stream_resume(&sl->st, sl->s, w->out, sizeof w->out, &flags);
+	w->cur = NULL;
+	if (sl->s == NULL || lfe_tcp_conn_app(c) != sl || (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)))
+		return;
+	settle(w, c, sl, flags, true);
+	/* Requests that waited behind the search are offered again. */
+	if (!lfe_session_searching(sl->s))
+		lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 }
 
 void lfe_glue_handshake_done(void *ctx, struct lfe_tlsoff_job *job)
@@ -496,6 +541,9 @@ static uint64_t tsc_clock(void *ctx)
 	return rte_rdtsc();
 }
 
+_Static_assert(sizeof(struct lfe_search_cursor) <= LFE_BE_RESUME_SIZE,
+	       "the session keeps the search's cursor");
+
 static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit, void *emit_ctx)
 {
 	struct lfe_worker *w = ctx;
@@ -510,14 +558,13 @@ static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 		.max_candidates = d->cfg.search_max_candidates,
 		.clock = tsc_clock,
 		.deadline = rte_rdtsc() + d->cfg.request_slice_us * d->tsc_hz / 1000000u,
-		.attrs = w->sattrs,
-		.attr_cap = sizeof(w->sattrs) / sizeof(w->sattrs[0]),
-		.vals = w->svals,
-		.val_cap = sizeof(w->svals) / sizeof(w->svals[0]),
+		.time_limit = (uint64_t)s->req->time_limit * d->tsc_hz,
+		.cursor = s->resume_len >= sizeof(struct lfe_search_cursor) ? s->resume : NULL,
 	};
 	int rc = lfe_store_search(w->rd, &p, emit, emit_ctx, &st);
 
-	w->st.searches++;
+	if (!p.cursor || p.cursor->visited == st.visited)
+		w->st.searches++;   /* counted once, at its first part */
 	w->st.search_unindexed += st.unindexed;
 	w->st.search_limited += st.limited;
 	return rc;

@@ -27,8 +27,6 @@ struct lfe_tb {
 	uint64_t pending_token;
 	enum lfe_be_verdict pending_v;
 	struct lfe_tb_counts counts;
-	struct lfe_ldap_attr sattrs[64];
-	struct lfe_bytes svals[512];
 };
 
 static void rm_store(const char *dir)
@@ -268,8 +266,7 @@ static int tb_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 		.base_ndn = s->base_ndn, .base_ndn_len = s->base_ndn_len,
 		.suffix = suffix, .suffix_len = suffix_len,
 		.req = s->req,
-		.attrs = tb->sattrs, .attr_cap = sizeof tb->sattrs / sizeof tb->sattrs[0],
-		.vals = tb->svals, .val_cap = sizeof tb->svals / sizeof tb->svals[0],
+		.cursor = s->resume_len >= sizeof(struct lfe_search_cursor) ? s->resume : NULL,
 	};
 	return lfe_store_search(rd, &p, emit, emit_ctx, NULL);
 }
