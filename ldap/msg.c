@@ -468,12 +468,17 @@ struct fwd {
 	uint8_t *out;
 	size_t cap, n;
 	uint64_t pos, skip;
+	uint64_t *sum;      /* FNV-1a of every byte of the message, or NULL */
 };
 
 static void fwd_put(struct fwd *f, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 	uint64_t end = f->pos + n;
+
+	if (f->sum)
+		for (size_t i = 0; i < n; i++)
+			*f->sum = (*f->sum ^ b[i]) * 0x100000001b3ull;
 
 	if (end > f->skip && f->n < f->cap) {
 		uint64_t from = f->pos < f->skip ? f->skip - f->pos : 0;
@@ -557,7 +562,7 @@ static int enc_attrs(const struct lfe_ldap_entry *e, const struct lfe_ldap_entry
 
 ssize_t lfe_ldap_enc_entry(uint8_t *out, size_t cap, uint64_t skip, int32_t msgid,
 			   const struct lfe_ldap_entry *e, const struct lfe_ldap_entry_sel *sel,
-			   uint64_t *total)
+			   uint64_t *total, uint64_t *sum)
 {
 	uint64_t al;
 	uint8_t id[6];
@@ -583,7 +588,9 @@ ssize_t lfe_ldap_enc_entry(uint8_t *out, size_t cap, uint64_t skip, int32_t msgi
 		return -EINVAL;
 	if (cap == 0)
 		return 0;
-	struct fwd f = { .out = out, .cap = cap, .skip = skip };
+	struct fwd f = { .out = out, .cap = cap, .skip = skip, .sum = sum };
+	if (sum)
+		*sum = 0xcbf29ce484222325ull;
 	fwd_hdr(&f, LFE_BER_SEQUENCE, body);
 	fwd_put(&f, id, 2 + idn);
 	fwd_hdr(&f, LFE_BER_APP_CONS(LFE_OP_SEARCH_ENTRY), op);

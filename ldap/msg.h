@@ -235,10 +235,13 @@ struct lfe_ldap_entry_sel {
  * message larger than one buffer can be written in parts), of *total bytes
  * in all. Returns the bytes written (min(cap, total - skip)), -EBADMSG for
  * a corrupt source, -EMSGSIZE past LFE_BER_MAX_LEN, -EINVAL. cap 0: only
- * *total. Selection happens before anything is counted. */
+ * *total. Selection happens before anything is counted. sum (may be NULL;
+ * cap > 0): a 64-bit FNV-1a of the whole message, whatever the window, so
+ * the parts of one message written in several calls can be proved to come
+ * from the same entry. */
 ssize_t lfe_ldap_enc_entry(uint8_t *out, size_t cap, uint64_t skip, int32_t msgid,
 			   const struct lfe_ldap_entry *e, const struct lfe_ldap_entry_sel *sel,
-			   uint64_t *total);
+			   uint64_t *total, uint64_t *sum);
 
 /* SearchResultEntry. */
 ssize_t lfe_ldap_enc_search_entry(uint8_t *out, size_t cap, int32_t msgid,

@@ -471,6 +471,19 @@ static uint32_t view_get(void *ctx, struct lfe_bytes type, uint32_t first, struc
 
 enum search_stop { SS_NONE, SS_SIZE, SS_ROOM, SS_BIG, SS_CORRUPT, SS_ERR };
 
+/* An entry larger than the connection can ever queue at once goes out in
+ * parts, one per call, each the next window of the same message: off bytes
+ * of total sent so far, sum the message's hash (msg.h). The backend emits
+ * the same candidate again for each part; if the bytes changed (the store
+ * was written between two parts) the connection is reset rather than send
+ * a message made of two entries. */
+struct entry_part {
+	uint64_t off, total, sum;
+};
+
+/* Parts are begun only with this much room, so they are not tiny. */
+#define PART_MIN 1024u
+
 struct search_ctx {
 	struct lfe_session_io *io;
 	const struct attr_sel *sel;
@@ -478,6 +491,7 @@ struct search_ctx {
 	int32_t msgid;
 	int32_t size_limit;
 	uint32_t n_entries;       /* over the whole search (all its calls) */
+	struct entry_part *part;  /* the entry under way in parts (off 0: none) */
 	enum search_stop stop;
 	int err;
 };
@@ -508,13 +522,13 @@ static int search_emit(void *vctx, const struct lfe_ldap_entry *e)
 	 * saw, so no backend can leak them through matching. Three-valued
 	 * logic only turns TRUE into UNDEFINED when items become Undefined, so
 	 * this never adds an entry the backend did not find. */
-	if (!c->sel->dse) {
+	if (!c->sel->dse && c->part->off == 0) {
 		struct entry_view v = { .e = e, .pol = c->sel->pol };
 		if (lfe_filter_eval(c->req->filter.p, c->req->filter.len, view_get, &v) !=
 		    LFE_FILTER_TRUE)
 			return 1;
 	}
-	if (c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
+	if (c->part->off == 0 && c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
 		c->stop = SS_SIZE;
 		return -EOVERFLOW;
 	}
@@ -522,12 +536,12 @@ static int search_emit(void *vctx, const struct lfe_ldap_entry *e)
 	 * for SearchResultDone is kept whatever the entries do. */
 	const struct lfe_ldap_entry_sel es = { sel_wants_cb, c->sel, c->sel->types_only };
 	uint64_t total = 0;
-	ssize_t n = lfe_ldap_enc_entry(NULL, 0, 0, c->msgid, e, &es, &total);
+	ssize_t n = lfe_ldap_enc_entry(NULL, 0, 0, c->msgid, e, &es, &total, NULL);
 	if (n == -EBADMSG) {
 		c->stop = SS_CORRUPT;
 		return -EBADMSG;
 	}
-	if (n == -EMSGSIZE || (n == 0 && total + RESULT_RESERVE > room_max(io))) {
+	if (n == -EMSGSIZE) {
 		c->stop = SS_BIG;
 		return -E2BIG;
 	}
@@ -536,15 +550,45 @@ static int search_emit(void *vctx, const struct lfe_ldap_entry *e)
 		c->err = (int)n;
 		return (int)n;
 	}
-	if (room(io) < RESULT_RESERVE || total > room(io) - RESULT_RESERVE)
-		return -EAGAIN;   /* when the queue drains (the backend yields) */
-	n = lfe_ldap_enc_entry(io->out + io->out_len, (size_t)total, 0, c->msgid, e, &es, &total);
-	if (n < 0 || (uint64_t)n != total) {
+	size_t avail = room(io) > RESULT_RESERVE ? room(io) - RESULT_RESERVE : 0;
+	struct entry_part *pt = c->part;
+	if (pt->off == 0 && total <= avail) {
+		n = lfe_ldap_enc_entry(io->out + io->out_len, avail, 0, c->msgid, e, &es, &total,
+				       NULL);
+		if (n < 0 || (uint64_t)n != total) {
+			c->stop = n == -EBADMSG ? SS_CORRUPT : SS_ERR;
+			c->err = n < 0 ? (int)n : -EIO;
+			return c->err;
+		}
+		io->out_len += (size_t)n;
+		c->n_entries++;
+		return 0;
+	}
+	/* Whole when an empty queue will take it: wait for that. Else in
+	 * parts (the session goes on with the same search only). */
+	if (pt->off == 0 && (total + RESULT_RESERVE <= room_max(io) || avail < PART_MIN))
+		return -EAGAIN;
+	if (avail == 0)
+		return -EAGAIN;
+	uint64_t sum = 0, had = pt->total;
+	n = lfe_ldap_enc_entry(io->out + io->out_len, avail, pt->off, c->msgid, e, &es, &total, &sum);
+	if (n < 0 || n == 0) {
 		c->stop = n == -EBADMSG ? SS_CORRUPT : SS_ERR;
 		c->err = n < 0 ? (int)n : -EIO;
 		return c->err;
 	}
+	if (pt->off > 0 && (total != had || sum != pt->sum)) {
+		c->stop = SS_ERR;   /* another entry than the parts sent: reset */
+		c->err = -ESTALE;
+		return c->err;
+	}
 	io->out_len += (size_t)n;
+	pt->off += (uint64_t)n;
+	pt->total = total;
+	pt->sum = sum;
+	if (pt->off < total)
+		return -EAGAIN;   /* the next part when the queue drains */
+	*pt = (struct entry_part){ 0, 0, 0 };
 	c->n_entries++;
 	return 0;
 }
@@ -617,6 +661,7 @@ struct search_run {
 	uint64_t resume[(LFE_BE_RESUME_SIZE + 7) / 8];   /* the backend's, opaque */
 	int32_t msgid;
 	uint32_t n_entries;
+	struct entry_part part;
 	size_t pdu_len;
 	uint8_t pdu[];
 };
@@ -643,6 +688,8 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 	int rc = cfg->be->search(cfg->be_ctx, &bs, search_emit, c);
 	const char *diag = NULL;
 
+	if (c->part->off > 0 && (rc != -EAGAIN || c->stop != SS_NONE))
+		return -ESTALE;   /* the entry went away between its parts: reset */
 	if (rc == -EAGAIN && c->stop == SS_NONE) {
 		/* Out of room (the queue drains, then on): no flag; or out of
 		 * its slice with room left: on the next turn. */
@@ -659,7 +706,7 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 		break;
 	case SS_BIG:
 		rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
-		diag = "entry larger than the connection's send buffer";
+		diag = "entry too large to encode";
 		break;
 	case SS_CORRUPT:
 		rc = LFE_RC_OTHER;
@@ -705,9 +752,10 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 	const struct lfe_session_cfg *cfg = s->cfg;
 	char base[LFE_DN_MAX + 1];
 	struct attr_sel sel;
+	struct entry_part part = { 0, 0, 0 };
 	struct search_ctx c = {
 		.io = io, .sel = &sel, .req = req, .msgid = m->msgid,
-		.size_limit = req->size_limit,
+		.size_limit = req->size_limit, .part = &part,
 	};
 
 	if (room(io) < RESULT_RESERVE)
@@ -750,7 +798,10 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 		return h;
 	struct search_run *r = buf_get(s, sizeof *r + plen);
 	if (!r) {
-		/* Nowhere to keep it: say so, with the entries already sent. */
+		/* Nowhere to keep it: say so, with the entries already sent
+		 * (an entry half sent cannot be ended: reset). */
+		if (part.off > 0)
+			return -ENOMEM;
 		io->flags &= ~(unsigned)LFE_SESS_MORE;
 		return search_done(io, &c, LFE_RC_ADMIN_LIMIT_EXCEEDED,
 				   "no memory to continue the search now");
@@ -758,6 +809,7 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 	memcpy(r->resume, resume, sizeof resume);
 	r->msgid = m->msgid;
 	r->n_entries = c.n_entries;
+	r->part = part;
 	r->pdu_len = plen;
 	memcpy(r->pdu, pdu, plen);
 	s->run = r;
@@ -786,7 +838,7 @@ static int search_resume(struct lfe_session *s, struct lfe_session_io *io)
 	sel_init(&sel, req, &s->cfg->search);
 	struct search_ctx c = {
 		.io = io, .sel = &sel, .req = req, .msgid = r->msgid,
-		.size_limit = req->size_limit, .n_entries = r->n_entries,
+		.size_limit = req->size_limit, .n_entries = r->n_entries, .part = &r->part,
 	};
 	int h = search_step(s, io, &c, base, (size_t)bl, r->resume);
 	r->n_entries = c.n_entries;
