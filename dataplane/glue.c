@@ -191,16 +191,22 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	return 0;
 }
 
+/* A search spent its slice (more) or no longer waits for the next one. */
+__attribute__((noinline)) static void search_settle(struct lfe_slot *sl, bool more)
+{
+	if (more != sl->search_more || !more)
+		sl->search_at = 0;
+	sl->search_more = more;
+}
+
 /* After the session ran (on_data, a resume): pending state, deadlines,
  * evictability. */
 static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl,
 		   unsigned flags, bool all_taken)
 {
 	sl->pending = flags & LFE_SESS_PENDING;
-	bool more = flags & LFE_SESS_MORE;
-	if (more != sl->search_more || !more)
-		sl->search_at = 0;
-	sl->search_more = more;
+	if ((flags & LFE_SESS_MORE) || sl->search_more)
+		search_settle(sl, flags & LFE_SESS_MORE);
 	bool gathering = lfe_session_gathering(sl->s);
 	if (!gathering)
 		sl->pdu_since = 0;

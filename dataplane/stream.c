@@ -282,15 +282,12 @@ static void stream_close(struct lfe_stream *st)
 static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
 			  size_t len, uint8_t *scratch, size_t cap, unsigned *flags)
 {
-	static const uint8_t none[1];
-	size_t used = 0;
+	size_t used = 0, max = out_max(st, cap);
 
-	if (data == NULL)
-		data = none;   /* a search going on without new input */
 	for (;;) {
 		struct lfe_session_io io = { .in = data + used, .in_len = len - used,
 					     .out = scratch, .out_cap = out_cap(st, cap),
-					     .out_max = out_max(st, cap) };
+					     .out_max = max };
 		int rc = lfe_session_process(s, &io);
 		used += io.in_used;
 		if (rc == 0 && io.out_len > 0 && lfe_stream_write(st, scratch, io.out_len) < 0)
@@ -309,12 +306,10 @@ static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const ui
 			*flags |= LFE_SESS_STARTTLS;
 			return used;   /* the rest is the caller's: handshake bytes */
 		}
-		if (io.flags & LFE_SESS_PENDING) {
-			*flags |= LFE_SESS_PENDING;
-			return used;
-		}
-		if (io.flags & LFE_SESS_MORE) {
-			*flags |= LFE_SESS_MORE;   /* its slice is spent: next turn */
+		if (io.flags & (LFE_SESS_PENDING | LFE_SESS_MORE)) {
+			/* A bind verdict awaited, or a search's slice spent
+			 * (it goes on at a later turn). */
+			*flags |= io.flags & (LFE_SESS_PENDING | LFE_SESS_MORE);
 			return used;
 		}
 		/* A call that took all input has answered every complete request

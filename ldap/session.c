@@ -745,8 +745,11 @@ static const char *search_refusal(const struct lfe_session *s, const struct lfe_
 	return NULL;
 }
 
-static int do_search(struct lfe_session *s, struct lfe_session_io *io,
-		     const struct lfe_ldap_msg *m, const uint8_t *pdu, size_t plen)
+/* Not inlined into handle_pdu: its frame (the backend's resume area) stays
+ * off the bind path's. */
+__attribute__((noinline)) static int do_search(struct lfe_session *s, struct lfe_session_io *io,
+					       const struct lfe_ldap_msg *m, const uint8_t *pdu,
+					       size_t plen)
 {
 	const struct lfe_search_req *req = &m->u.search;
 	const struct lfe_session_cfg *cfg = s->cfg;
@@ -819,7 +822,8 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 /* The next part of the search in s->run. H_DONE when it ended (run
  * freed), H_YIELD when it goes on later, H_STOP when there is not even room
  * for its SearchResultDone yet, or a negative errno. */
-static int search_resume(struct lfe_session *s, struct lfe_session_io *io)
+__attribute__((noinline)) static int search_resume(struct lfe_session *s,
+						   struct lfe_session_io *io)
 {
 	struct search_run *r = s->run;
 	struct lfe_ldap_msg m;
