@@ -82,16 +82,18 @@ done
 mkdir -p "$LFE_STORE"
 lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
 lfe_ctl import "$ldif" >/dev/null
-conf=$(lfe_conf 1)
+lfe_pki
+conf=$(lfe_tls_conf 1)
 lfe_start "$conf" 0
 LFE="ldap://$LFE_SADDR"
+export LDAPTLS_CACERT=$LFE_PKI/ca.crt
 
 # q URL OUT ARGS...: ldapsearch's entries as sorted "dn|attr|value" lines
 # (attribute names lower-cased, DNs as stored), then "rc N" (its exit code).
 q() {
 	local url=$1 out=$2; shift 2
 	local run=()
-	[[ $url == ldap://* ]] && run=(ip netns exec "$LFE_CLI")
+	[[ $url == ldap*://1* ]] && run=(ip netns exec "$LFE_CLI")
 	set +e
 	"${run[@]}" timeout 60 ldapsearch -x -LLL -o ldif-wrap=no -H "$url" -b "$LFE_SUFFIX" "$@" \
 		>"$out.raw" 2>"$out.err"
@@ -140,6 +142,18 @@ same "group by member, all attributes" "(&(objectClass=groupOfNames)(member=uid=
 same "enumerate 2000" "(objectClass=posixAccount)"
 [[ $(grep -c '|$' "$LFE_WORK/b") == 2000 ]] || lfe_fail "enumeration: not 2000 entries"
 cp "$LFE_WORK/a" "$LFE_WORK/all"
+# Under TLS (LDAPS and StartTLS): the same stream in records.
+q "$LFE" "$LFE_WORK/b" -ZZ "(objectClass=posixAccount)"
+cmp -s "$LFE_WORK/all" "$LFE_WORK/b" || lfe_fail "enumeration over StartTLS differs"
+lfe_log "ok: enumerate 2000 over StartTLS"
+q "ldaps://$LFE_SADDR" "$LFE_WORK/b" "(objectClass=posixAccount)"
+cmp -s "$LFE_WORK/all" "$LFE_WORK/b" || lfe_fail "enumeration over LDAPS differs"
+lfe_log "ok: enumerate 2000 over LDAPS"
+q "$SLAPD" "$LFE_WORK/a" -s base -b "cn=bis1000,ou=groups,$LFE_SUFFIX"
+q "ldaps://$LFE_SADDR" "$LFE_WORK/b" -s base -b "cn=bis1000,ou=groups,$LFE_SUFFIX"
+cmp -s "$LFE_WORK/a" "$LFE_WORK/b" || lfe_fail "bis1000 over LDAPS differs"
+lfe_log "ok: read bis1000 (41 KB) over LDAPS"
+cp "$LFE_WORK/a" "$LFE_WORK/bis1000"
 # The first 100 in each server's own order: as many, the same code, and
 # each of ldapfe's whole and exact (every line in slapd's enumeration).
 q "$SLAPD" "$LFE_WORK/a" -z 100 "(objectClass=posixAccount)"
@@ -268,7 +282,11 @@ lfe_stop_restart
 echo "search_max_candidates = 1500" >>"$conf"
 sed -i 's/^\[ldap\]$/[ldap]\nsearch_max_candidates = 1500/' "$conf"
 sed -i '$d' "$conf"
+echo "record_layer = openssl" >>"$conf"   # [tls] is the last section
 lfe_start "$conf" 0
+q "ldaps://$LFE_SADDR" "$LFE_WORK/b" -s base -b "cn=bis1000,ou=groups,$LFE_SUFFIX"
+cmp -s "$LFE_WORK/bis1000" "$LFE_WORK/b" || lfe_fail "bis1000 over LDAPS (OpenSSL records) differs"
+lfe_log "ok: read bis1000 over LDAPS, OpenSSL's record layer"
 q "$LFE" "$LFE_WORK/b" "(objectClass=posixAccount)" uid
 lfe_eq "candidate cap code" "$(tail -1 "$LFE_WORK/b")" "rc 11"
 n=$(grep -c '|$' "$LFE_WORK/b")
