@@ -669,6 +669,7 @@ struct search_run {
 static void run_free(struct lfe_session *s)
 {
 	if (s->run) {
+		explicit_bzero(s->run, sizeof *s->run + s->run->pdu_len);   /* as gbuf */
 		buf_put(s, s->run);
 		s->run = NULL;
 	}

@@ -107,8 +107,8 @@ static int build_add(struct tb_build *b, const char *type, size_t tl, const char
 	return 0;
 }
 
-int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
-	       const char *const *attrs, size_t n)
+static int tb_put(struct lfe_tb *tb, const char *dn, const char *password,
+		  const char *const *attrs, size_t n, bool replace)
 {
 	static struct tb_build b;
 	char hashed[256];
@@ -128,9 +128,21 @@ int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
 	}
 	if (rc == 0)
 		rc = lfe_store_put(tb->st, (struct lfe_bytes){ (const uint8_t *)dn, strlen(dn) },
-				   b.attrs, b.n, false);
+				   b.attrs, b.n, replace);
 	explicit_bzero(hashed, sizeof hashed);
 	return rc;
+}
+
+int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
+	       const char *const *attrs, size_t n)
+{
+	return tb_put(tb, dn, password, attrs, n, false);
+}
+
+int lfe_tb_replace(struct lfe_tb *tb, const char *dn, const char *password,
+		   const char *const *attrs, size_t n)
+{
+	return tb_put(tb, dn, password, attrs, n, true);
 }
 
 /* First RDN of a DN string as "type=value" (single-valued RDNs only). */
