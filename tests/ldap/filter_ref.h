@@ -463,7 +463,7 @@ static int ref_eval(const struct ref_filter *f, uint32_t id, const struct ref_en
 }
 
 /* Entry storage for ref_gen_entry (free with ref_entry_free). */
-static struct ref_entry *ref_entry_new(void)
+static inline struct ref_entry *ref_entry_new(void)
 {
 	struct ref_entry *e = calloc(1, sizeof *e);
 	if (!e)
@@ -474,7 +474,7 @@ static struct ref_entry *ref_entry_new(void)
 	return e;
 }
 
-static void ref_entry_free(struct ref_entry *e)
+static inline void ref_entry_free(struct ref_entry *e)
 {
 	for (uint32_t t = 0; e && t < REF_NTYPES; t++)
 		free(e->v[t]);
