@@ -555,12 +555,22 @@ static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 	struct lfe_worker *w = ctx;
 	const struct lfe_daemon *d = w->d;
 	struct lfe_search_stats st;
+	/* The server's size limit, where the client asks more or none: the
+	 * backend ends the search with sizeLimitExceeded past it. */
+	uint32_t lim = d->cfg.search_size_limit;
+	const struct lfe_search_req *req = s->req;
+	struct lfe_search_req capped;
+	if (lim && (req->size_limit == 0 || (uint32_t)req->size_limit > lim)) {
+		capped = *req;
+		capped.size_limit = (int32_t)lim;
+		req = &capped;
+	}
 	const struct lfe_search_params p = {
 		.base_ndn = s->base_ndn,
 		.base_ndn_len = s->base_ndn_len,
 		.suffix = d->suffix,
 		.suffix_len = strlen(d->suffix),
-		.req = s->req,
+		.req = req,
 		.max_candidates = d->cfg.search_max_candidates,
 		.clock = tsc_clock,
 		.deadline = rte_rdtsc() + d->cfg.request_slice_us * d->tsc_hz / 1000000u,
