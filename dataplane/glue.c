@@ -583,6 +583,7 @@ static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 		w->st.searches++;   /* counted once, at its first part */
 	w->st.search_unindexed += st.unindexed;
 	w->st.search_limited += st.limited;
+	w->st.search_yielded += st.yielded;
 	return rc;
 }
 

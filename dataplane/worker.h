@@ -64,6 +64,7 @@ struct lfe_wstats {
 	 * binds whose key the bind peek had made (w->bind_peek). */
 	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated, bind_cache_peeked;
 	uint64_t searches, search_unindexed;
+	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
