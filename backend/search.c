@@ -6,6 +6,7 @@
 
 #include "../ldap/dn.h"
 #include "../ldap/filter.h"
+#include "record.h"
 
 struct walk {
 	struct lfe_store_reader *r;
@@ -14,15 +15,45 @@ struct walk {
 	lfe_search_emit_fn emit;
 	void *emit_ctx;
 	struct lfe_search_stats st;
+	struct lfe_search_cursor *cur;  /* the caller's, or one for this call */
 	uint64_t last;          /* clock when the current candidate began */
 	uint64_t dearest;       /* longest candidate so far, clock units */
-	uint64_t work;          /* filter work left for the whole request */
+	uint64_t work;          /* filter work left for this call */
+	uint32_t this_call;     /* candidates begun in this call */
 	int rc;                 /* LDAP result once stopped early */
 };
 
-static uint32_t filter_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+/* One candidate as the filter sees it. The evaluator asks for an
+ * attribute's values window after window (filter.h); the view remembers where
+ * the last window of the same item ended (`next`, `rest`), so walking an attribute of n
+ * values costs O(n), not O(n^2 / window). */
+struct fview {
+	const struct lfe_entry_view *e;
+	struct lfe_bytes type;          /* the item of the last window */
+	uint32_t n, next;               /* its count, the next value's index */
+	struct lfe_bytes rest;          /* its packed values from `next` on */
+};
+
+static uint32_t filter_attr(void *ctx, struct lfe_bytes type, uint32_t first,
+			    struct lfe_bytes *vals, uint32_t cap)
 {
-	return lfe_entry_get(ctx, (const char *)type.p, type.len, vals, cap);
+	struct fview *f = ctx;
+	struct lfe_bytes v;
+	uint32_t i = 0;
+
+	if (first == 0 || f->type.p != type.p || f->type.len != type.len || f->next != first) {
+		f->type = (struct lfe_bytes){ NULL, 0 };
+		if (lfe_record_find_attr(f->e->rec, f->e->rec_len, (const char *)type.p, type.len,
+					 &f->n, &f->rest) != 1)
+			return 0;
+		f->type = type;
+		for (f->next = 0; f->next < first && lfe_record_next_val(&f->rest, &v) == 1; f->next++)
+			;
+	}
+	while (i < cap && lfe_record_next_val(&f->rest, &v) == 1)
+		vals[i++] = v;
+	f->next += i;
+	return f->n;
 }
 
 static bool in_scope(const struct lfe_search_params *p, const char *ndn, size_t len)
@@ -47,33 +78,58 @@ static int stop(struct walk *x, int rc)
 	return 1;
 }
 
-/* Charge one candidate to the budget; 1 when it is spent. The clock is
- * read before each candidate; a candidate is started only if the dearest
- * one so far would still end before the deadline, so one request holds
+/* The per-call budget is spent: yield when the search can go on later,
+ * else adminLimitExceeded. */
+static int spent(struct walk *x)
+{
+	if (x->p->cursor) {
+		x->st.yielded = 1;
+		return stop(x, LFE_SEARCH_YIELD);
+	}
+	x->st.limited = 1;
+	return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+}
+
+/* Charge one candidate to the budgets; 1 when the search stops here. The
+ * clock is read before each candidate; a candidate is started only if the
+ * dearest one so far would still end before the deadline, so one call holds
  * the worker about its slice, not its slice plus a candidate (the first
- * candidate always runs: every request makes progress). */
+ * candidate of a call always runs: every call makes progress). */
 static int over_budget(struct walk *x)
 {
 	const struct lfe_search_params *p = x->p;
 
-	if (x->st.visited >= x->max)
-		goto spent;
+	if (x->cur->visited >= x->max) {
+		x->st.limited = 1;
+		return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	}
 	if (p->clock) {
 		uint64_t now = p->clock(p->clock_ctx);
-		if (x->st.visited > 0) {
+		if (p->time_limit && now - x->cur->started >= p->time_limit)
+			return stop(x, LFE_RC_TIME_LIMIT_EXCEEDED);
+		if (x->this_call > 0) {
 			uint64_t cost = now - x->last;
 			if (cost > x->dearest)
 				x->dearest = cost;
 			if (now >= p->deadline || p->deadline - now < x->dearest)
-				goto spent;
+				return spent(x);
 		}
 		x->last = now;
 	}
-	x->st.visited++;
+	x->this_call++;
 	return 0;
-spent:
-	x->st.limited = 1;
-	return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+}
+
+/* A candidate is finished (skipped or emitted): a later call goes on after
+ * it. */
+static void done_with(struct walk *x, const char *ndn, size_t len)
+{
+	x->cur->visited++;
+	x->st.visited++;
+	if (len <= sizeof x->cur->after) {
+		memcpy(x->cur->after, ndn, len);
+		x->cur->after_len = (uint16_t)len;
+	}
 }
 
 /* Evaluate one candidate and emit it if it matches. 0 to go on, 1 to stop
@@ -86,34 +142,39 @@ static int consider(struct walk *x, const char *ndn, size_t len)
 
 	if (over_budget(x))
 		return 1;
-	if (!in_scope(p, ndn, len) || lfe_store_get(x->r, ndn, len, &e) != 0)
+	if (!in_scope(p, ndn, len) || lfe_store_get(x->r, ndn, len, &e) != 0) {
+		done_with(x, ndn, len);
 		return 0;
-	int f = lfe_filter_eval_budget(req->filter.p, req->filter.len, filter_attr, &e, &x->work);
-	if (f < 0)
-		return stop(x, f == -E2BIG || f == -ETIME ? LFE_RC_ADMIN_LIMIT_EXCEEDED
-							    : LFE_RC_PROTOCOL_ERROR);
-	if (f != LFE_FILTER_TRUE)
-		return 0;
-	if (req->size_limit > 0 && x->st.emitted == (uint32_t)req->size_limit)
-		return stop(x, LFE_RC_SIZE_LIMIT_EXCEEDED);
-	uint32_t na = 0, nv = 0;
-	size_t cur = 0;
-	while (na < p->attr_cap && nv < p->val_cap) {
-		struct lfe_ldap_attr *a = &p->attrs[na];
-		int rc = lfe_entry_next_attr(&e, &cur, a, &p->vals[nv], p->val_cap - nv);
-		if (rc < 0)
-			return stop(x, LFE_RC_OTHER);
-		if (rc == 0)
-			break;
-		if (a->n_vals > p->val_cap - nv)
-			a->n_vals = p->val_cap - nv;
-		a->vals = &p->vals[nv];
-		nv += a->n_vals;
-		na++;
 	}
-	if (x->emit(x->emit_ctx, e.dn, p->attrs, na) < 0)
+	struct fview fv = { .e = &e };
+	int f = lfe_filter_eval_budget(req->filter.p, req->filter.len, filter_attr, &fv, &x->work);
+	if (f == -ETIME && x->this_call > 1)
+		return spent(x);   /* this candidate again, with a fresh budget */
+	if (f < 0) {
+		x->st.limited = f == -ETIME;
+		return stop(x, f == -E2BIG || f == -ETIME ? LFE_RC_ADMIN_LIMIT_EXCEEDED
+							  : LFE_RC_PROTOCOL_ERROR);
+	}
+	if (f != LFE_FILTER_TRUE) {
+		done_with(x, ndn, len);
+		return 0;
+	}
+	if (req->size_limit > 0 && x->cur->emitted == (uint32_t)req->size_limit)
+		return stop(x, LFE_RC_SIZE_LIMIT_EXCEEDED);
+	struct lfe_ldap_entry src;
+	lfe_entry_source(&e, &src);
+	int rc = x->emit(x->emit_ctx, &src);
+	if (rc > 0) {
+		done_with(x, ndn, len);   /* withheld by the caller: not counted */
+		return 0;
+	}
+	if (rc == -EAGAIN)
+		return spent(x);   /* no room now: this entry first, next call */
+	if (rc < 0)
 		return stop(x, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	x->cur->emitted++;
 	x->st.emitted++;
+	done_with(x, ndn, len);
 	return 0;
 }
 
@@ -134,7 +195,7 @@ static int run(struct walk *x)
 	if (!base_exists && !is_suffix)
 		return LFE_RC_NO_SUCH_OBJECT;
 	if (p->req->scope == LFE_SCOPE_BASE) {
-		if (base_exists)
+		if (base_exists && x->cur->visited == 0)
 			consider(x, p->base_ndn, p->base_ndn_len);
 		return x->rc;
 	}
@@ -145,7 +206,8 @@ static int run(struct walk *x)
 			return LFE_RC_PROTOCOL_ERROR;
 		if (rc == 0)
 			continue;
-		rc = lfe_store_index_each(x->r, indexed[i], v.p, v.len, index_cb, x);
+		rc = lfe_store_index_each_after(x->r, indexed[i], v.p, v.len, x->cur->after,
+						x->cur->after_len, index_cb, x);
 		if (rc == -ENOTSUP)
 			continue;
 		if (rc < 0 && rc != -ENOENT)
@@ -159,9 +221,22 @@ static int run(struct walk *x)
 int lfe_store_search(struct lfe_store_reader *r, const struct lfe_search_params *p,
 		     lfe_search_emit_fn emit, void *emit_ctx, struct lfe_search_stats *stats)
 {
+	struct lfe_search_cursor once;
 	struct walk x = { .r = r, .p = p, .emit = emit, .emit_ctx = emit_ctx, .rc = LFE_RC_SUCCESS,
 			  .max = p->max_candidates ? p->max_candidates : LFE_SEARCH_DEFAULT_CANDIDATES,
-			  .work = p->max_work ? p->max_work : LFE_SEARCH_DEFAULT_WORK };
+			  .work = p->max_work ? p->max_work : LFE_SEARCH_DEFAULT_WORK,
+			  .cur = p->cursor };
+
+	if (!x.cur) {
+		once.visited = once.emitted = 0;
+		once.after_len = 0;
+		once.begun = 0;
+		x.cur = &once;
+	}
+	if (!x.cur->begun) {
+		x.cur->begun = 1;
+		x.cur->started = p->clock ? p->clock(p->clock_ctx) : 0;
+	}
 	int rc = run(&x);
 
 	if (stats)

@@ -791,22 +791,59 @@ int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
 	return 1;
 }
 
-uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
-		       struct lfe_bytes *vals, uint32_t cap)
+uint32_t lfe_entry_get_from(const struct lfe_entry_view *e, const char *type, size_t type_len,
+			    uint32_t first, struct lfe_bytes *vals, uint32_t cap)
 {
 	struct lfe_bytes list, v;
 	uint32_t n_vals, i = 0;
 
 	if (lfe_record_find_attr(e->rec, e->rec_len, type, type_len, &n_vals, &list) != 1)
 		return 0;
+	for (uint32_t k = 0; k < first && lfe_record_next_val(&list, &v) == 1; k++)
+		;
 	while (i < cap && lfe_record_next_val(&list, &v) == 1)
 		vals[i++] = v;
 	return n_vals;
 }
 
-int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
-			 const uint8_t *value, size_t len,
-			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
+static int src_next_attr(const struct lfe_ldap_entry *e, size_t *cursor, struct lfe_bytes *type,
+			 uint32_t *n_vals, struct lfe_bytes *list)
+{
+	const struct lfe_entry_view *ev = e->ctx;
+
+	if (*cursor == 0) {
+		struct lfe_bytes dn;
+		uint32_t n;
+		int rc = lfe_record_header(ev->rec, ev->rec_len, &dn, &n, cursor);
+		if (rc < 0)
+			return rc;
+	}
+	return lfe_record_next_attr(ev->rec, ev->rec_len, cursor, type, n_vals, list);
+}
+
+static int src_next_val(const struct lfe_ldap_entry *e, struct lfe_bytes *list,
+			struct lfe_bytes *val)
+{
+	(void)e;
+	return lfe_record_next_val(list, val);
+}
+
+void lfe_entry_source(const struct lfe_entry_view *ev, struct lfe_ldap_entry *e)
+{
+	*e = (struct lfe_ldap_entry){ .dn = ev->dn, .ctx = ev, .next_attr = src_next_attr,
+				      .next_val = src_next_val };
+}
+
+uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
+		       struct lfe_bytes *vals, uint32_t cap)
+{
+	return lfe_entry_get_from(e, type, type_len, 0, vals, cap);
+}
+
+int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
+			       const uint8_t *value, size_t len, const char *after,
+			       size_t after_len,
+			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
 {
 	unsigned idx = idx_of_type((const uint8_t *)attr, strlen(attr));
 	uint8_t key[512];
@@ -822,7 +859,16 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 	if (kl <= 0)
 		return 0;
 	k = mval(key, (size_t)kl);
-	rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
+	if (after_len == 0) {
+		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
+	} else {
+		/* The first DN at or after `after` in the dup order; `after`
+		 * itself was finished. */
+		d = mval(after, after_len);
+		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_GET_BOTH_RANGE);
+		if (rc == 0 && d.mv_size == after_len && memcmp(d.mv_data, after, after_len) == 0)
+			rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_NEXT_DUP);
+	}
 	while (rc == 0) {
 		int stop = fn(ctx, d.mv_data, d.mv_size);
 
@@ -831,6 +877,13 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_NEXT_DUP);
 	}
 	return rc == MDB_NOTFOUND ? 0 : map_err(rc);
+}
+
+int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
+			 const uint8_t *value, size_t len,
+			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
+{
+	return lfe_store_index_each_after(r, attr, value, len, NULL, 0, fn, ctx);
 }
 
 /* ---- bind index (format 2) ----

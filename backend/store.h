@@ -114,6 +114,15 @@ int lfe_entry_next_attr(const struct lfe_entry_view *e, size_t *cursor,
 uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t type_len,
 		       struct lfe_bytes *vals, uint32_t cap);
 
+/* The same from the value at index `first` on (a window, filter.h): values
+ * first.. into vals[0..min(n - first, cap)); returns the count n. */
+uint32_t lfe_entry_get_from(const struct lfe_entry_view *e, const char *type, size_t type_len,
+			    uint32_t first, struct lfe_bytes *vals, uint32_t cap);
+
+/* The entry as a source of attributes walked in place (ldap/msg.h), for
+ * the session's selection and encoder; valid while ev is. */
+void lfe_entry_source(const struct lfe_entry_view *ev, struct lfe_ldap_entry *e);
+
 /* Index lookup: for each DN with attr == value (value normalized by the
  * store's rules), call fn. fn returns 0 to go on, non-zero to stop.
  * Returns 0, fn's non-zero value when it stopped, -ENOTSUP when attr has
@@ -121,6 +130,13 @@ uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t 
 int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 			 const uint8_t *value, size_t len,
 			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx);
+
+/* The same, only for the DNs that sort after `after` (after_len 0: all):
+ * a search resumed in a later transaction goes on where it stopped. */
+int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
+			       const uint8_t *value, size_t len, const char *after,
+			       size_t after_len,
+			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx);
 
 /* Verify a simple bind, first phase: look the DN up and check pw against
  * its fast userPassword values, inside the reader's transaction.

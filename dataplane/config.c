@@ -44,6 +44,7 @@ static const struct key_def keys[] = {
 	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20 },
 	{ "ldap", "request_slice_us", K_U32, CF(request_slice_us), 0, 10, 1000000 },
 	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000 },
+	{ "ldap", "search_size_limit", K_U32, CF(search_size_limit), 0, 0, 10000000 },
 	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20 },
 	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u },
 	{ "ldap", "first_request_ms", K_U64, CF(first_request_ms), 0, 0, 3600000u },

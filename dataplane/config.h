@@ -28,8 +28,11 @@
  *             ≤ 1 day: a connection not bound (to a DN) within it of connect
  *             is closed; every deadline closes with RST and is counted],
  *             request_slice_us [200: the most worker time one search may
- *             take before it ends with adminLimitExceeded],
- *             search_max_candidates [10000: entries one search may visit],
+ *             take in one loop turn before it yields to the next],
+ *             search_max_candidates [10000: entries one search may visit;
+ *             past them adminLimitExceeded],
+ *             search_size_limit [0 = none: entries one search may return;
+ *             a client's smaller sizelimit wins; past it sizeLimitExceeded],
  *             search_access = anonymous | bound | none [anonymous when
  *               allow_anonymous, else bound]: who may search (the root DSE
  *               stays readable to all; allow_anonymous = false refuses
@@ -160,6 +163,7 @@ struct lfe_config {
 	uint32_t max_conns_per_core;
 	uint32_t request_slice_us;
 	uint32_t search_max_candidates;
+	uint32_t search_size_limit;     /* 0 = none */
 	uint32_t max_conns_per_source;  /* 0 = no cap */
 	uint64_t pdu_timeout_ms;
 	uint64_t first_request_ms;      /* 0 = off */

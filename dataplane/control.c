@@ -607,6 +607,7 @@ static void cfg_live(struct lfe_config *c, const struct lfe_config *n)
 	c->allow_anonymous = n->allow_anonymous;
 	c->request_slice_us = n->request_slice_us;
 	c->search_max_candidates = n->search_max_candidates;
+	c->search_size_limit = n->search_size_limit;
 	c->pdu_timeout_ms = n->pdu_timeout_ms;
 	c->first_request_ms = n->first_request_ms;
 	c->bind_timeout_ms = n->bind_timeout_ms;

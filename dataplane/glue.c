@@ -70,7 +70,7 @@ static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 	return lfe_tcp_conn_app(c);
 }
 
-enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND, DL_HANDSHAKE, DL_RECORD };
+enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND, DL_SEARCH, DL_HANDSHAKE, DL_RECORD };
 
 static bool slot_bound(const struct lfe_slot *sl)
 {
@@ -80,7 +80,7 @@ static bool slot_bound(const struct lfe_slot *sl)
 }
 
 /* The slot's earliest deadline (0 = none) and which one it is. */
-static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot *sl, enum dl_kind *kind)
+static uint64_t slot_deadline(const struct lfe_worker *w, struct lfe_slot *sl, enum dl_kind *kind)
 {
 	const struct lfe_config *cf = &w->d->cfg;
 	uint64_t d = 0;
@@ -102,6 +102,12 @@ static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot 
 			d = x;
 			*kind = DL_BIND;
 		}
+	}
+	if (sl->search_more && !sl->search_at)
+		sl->search_at = w->now_us + 1024u;   /* the timer wheel's next tick */
+	if (sl->search_more && (!d || sl->search_at <= d)) {
+		d = sl->search_at;
+		*kind = DL_SEARCH;
 	}
 	/* TLS: the handshake within handshake_timeout_ms, a started record
 	 * within pdu_timeout_ms of its first byte (stream.h). */
@@ -125,6 +131,8 @@ static uint64_t slot_deadline(const struct lfe_worker *w, const struct lfe_slot 
 	return d;
 }
 
+static void search_continue(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl);
+
 static void slot_arm(const struct lfe_worker *w, struct lfe_slot *sl, struct lfe_tcp_conn *c)
 {
 	enum dl_kind k;
@@ -142,6 +150,15 @@ static int on_deadline(void *ctx, struct lfe_tcp_conn *c)
 	uint64_t d = slot_deadline(w, sl, &k);
 	if (d == 0 || d > w->now_us) {
 		lfe_tcp_conn_set_deadline(c, d);   /* bound meanwhile, or moved */
+		return 0;
+	}
+	if (k == DL_SEARCH) {
+		/* A search that spent its slice goes on (a new slice). */
+		sl->search_more = false;
+		sl->search_at = 0;
+		search_continue(w, c, sl);
+		if (sl->s && lfe_tcp_conn_app(c) == sl)
+			slot_arm(w, sl, c);
 		return 0;
 	}
 	if (k == DL_FIRST)
@@ -187,6 +204,8 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 		lfe_session_set_tls(sl->s);
 	sl->got_data = false;
 	sl->pending = false;
+	sl->search_more = false;
+	sl->search_at = 0;
 	sl->opened_us = w->now_us;
 	sl->pdu_since = 0;
 	lfe_session_set_generation(sl->s, lfe_tcp_conn_handle(c).gen);
@@ -198,12 +217,22 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	return 0;
 }
 
+/* A search spent its slice (more) or no longer waits for the next one. */
+__attribute__((noinline)) static void search_settle(struct lfe_slot *sl, bool more)
+{
+	if (more != sl->search_more || !more)
+		sl->search_at = 0;
+	sl->search_more = more;
+}
+
 /* After the session ran (on_data, a resume): pending state, deadlines,
  * evictability. */
 static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl,
 		   unsigned flags, bool all_taken)
 {
 	sl->pending = flags & LFE_SESS_PENDING;
+	if ((flags & LFE_SESS_MORE) || sl->search_more)
+		search_settle(sl, flags & LFE_SESS_MORE);
 	bool gathering = lfe_session_gathering(sl->s);
 	if (!gathering)
 		sl->pdu_since = 0;
@@ -213,7 +242,7 @@ static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot
 	/* A started TLS record holds only its pool buffer: evictable. */
 	bool holding = sl->st.tls && lfe_stream_holding(&sl->st) && !lfe_stream_record_since(&sl->st);
 	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken && !holding &&
-				      !slot_bound(sl));
+				      !slot_bound(sl) && !lfe_session_searching(sl->s));
 }
 
 static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len)
@@ -261,6 +290,27 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 	w->cur = NULL;
 	if (sl->s && !(flags & LFE_SESS_ABORT) && sl->st.tls)
 		settle(w, c, sl, flags, true);
+	/* Send room freed: a search under way writes its next entries (a
+	 * slow reader's search waits here, holding one send ring). */
+	if (lfe_tcp_conn_app(c) == sl && sl->s && !(flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)) &&
+	    lfe_session_searching(sl->s) && !sl->search_more)
+		search_continue(w, c, sl);
+}
+
+/* The next part of a search under way (lfe_stream_resume). */
+static void search_continue(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot *sl)
+{
+	unsigned flags;
+
+	w->cur = c;
+	lfe_stream_resume(&sl->st, sl->s, w->out, sizeof w->out, &flags);
+	w->cur = NULL;
+	if (sl->s == NULL || lfe_tcp_conn_app(c) != sl || (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)))
+		return;
+	settle(w, c, sl, flags, true);
+	/* Requests that waited behind the search are offered again. */
+	if (!lfe_session_searching(sl->s))
+		lfe_tcp_conn_kick(w->tcp, c, w->now_us);
 }
 
 void lfe_glue_handshake_done(void *ctx, struct lfe_tlsoff_job *job)
@@ -524,30 +574,43 @@ static uint64_t tsc_clock(void *ctx)
 	return rte_rdtsc();
 }
 
+_Static_assert(sizeof(struct lfe_search_cursor) <= LFE_BE_RESUME_SIZE,
+	       "the session keeps the search's cursor");
+
 static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit, void *emit_ctx)
 {
 	struct lfe_worker *w = ctx;
 	const struct lfe_daemon *d = w->d;
 	struct lfe_search_stats st;
+	/* The server's size limit, where the client asks more or none: the
+	 * backend ends the search with sizeLimitExceeded past it. */
+	uint32_t lim = d->cfg.search_size_limit;
+	const struct lfe_search_req *req = s->req;
+	struct lfe_search_req capped;
+	if (lim && (req->size_limit == 0 || (uint32_t)req->size_limit > lim)) {
+		capped = *req;
+		capped.size_limit = (int32_t)lim;
+		req = &capped;
+	}
 	const struct lfe_search_params p = {
 		.base_ndn = s->base_ndn,
 		.base_ndn_len = s->base_ndn_len,
 		.suffix = d->suffix,
 		.suffix_len = strlen(d->suffix),
-		.req = s->req,
+		.req = req,
 		.max_candidates = d->cfg.search_max_candidates,
 		.clock = tsc_clock,
 		.deadline = rte_rdtsc() + d->cfg.request_slice_us * d->tsc_hz / 1000000u,
-		.attrs = w->sattrs,
-		.attr_cap = sizeof(w->sattrs) / sizeof(w->sattrs[0]),
-		.vals = w->svals,
-		.val_cap = sizeof(w->svals) / sizeof(w->svals[0]),
+		.time_limit = (uint64_t)s->req->time_limit * d->tsc_hz,
+		.cursor = s->resume_len >= sizeof(struct lfe_search_cursor) ? s->resume : NULL,
 	};
 	int rc = lfe_store_search(w->rd, &p, emit, emit_ctx, &st);
 
-	w->st.searches++;
+	if (!p.cursor || p.cursor->visited == st.visited)
+		w->st.searches++;   /* counted once, at its first part */
 	w->st.search_unindexed += st.unindexed;
 	w->st.search_limited += st.limited;
+	w->st.search_yielded += st.yielded;
 	return rc;
 }
 

@@ -329,6 +329,16 @@ static size_t out_cap(const struct lfe_stream *st, size_t cap)
 	return room < cap ? room : cap;
 }
 
+/* The most room ever offered (send ring empty): the scratch, less a
+ * record's overhead under TLS (stream.h: the ring is no smaller). */
+static size_t out_max(const struct lfe_stream *st, size_t cap)
+{
+	if (st->tls == NULL)
+		return cap;
+	size_t m = cap > TLS_OVERHEAD ? cap - TLS_OVERHEAD : 1;
+	return m < TLS_RECORD_MAX ? m : TLS_RECORD_MAX;
+}
+
 /* The session asked to close (unbind, protocol error): close_notify first
  * under TLS, then FIN after the queued bytes. */
 static void stream_close(struct lfe_stream *st)
@@ -347,11 +357,12 @@ static void stream_close(struct lfe_stream *st)
 static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const uint8_t *data,
 			  size_t len, uint8_t *scratch, size_t cap, unsigned *flags)
 {
-	size_t used = 0;
+	size_t used = 0, max = out_max(st, cap);
 
 	for (;;) {
 		struct lfe_session_io io = { .in = data + used, .in_len = len - used,
-					     .out = scratch, .out_cap = out_cap(st, cap) };
+					     .out = scratch, .out_cap = out_cap(st, cap),
+					     .out_max = max };
 		int rc = lfe_session_process(s, &io);
 		used += io.in_used;
 		if (rc == 0 && io.out_len > 0 && lfe_stream_write(st, scratch, io.out_len) < 0)
@@ -370,8 +381,10 @@ static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const ui
 			*flags |= LFE_SESS_STARTTLS;
 			return used;   /* the rest is the caller's: handshake bytes */
 		}
-		if (io.flags & LFE_SESS_PENDING) {
-			*flags |= LFE_SESS_PENDING;
+		if (io.flags & (LFE_SESS_PENDING | LFE_SESS_MORE)) {
+			/* A bind verdict awaited, or a search's slice spent
+			 * (it goes on at a later turn). */
+			*flags |= io.flags & (LFE_SESS_PENDING | LFE_SESS_MORE);
 			return used;
 		}
 		/* A call that took all input has answered every complete request
@@ -729,6 +742,14 @@ void lfe_stream_resume(struct lfe_stream *st, struct lfe_session *s, uint8_t *sc
 		       size_t cap, unsigned *flags)
 {
 	*flags = 0;
+	if (lfe_session_searching(s)) {
+		struct lfe_stream_tls *t = st->tls;
+		if (t && (t->out || t->failed))
+			return;
+		run_session(st, s, NULL, 0, scratch, cap, flags);
+		if ((*flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)) || lfe_session_searching(s))
+			return;
+	}
 	if (st->tls && st->tls->rec)
 		rec_deliver(st, s, NULL, 0, scratch, cap, flags);
 	else if (st->tls && !st->tls->out)

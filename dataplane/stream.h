@@ -202,9 +202,15 @@ size_t lfe_stream_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 int lfe_stream_bind_done(struct lfe_stream *st, struct lfe_session *s, uint64_t token,
 			 enum lfe_be_verdict v, uint8_t *scratch, size_t cap);
 
-/* Offer input the stream holds (TLS) to the session again, as
- * lfe_stream_deliver with no new bytes: after send room was freed, or a
- * bind verdict arrived. No-op on a cleartext stream. */
+/* Go on with a search the session has under way (lfe_session_searching:
+ * its next entries, as far as the room takes them), then offer input the
+ * stream holds (TLS) to the session again, as lfe_stream_deliver with no
+ * new bytes: after send room was freed, a search's slice came round again,
+ * or a bind verdict arrived. *flags as lfe_stream_deliver's, and
+ * LFE_SESS_MORE: the search spent its slice, resume on a later turn.
+ * The scratch must be no larger than TCP's send ring (the search takes an
+ * entry larger than the scratch, less a TLS record's overhead, for one that
+ * never fits: adminLimitExceeded). */
 void lfe_stream_resume(struct lfe_stream *st, struct lfe_session *s, uint8_t *scratch,
 		       size_t cap, unsigned *flags);
 

@@ -65,7 +65,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"binds_throttled", "throttled_src", "throttled_dn", "throttled_dn_global",
 	"throttle_penalties",
 	"bind_cache_hits", "bind_cache_misses", "bind_cache_invalidated", "bind_cache_peeked",
-	"searches", "search_unindexed",
+	"searches", "search_unindexed", "search_yielded",
 	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
 	"steered_out", "steered_in",

@@ -64,6 +64,7 @@ struct lfe_wstats {
 	 * binds whose key the bind peek had made (w->bind_peek). */
 	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated, bind_cache_peeked;
 	uint64_t searches, search_unindexed;
+	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
@@ -149,6 +150,8 @@ struct lfe_slot {
 	struct lfe_stream st;   /* the connection's byte stream (stream.h) */
 	bool got_data;          /* the first request has started */
 	bool pending;           /* a bind verdict was outstanding at the last run */
+	bool search_more;       /* a search spent its slice: goes on at search_at */
+	uint64_t search_at;
 	uint64_t opened_us;     /* connect time: first request and bind deadlines */
 	uint64_t pdu_since;     /* a partial PDU is held since (0 = none) */
 	struct lfe_throttle_key thr_key;   /* of the bind at the verifier */
@@ -218,11 +221,9 @@ struct lfe_worker {
 	uint64_t turn_tsc;              /* TSC at the start of this loop turn */
 	uint64_t us_mult;               /* tsc → µs: (tsc * us_mult) >> 32 */
 
-	/* Scratch for search results (values point into the LMDB map). */
-	struct lfe_ldap_attr sattrs[64];
-	struct lfe_bytes svals[512];
 	/* Responses of one session call, before the stream queues them
-	 * (glue.c, stream.h): a search's results are bounded by it too. */
+	 * (glue.c, stream.h): a search streams through it entry by entry,
+	 * and one entry (less a TLS record's overhead) is bounded by it. */
 	uint8_t out[16384];
 	/* The TLS streams' per-core context: offload queues, counters and the
 	 * buffer records are decrypted into (stream.h). */

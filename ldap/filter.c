@@ -44,9 +44,9 @@ enum {
 	MR_DNATTRS = LFE_BER_CTX(4),
 };
 
-/* Values fetched per attribute during evaluation; an entry with more makes
- * a non-matching comparison UNDEFINED rather than FALSE. */
-#define EVAL_VALS 32u
+/* Values fetched per window during evaluation (filter.h: every value is
+ * compared, window after window; this only sizes the stack array). */
+#define EVAL_WINDOW 32u
 
 static bool desc_ok(struct lfe_bytes d)
 {
@@ -346,46 +346,58 @@ static uint64_t cmp_cost(enum cmp_kind k, struct lfe_bytes v, const struct lfe_b
 }
 
 /* Values of attr, or LFE_FILTER_HIDDEN for a secret or hidden one. */
-static uint32_t item_vals(const struct evalc *e, struct lfe_bytes attr, struct lfe_bytes *vals,
-			  uint32_t cap)
+static uint32_t item_vals(const struct evalc *e, struct lfe_bytes attr, uint32_t first,
+			  struct lfe_bytes *vals, uint32_t cap)
 {
 	if (attr.len == 0 || lfe_attr_is_secret(attr.p, attr.len))
 		return LFE_FILTER_HIDDEN;
-	return e->get(e->ctx, attr, vals, cap);
+	return e->get(e->ctx, attr, first, vals, cap);
 }
 
+static bool cmp_one(enum cmp_kind k, struct lfe_bytes have, struct lfe_bytes val,
+		    const struct lfe_ber *subs, bool ci)
+{
+	switch (k) {
+	case CMP_EQ:
+		return bytes_eq(have, val, ci);
+	case CMP_GE:
+		return cmp_bytes(have, val, ci) >= 0;
+	case CMP_LE:
+		return cmp_bytes(have, val, ci) <= 0;
+	default:
+		return sub_match(have, subs, ci);
+	}
+}
+
+/* Compare every value of attr, a window at a time. */
 static int eval_item(struct evalc *e, enum cmp_kind k, struct lfe_bytes attr,
 		     struct lfe_bytes val, const struct lfe_ber *subs)
 {
-	struct lfe_bytes vals[EVAL_VALS];
-	uint32_t n = item_vals(e, attr, vals, EVAL_VALS);
+	struct lfe_bytes vals[EVAL_WINDOW];
+	uint32_t n = item_vals(e, attr, 0, vals, EVAL_WINDOW);
 	if (n == LFE_FILTER_HIDDEN)
 		return LFE_FILTER_UNDEFINED;
-	uint32_t seen = n < EVAL_VALS ? n : EVAL_VALS;
 	bool ci = lfe_attr_is_case_ignore(attr.p, attr.len);
 
-	for (uint32_t i = 0; i < seen; i++) {
-		if (!charge(e, cmp_cost(k, vals[i], subs)))
-			return LFE_FILTER_UNDEFINED;
-		bool hit;
-		switch (k) {
-		case CMP_EQ:
-			hit = bytes_eq(vals[i], val, ci);
-			break;
-		case CMP_GE:
-			hit = cmp_bytes(vals[i], val, ci) >= 0;
-			break;
-		case CMP_LE:
-			hit = cmp_bytes(vals[i], val, ci) <= 0;
-			break;
-		default:
-			hit = sub_match(vals[i], subs, ci);
-			break;
+	for (uint32_t first = 0; first < n; first += EVAL_WINDOW) {
+		if (first > 0) {
+			/* The same entry answers the same count; one that does
+			 * not is ended where its values end. */
+			uint32_t again = item_vals(e, attr, first, vals, EVAL_WINDOW);
+			if (again == LFE_FILTER_HIDDEN)
+				return LFE_FILTER_UNDEFINED;
+			if (again < n)
+				n = again;
 		}
-		if (hit)
-			return LFE_FILTER_TRUE;
+		uint32_t m = n - first < EVAL_WINDOW ? n - first : EVAL_WINDOW;
+		for (uint32_t i = 0; i < m; i++) {
+			if (!charge(e, cmp_cost(k, vals[i], subs)))
+				return LFE_FILTER_UNDEFINED;
+			if (cmp_one(k, vals[i], val, subs, ci))
+				return LFE_FILTER_TRUE;
+		}
 	}
-	return n > seen ? LFE_FILTER_UNDEFINED : LFE_FILTER_FALSE;
+	return LFE_FILTER_FALSE;
 }
 
 /* Walks a filter validate_node() accepted at decode, without checking the
@@ -446,7 +458,7 @@ static int eval_node(struct lfe_ber *b, struct evalc *e, unsigned depth)
 		struct lfe_bytes none[1];
 		if (!read_desc(b, F_PRESENT, &a))
 			return LFE_FILTER_UNDEFINED;
-		uint32_t n = item_vals(e, a, none, 0);
+		uint32_t n = item_vals(e, a, 0, none, 0);
 		if (n == LFE_FILTER_HIDDEN)
 			return LFE_FILTER_UNDEFINED;
 		return n > 0 ? LFE_FILTER_TRUE : LFE_FILTER_FALSE;

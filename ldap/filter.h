@@ -33,14 +33,18 @@
  * present, approxMatch, extensibleMatch). 0, -EBADMSG or -E2BIG. */
 int lfe_filter_validate(const uint8_t *f, size_t len);
 
-/* Values of one attribute of the candidate entry. Write up to cap values to
- * vals and return how many the entry has (may exceed cap; the caller then
- * sees only the first cap). Return 0 when the entry lacks the attribute.
+/* Values of one attribute of the candidate entry, a window at a time.
+ * Write the values first, first+1, ... (at most cap of them, fewer when the
+ * attribute has fewer) to vals and return how many values the attribute
+ * has in all (0 when the entry lacks it); the evaluator asks for the next
+ * window with first += cap until it has seen every value, so an attribute
+ * of any size is compared whole, in a fixed amount of stack. A provider
+ * asked for windows in order can continue where the last one ended.
  * Return LFE_FILTER_HIDDEN when the caller may not test this attribute (an
  * access policy): every item on it is then Undefined, as if it were secret.
  * The provider compares type with lfe_attr_type_eq() (attr.h). */
 #define LFE_FILTER_HIDDEN UINT32_MAX
-typedef uint32_t (*lfe_filter_attr_fn)(void *ctx, struct lfe_bytes type,
+typedef uint32_t (*lfe_filter_attr_fn)(void *ctx, struct lfe_bytes type, uint32_t first,
 				       struct lfe_bytes *vals, uint32_t cap);
 
 enum lfe_filter_result { LFE_FILTER_FALSE = 0, LFE_FILTER_TRUE = 1, LFE_FILTER_UNDEFINED = 2 };
@@ -54,8 +58,11 @@ int lfe_filter_eval(const uint8_t *f, size_t len, lfe_filter_attr_fn get, void *
 
 /* lfe_filter_eval() charging its work to *work: one unit per filter node
  * visited, and for each value compared one unit plus the bytes of the value
- * it examines (per piece for substrings). When *work would drop below zero
- * the evaluation stops, *work is 0 and the result is -ETIME. The same
+ * it examines (per piece for substrings). Every value of an attribute is
+ * compared (there is no cap on values: the budget is the bound). When
+ * *work would drop below zero the evaluation stops, *work is 0 and the
+ * result is -ETIME: the caller must then say so (adminLimitExceeded),
+ * never treat the entry as not matching. The same
  * budget can be passed for every candidate of one request. work == NULL:
  * unbounded (lfe_filter_eval). */
 int lfe_filter_eval_budget(const uint8_t *f, size_t len, lfe_filter_attr_fn get, void *ctx,

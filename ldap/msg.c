@@ -415,6 +415,193 @@ ssize_t lfe_ldap_enc_notice_of_disconnection(uint8_t *out, size_t cap,
 	return lfe_ldap_enc_ext_resp(out, cap, 0, &r, &oid, NULL);
 }
 
+/* ---- SearchResultEntry from an entry source, forward ---- */
+
+static int arr_next_attr(const struct lfe_ldap_entry *e, size_t *cursor, struct lfe_bytes *type,
+			 uint32_t *n_vals, struct lfe_bytes *list)
+{
+	const struct lfe_ldap_attr *a = e->ctx;
+	size_t i = *cursor;
+
+	if (i >= e->n)
+		return 0;
+	*type = a[i].type;
+	*n_vals = a[i].n_vals;
+	/* The list walks the attribute's value array: p the next value, len
+	 * the values left. */
+	*list = (struct lfe_bytes){ (const uint8_t *)a[i].vals, a[i].n_vals };
+	*cursor = i + 1;
+	return 1;
+}
+
+static int arr_next_val(const struct lfe_ldap_entry *e, struct lfe_bytes *list,
+			struct lfe_bytes *val)
+{
+	(void)e;
+	if (list->len == 0)
+		return 0;
+	*val = *(const struct lfe_bytes *)(const void *)list->p;
+	list->p += sizeof(struct lfe_bytes);
+	list->len--;
+	return 1;
+}
+
+void lfe_ldap_entry_of_attrs(struct lfe_ldap_entry *e, struct lfe_bytes dn,
+			     const struct lfe_ldap_attr *attrs, uint32_t n_attrs)
+{
+	*e = (struct lfe_ldap_entry){ .dn = dn, .ctx = attrs, .n = n_attrs,
+				      .next_attr = arr_next_attr, .next_val = arr_next_val };
+}
+
+static size_t hdr_len(size_t n)
+{
+	return n < 0x80 ? 2 : n <= 0xff ? 3 : n <= 0xffff ? 4 : n <= 0xffffff ? 5 : 6;
+}
+
+static uint64_t tlv(uint64_t n)
+{
+	return hdr_len((size_t)n) + n;
+}
+
+/* Forward writer of a byte window [skip, skip + cap) of a message. */
+struct fwd {
+	uint8_t *out;
+	size_t cap, n;
+	uint64_t pos, skip;
+	uint64_t *sum;      /* FNV-1a of every byte of the message, or NULL */
+};
+
+static void fwd_put(struct fwd *f, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t end = f->pos + n;
+
+	if (f->sum)
+		for (size_t i = 0; i < n; i++)
+			*f->sum = (*f->sum ^ b[i]) * 0x100000001b3ull;
+
+	if (end > f->skip && f->n < f->cap) {
+		uint64_t from = f->pos < f->skip ? f->skip - f->pos : 0;
+		size_t k = n - (size_t)from;
+		if (k > f->cap - f->n)
+			k = f->cap - f->n;
+		memcpy(f->out + f->n, b + from, k);
+		f->n += k;
+	}
+	f->pos = end;
+}
+
+static void fwd_hdr(struct fwd *f, uint8_t tag, uint64_t len)
+{
+	uint8_t h[6] = { tag };
+	size_t n = hdr_len((size_t)len);
+
+	if (n == 2) {
+		h[1] = (uint8_t)len;
+	} else {
+		h[1] = (uint8_t)(0x80 | (n - 2));
+		for (size_t i = 0; i < n - 2; i++)
+			h[2 + i] = (uint8_t)(len >> (8 * (n - 3 - i)));
+	}
+	fwd_put(f, h, n);
+}
+
+/* Content length of one attribute's SET of values (0 with types_only). */
+static int vals_len(const struct lfe_ldap_entry *e, struct lfe_bytes list, bool types_only,
+		    uint64_t *len)
+{
+	struct lfe_bytes v;
+	int rc;
+
+	*len = 0;
+	if (types_only)
+		return 0;
+	while ((rc = e->next_val(e, &list, &v)) == 1)
+		*len += tlv(v.len);
+	return rc;
+}
+
+/* Walk the selected attributes: with f == NULL sum the PartialAttributeList
+ * content into *len, else write it. */
+static int enc_attrs(const struct lfe_ldap_entry *e, const struct lfe_ldap_entry_sel *sel,
+		     struct fwd *f, uint64_t *len)
+{
+	struct lfe_bytes type, list, v;
+	uint32_t n_vals;
+	size_t cur = 0;
+	int rc;
+
+	*len = 0;
+	while ((rc = e->next_attr(e, &cur, &type, &n_vals, &list)) == 1) {
+		if (!sel->wants(sel->ctx, type))
+			continue;
+		uint64_t vl;
+		if ((rc = vals_len(e, list, sel->types_only, &vl)) < 0)
+			return rc;
+		uint64_t al = tlv(type.len) + tlv(vl);
+		*len += tlv(al);
+		if (*len > LFE_BER_MAX_LEN)
+			return -EMSGSIZE;
+		if (!f)
+			continue;
+		fwd_hdr(f, LFE_BER_SEQUENCE, al);
+		fwd_hdr(f, LFE_BER_OCTETS, type.len);
+		fwd_put(f, type.p, type.len);
+		fwd_hdr(f, LFE_BER_SET, vl);
+		if (sel->types_only)
+			continue;
+		while ((rc = e->next_val(e, &list, &v)) == 1) {
+			fwd_hdr(f, LFE_BER_OCTETS, v.len);
+			fwd_put(f, v.p, v.len);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return rc;
+}
+
+ssize_t lfe_ldap_enc_entry(uint8_t *out, size_t cap, uint64_t skip, int32_t msgid,
+			   const struct lfe_ldap_entry *e, const struct lfe_ldap_entry_sel *sel,
+			   uint64_t *total, uint64_t *sum)
+{
+	uint64_t al;
+	uint8_t id[6];
+
+	if (!msgid_ok(msgid) || !e || !sel || (cap && !out))
+		return -EINVAL;
+	int rc = enc_attrs(e, sel, NULL, &al);
+	if (rc < 0)
+		return rc;
+	/* messageID: the fewest two's complement bytes of a value >= 0. */
+	uint32_t m = (uint32_t)msgid;
+	size_t idn = m < 0x80u ? 1 : m < 0x8000u ? 2 : m < 0x800000u ? 3 : 4;
+	id[0] = LFE_BER_INTEGER;
+	id[1] = (uint8_t)idn;
+	for (size_t i = 0; i < idn; i++)
+		id[2 + i] = (uint8_t)(m >> (8 * (idn - 1 - i)));
+	uint64_t op = tlv(e->dn.len) + tlv(al);
+	uint64_t body = 2 + idn + tlv(op);
+	if (body > LFE_BER_MAX_LEN)
+		return -EMSGSIZE;
+	*total = tlv(body);
+	if (skip > *total)
+		return -EINVAL;
+	if (cap == 0)
+		return 0;
+	struct fwd f = { .out = out, .cap = cap, .skip = skip, .sum = sum };
+	if (sum)
+		*sum = 0xcbf29ce484222325ull;
+	fwd_hdr(&f, LFE_BER_SEQUENCE, body);
+	fwd_put(&f, id, 2 + idn);
+	fwd_hdr(&f, LFE_BER_APP_CONS(LFE_OP_SEARCH_ENTRY), op);
+	fwd_hdr(&f, LFE_BER_OCTETS, e->dn.len);
+	fwd_put(&f, e->dn.p, e->dn.len);
+	fwd_hdr(&f, LFE_BER_SEQUENCE, al);
+	if ((rc = enc_attrs(e, sel, &f, &al)) < 0)
+		return rc;
+	return (ssize_t)f.n;
+}
+
 ssize_t lfe_ldap_enc_search_entry(uint8_t *out, size_t cap, int32_t msgid,
 				  struct lfe_bytes dn,
 				  const struct lfe_ldap_attr *attrs, uint32_t n_attrs)

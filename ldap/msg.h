@@ -200,6 +200,49 @@ struct lfe_ldap_attr {
 	const struct lfe_bytes *vals;
 };
 
+/* One directory entry as a source of attributes, walked in place (the
+ * store's record, a table in memory): no array of attributes or values is
+ * ever built, so an entry of any size can be selected, tested and encoded.
+ * next_attr: *cursor starts at 0; 1 with the attribute's type, value count
+ * and an opaque list to walk with next_val, 0 at the end, negative errno
+ * for a corrupt source. next_val: 1 with the next value (advancing *list),
+ * 0 at its end, negative errno. Slices die with the source. */
+struct lfe_ldap_entry {
+	struct lfe_bytes dn;
+	const void *ctx;
+	uint32_t n;                     /* the source's own (an array's length) */
+	int (*next_attr)(const struct lfe_ldap_entry *e, size_t *cursor, struct lfe_bytes *type,
+			 uint32_t *n_vals, struct lfe_bytes *list);
+	int (*next_val)(const struct lfe_ldap_entry *e, struct lfe_bytes *list,
+			struct lfe_bytes *val);
+};
+
+/* An entry over an array of attributes (ctx = attrs; the array and its
+ * values must outlive e). */
+void lfe_ldap_entry_of_attrs(struct lfe_ldap_entry *e, struct lfe_bytes dn,
+			     const struct lfe_ldap_attr *attrs, uint32_t n_attrs);
+
+/* Which attributes a SearchResultEntry carries: wants(ctx, type) true to
+ * return it; types_only: without values. */
+struct lfe_ldap_entry_sel {
+	bool (*wants)(const void *ctx, struct lfe_bytes type);
+	const void *ctx;
+	bool types_only;
+};
+
+/* SearchResultEntry of e with the attributes sel selects, written in one
+ * forward pass into out: the bytes [skip, skip + cap) of the message (so a
+ * message larger than one buffer can be written in parts), of *total bytes
+ * in all. Returns the bytes written (min(cap, total - skip)), -EBADMSG for
+ * a corrupt source, -EMSGSIZE past LFE_BER_MAX_LEN, -EINVAL. cap 0: only
+ * *total. Selection happens before anything is counted. sum (may be NULL;
+ * cap > 0): a 64-bit FNV-1a of the whole message, whatever the window, so
+ * the parts of one message written in several calls can be proved to come
+ * from the same entry. */
+ssize_t lfe_ldap_enc_entry(uint8_t *out, size_t cap, uint64_t skip, int32_t msgid,
+			   const struct lfe_ldap_entry *e, const struct lfe_ldap_entry_sel *sel,
+			   uint64_t *total, uint64_t *sum);
+
 /* SearchResultEntry. */
 ssize_t lfe_ldap_enc_search_entry(uint8_t *out, size_t cap, int32_t msgid,
 				  struct lfe_bytes dn,

@@ -60,7 +60,6 @@
 
 #define HDR_CAP 16u               /* longest LDAPMessage header + peek */
 #define RESULT_RESERVE 160u       /* any LDAPResult we send, our diagnostics */
-#define SEL_MAX 128u              /* attributes of one entry after selection */
 
 #define OID_WHOAMI "1.3.6.1.4.1.4203.1.11.3"
 #define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
@@ -75,6 +74,7 @@ enum gather_state { G_NONE, G_HDR, G_BODY, G_COMPLETE };
 /* What handling one PDU led to. */
 enum hres {
 	H_DONE,     /* answered (or ignored); consume it */
+	H_YIELD,    /* a search goes on later (s->run): consume it, stop */
 	H_STOP,     /* no room for the answer: do not consume, resume later */
 	H_PENDING,  /* bind verdict outstanding: consume, stop */
 	H_CLOSE,    /* unbind or protocol error: consume, close */
@@ -90,8 +90,9 @@ struct lfe_session {
 	uint8_t *gbuf;      /* allocator buffer; NULL while the PDU fits hdr */
 	char *dn;           /* the pending bind's DN, or (bound) the identity:
 	                     * normalized, NUL-terminated; NULL: none */
-	size_t glen;        /* bytes gathered */
-	size_t gneed;       /* total PDU length once known (= gbuf size) */
+	uint32_t glen;      /* bytes gathered */
+	uint32_t gneed;     /* total PDU length once known (= gbuf size;
+	                     * max_pdu is under 4 GiB, session.h) */
 	uint32_t gen, seq;  /* a pending bind's token is gen << 32 | seq */
 	int32_t pending_msgid;
 	uint16_t dn_len;
@@ -101,6 +102,7 @@ struct lfe_session {
 	bool bound;         /* dn is the bound identity (else: pending or none) */
 	bool tls;           /* under TLS: StartTLS refused */
 	uint8_t hdr[HDR_CAP];
+	struct search_run *run;   /* a search that yielded; NULL: none */
 	struct lfe_session_stats st;
 };
 _Static_assert(LFE_DN_MAX < UINT16_MAX, "dn_len holds any DN");
@@ -151,7 +153,8 @@ static void dn_drop(struct lfe_session *s)
 
 static size_t max_pdu(const struct lfe_session *s)
 {
-	return s->cfg->max_pdu ? s->cfg->max_pdu : LFE_LDAP_DEFAULT_MAX_PDU;
+	size_t m = s->cfg->max_pdu ? s->cfg->max_pdu : LFE_LDAP_DEFAULT_MAX_PDU;
+	return m < UINT32_MAX ? m : UINT32_MAX - 1;   /* glen, gneed */
 }
 
 /* Gathered PDUs may hold a bind password: wipe before giving memory back. */
@@ -426,31 +429,60 @@ static bool sel_wants(const struct attr_sel *sel, struct lfe_bytes type)
 }
 
 /* One entry as the session's filter check sees it: the attributes the
- * backend emitted, less what the policy hides. */
+ * backend emitted, less what the policy hides. Windows of one attribute's
+ * values are handed out in order (filter.h): `rest` goes on where the last
+ * one ended. */
 struct entry_view {
-	const struct lfe_ldap_attr *attrs;
-	uint32_t n;
+	const struct lfe_ldap_entry *e;
 	const struct lfe_search_policy *pol;
+	struct lfe_bytes type;          /* the item of the last window */
+	uint32_t n, next;
+	struct lfe_bytes rest;
 };
 
-static uint32_t view_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t view_get(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			 uint32_t cap)
 {
-	const struct entry_view *v = ctx;
+	struct entry_view *v = ctx;
+	const struct lfe_ldap_entry *e = v->e;
+	struct lfe_bytes t, x;
+	uint32_t i = 0;
 
 	if (!policy_allows(v->pol, type))
 		return LFE_FILTER_HIDDEN;
-	for (uint32_t i = 0; i < v->n; i++) {
-		const struct lfe_ldap_attr *a = &v->attrs[i];
-		if (!lfe_attr_type_eq(a->type.p, a->type.len, type.p, type.len))
-			continue;
-		for (uint32_t k = 0; k < a->n_vals && k < cap; k++)
-			vals[k] = a->vals[k];
-		return a->n_vals;
+	if (first == 0 || v->type.p != type.p || v->type.len != type.len || v->next != first) {
+		size_t cur = 0;
+		int rc;
+		v->type = (struct lfe_bytes){ NULL, 0 };
+		while ((rc = e->next_attr(e, &cur, &t, &v->n, &v->rest)) == 1)
+			if (lfe_attr_type_eq(t.p, t.len, type.p, type.len))
+				break;
+		if (rc != 1)
+			return 0;
+		v->type = type;
+		for (v->next = 0; v->next < first && e->next_val(e, &v->rest, &x) == 1; v->next++)
+			;
 	}
-	return 0;
+	while (i < cap && e->next_val(e, &v->rest, &x) == 1)
+		vals[i++] = x;
+	v->next += i;
+	return v->n;
 }
 
-enum search_stop { SS_NONE, SS_SIZE, SS_FULL, SS_RETRY, SS_WIDE, SS_ERR };
+enum search_stop { SS_NONE, SS_SIZE, SS_ROOM, SS_BIG, SS_CORRUPT, SS_ERR };
+
+/* An entry larger than the connection can ever queue at once goes out in
+ * parts, one per call, each the next window of the same message: off bytes
+ * of total sent so far, sum the message's hash (msg.h). The backend emits
+ * the same candidate again for each part; if the bytes changed (the store
+ * was written between two parts) the connection is reset rather than send
+ * a message made of two entries. */
+struct entry_part {
+	uint64_t off, total, sum;
+};
+
+/* Parts are begun only with this much room, so they are not tiny. */
+#define PART_MIN 1024u
 
 struct search_ctx {
 	struct lfe_session_io *io;
@@ -458,14 +490,27 @@ struct search_ctx {
 	const struct lfe_search_req *req;
 	int32_t msgid;
 	int32_t size_limit;
-	uint32_t n_entries;
-	size_t start_len;         /* io->out_len when the search began */
+	uint32_t n_entries;       /* over the whole search (all its calls) */
+	struct entry_part *part;  /* the entry under way in parts (off 0: none) */
 	enum search_stop stop;
 	int err;
 };
 
-static int search_emit(void *vctx, struct lfe_bytes dn,
-		       const struct lfe_ldap_attr *attrs, uint32_t n_attrs)
+static bool sel_wants_cb(const void *ctx, struct lfe_bytes type)
+{
+	return sel_wants(ctx, type);
+}
+
+/* The most room the caller ever offers this connection. */
+static size_t room_max(const struct lfe_session_io *io)
+{
+	return io->out_max ? io->out_max : io->out_cap;
+}
+
+/* The backend's emit: 0 sent, 1 withheld (not counted), -EAGAIN no room
+ * now (the search yields and this entry comes first next time), another
+ * negative errno to stop (c->stop says why). */
+static int search_emit(void *vctx, const struct lfe_ldap_entry *e)
 {
 	struct search_ctx *c = vctx;
 	struct lfe_session_io *io = c->io;
@@ -477,45 +522,73 @@ static int search_emit(void *vctx, struct lfe_bytes dn,
 	 * saw, so no backend can leak them through matching. Three-valued
 	 * logic only turns TRUE into UNDEFINED when items become Undefined, so
 	 * this never adds an entry the backend did not find. */
-	if (!c->sel->dse) {
-		struct entry_view v = { attrs, n_attrs, c->sel->pol };
+	if (!c->sel->dse && c->part->off == 0) {
+		struct entry_view v = { .e = e, .pol = c->sel->pol };
 		if (lfe_filter_eval(c->req->filter.p, c->req->filter.len, view_get, &v) !=
 		    LFE_FILTER_TRUE)
-			return 0;
+			return 1;
 	}
-	if (c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
+	if (c->part->off == 0 && c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
 		c->stop = SS_SIZE;
 		return -EOVERFLOW;
 	}
-	struct lfe_ldap_attr sel[SEL_MAX];
-	uint32_t ns = 0;
-	for (uint32_t i = 0; i < n_attrs; i++) {
-		if (!sel_wants(c->sel, attrs[i].type))
-			continue;
-		if (ns == SEL_MAX) {
-			c->stop = SS_WIDE;
-			return -E2BIG;
-		}
-		sel[ns] = attrs[i];
-		if (c->sel->types_only)
-			sel[ns].n_vals = 0;
-		ns++;
+	/* Selection first (sel_wants), then the size of what is left; room
+	 * for SearchResultDone is kept whatever the entries do. */
+	const struct lfe_ldap_entry_sel es = { sel_wants_cb, c->sel, c->sel->types_only };
+	uint64_t total = 0;
+	ssize_t n = lfe_ldap_enc_entry(NULL, 0, 0, c->msgid, e, &es, &total, NULL);
+	if (n == -EBADMSG) {
+		c->stop = SS_CORRUPT;
+		return -EBADMSG;
 	}
-	/* Keep room for SearchResultDone whatever the entries do. */
-	size_t cap = room(io) > RESULT_RESERVE ? room(io) - RESULT_RESERVE : 0;
-	ssize_t n = cap ? lfe_ldap_enc_search_entry(io->out + io->out_len, cap, c->msgid,
-						    dn, sel, ns)
-			: -ENOSPC;
-	if (n == -ENOSPC) {
-		c->stop = c->start_len > 0 ? SS_RETRY : SS_FULL;
-		return -ENOSPC;
+	if (n == -EMSGSIZE) {
+		c->stop = SS_BIG;
+		return -E2BIG;
 	}
 	if (n < 0) {
 		c->stop = SS_ERR;
 		c->err = (int)n;
 		return (int)n;
 	}
+	size_t avail = room(io) > RESULT_RESERVE ? room(io) - RESULT_RESERVE : 0;
+	struct entry_part *pt = c->part;
+	if (pt->off == 0 && total <= avail) {
+		n = lfe_ldap_enc_entry(io->out + io->out_len, avail, 0, c->msgid, e, &es, &total,
+				       NULL);
+		if (n < 0 || (uint64_t)n != total) {
+			c->stop = n == -EBADMSG ? SS_CORRUPT : SS_ERR;
+			c->err = n < 0 ? (int)n : -EIO;
+			return c->err;
+		}
+		io->out_len += (size_t)n;
+		c->n_entries++;
+		return 0;
+	}
+	/* Whole when an empty queue will take it: wait for that. Else in
+	 * parts (the session goes on with the same search only). */
+	if (pt->off == 0 && (total + RESULT_RESERVE <= room_max(io) || avail < PART_MIN))
+		return -EAGAIN;
+	if (avail == 0)
+		return -EAGAIN;
+	uint64_t sum = 0, had = pt->total;
+	n = lfe_ldap_enc_entry(io->out + io->out_len, avail, pt->off, c->msgid, e, &es, &total, &sum);
+	if (n < 0 || n == 0) {
+		c->stop = n == -EBADMSG ? SS_CORRUPT : SS_ERR;
+		c->err = n < 0 ? (int)n : -EIO;
+		return c->err;
+	}
+	if (pt->off > 0 && (total != had || sum != pt->sum)) {
+		c->stop = SS_ERR;   /* another entry than the parts sent: reset */
+		c->err = -ESTALE;
+		return c->err;
+	}
 	io->out_len += (size_t)n;
+	pt->off += (uint64_t)n;
+	pt->total = total;
+	pt->sum = sum;
+	if (pt->off < total)
+		return -EAGAIN;   /* the next part when the queue drains */
+	*pt = (struct entry_part){ 0, 0, 0 };
 	c->n_entries++;
 	return 0;
 }
@@ -560,15 +633,16 @@ static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
 		dse_add(d, "vendorVersion", cfg->vendor_version);
 }
 
-static uint32_t dse_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t dse_get(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			uint32_t cap)
 {
 	const struct dse *d = ctx;
 
 	for (uint32_t i = 0; i < d->n; i++) {
 		if (!lfe_attr_type_eq(d->a[i].type.p, d->a[i].type.len, type.p, type.len))
 			continue;
-		for (uint32_t k = 0; k < d->a[i].n_vals && k < cap; k++)
-			vals[k] = d->a[i].vals[k];
+		for (uint32_t k = 0; first + k < d->a[i].n_vals && k < cap; k++)
+			vals[k] = d->a[i].vals[first + k];
 		return d->a[i].n_vals;
 	}
 	return 0;
@@ -577,10 +651,76 @@ static uint32_t dse_get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals
 static int search_done(struct lfe_session_io *io, struct search_ctx *c,
 		       enum lfe_ldap_rc rc, const char *diag)
 {
-	int h = reply(io, c->msgid, LFE_OP_SEARCH_DONE, rc, diag);
-	if (h == H_STOP)
-		io->out_len = c->start_len;  /* replay the whole search later */
-	return h;
+	return reply(io, c->msgid, LFE_OP_SEARCH_DONE, rc, diag);
+}
+
+/* A search that yielded: its request (copied: the input it came in is
+ * consumed) and the backend's place, held from the yield to its
+ * SearchResultDone; one allocation, from the session's allocator. */
+struct search_run {
+	uint64_t resume[(LFE_BE_RESUME_SIZE + 7) / 8];   /* the backend's, opaque */
+	int32_t msgid;
+	uint32_t n_entries;
+	struct entry_part part;
+	size_t pdu_len;
+	uint8_t pdu[];
+};
+
+static void run_free(struct lfe_session *s)
+{
+	if (s->run) {
+		explicit_bzero(s->run, sizeof *s->run + s->run->pdu_len);   /* as gbuf */
+		buf_put(s, s->run);
+		s->run = NULL;
+	}
+}
+
+/* Run the backend's search (its first part, or the next one) and answer
+ * what it ended with. H_DONE (SearchResultDone written), H_YIELD (goes on
+ * later: io->flags says when), or a negative errno. */
+static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct search_ctx *c,
+		       const char *base, size_t base_len, void *resume)
+{
+	const struct lfe_session_cfg *cfg = s->cfg;
+	struct lfe_be_search bs = {
+		.base_ndn = base, .base_ndn_len = base_len, .req = c->req,
+		.resume = resume, .resume_len = LFE_BE_RESUME_SIZE,
+	};
+	int rc = cfg->be->search(cfg->be_ctx, &bs, search_emit, c);
+	const char *diag = NULL;
+
+	if (c->part->off > 0 && (rc != -EAGAIN || c->stop != SS_NONE))
+		return -ESTALE;   /* the entry went away between its parts: reset */
+	if (rc == -EAGAIN && c->stop == SS_NONE) {
+		/* Out of room (the queue drains, then on): no flag; or out of
+		 * its slice with room left: on the next turn. */
+		if (room(io) >= RESULT_RESERVE + 64u)
+			io->flags |= LFE_SESS_MORE;
+		return H_YIELD;
+	}
+	switch (c->stop) {
+	case SS_NONE:
+	case SS_ROOM:
+		break;
+	case SS_SIZE:
+		rc = LFE_RC_SIZE_LIMIT_EXCEEDED;
+		break;
+	case SS_BIG:
+		rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
+		diag = "entry too large to encode";
+		break;
+	case SS_CORRUPT:
+		rc = LFE_RC_OTHER;
+		diag = "corrupt entry in the store";
+		break;
+	case SS_ERR:
+		return c->err;
+	}
+	if (rc < 0 || rc > 127) {
+		rc = LFE_RC_OTHER;
+		diag = "internal error";
+	}
+	return search_done(io, c, (enum lfe_ldap_rc)rc, diag);
 }
 
 /* Who/where refusals of the policy (session.h): a diagnostic, or NULL
@@ -606,16 +746,20 @@ static const char *search_refusal(const struct lfe_session *s, const struct lfe_
 	return NULL;
 }
 
-static int do_search(struct lfe_session *s, struct lfe_session_io *io,
-		     const struct lfe_ldap_msg *m)
+/* Not inlined into handle_pdu: its frame (the backend's resume area) stays
+ * off the bind path's. */
+__attribute__((noinline)) static int do_search(struct lfe_session *s, struct lfe_session_io *io,
+					       const struct lfe_ldap_msg *m, const uint8_t *pdu,
+					       size_t plen)
 {
 	const struct lfe_search_req *req = &m->u.search;
 	const struct lfe_session_cfg *cfg = s->cfg;
 	char base[LFE_DN_MAX + 1];
 	struct attr_sel sel;
+	struct entry_part part = { 0, 0, 0 };
 	struct search_ctx c = {
 		.io = io, .sel = &sel, .req = req, .msgid = m->msgid,
-		.size_limit = req->size_limit, .start_len = io->out_len,
+		.size_limit = req->size_limit, .part = &part,
 	};
 
 	if (room(io) < RESULT_RESERVE)
@@ -624,58 +768,88 @@ static int do_search(struct lfe_session *s, struct lfe_session_io *io,
 	if (bl < 0)
 		return search_done(io, &c, LFE_RC_INVALID_DN_SYNTAX, "invalid base DN");
 
-	int rc;
 	if (bl == 0 && req->scope == LFE_SCOPE_BASE) {
 		struct dse d;
+		struct lfe_ldap_entry e;
 		dse_build(&d, cfg);
 		sel_init(&sel, req, NULL);
 		int f = lfe_filter_eval(req->filter.p, req->filter.len, dse_get, &d);
 		if (f < 0)
 			return search_done(io, &c, LFE_RC_PROTOCOL_ERROR, "malformed filter");
-		rc = LFE_RC_SUCCESS;
-		if (f == LFE_FILTER_TRUE)
-			search_emit(&c, (struct lfe_bytes){ (const uint8_t *)"", 0 }, d.a, d.n);
-	} else {
-		const char *why = search_refusal(s, req, base, (size_t)bl);
-		if (why)
-			return search_done(io, &c, LFE_RC_INSUFFICIENT_ACCESS_RIGHTS, why);
-		if (!cfg->be || !cfg->be->search)
-			return search_done(io, &c, LFE_RC_UNWILLING_TO_PERFORM,
-					   "search is not supported here");
-		sel_init(&sel, req, &cfg->search);
-		struct lfe_be_search bs = {
-			.base_ndn = base, .base_ndn_len = (size_t)bl, .req = req,
-		};
-		rc = cfg->be->search(cfg->be_ctx, &bs, search_emit, &c);
+		lfe_ldap_entry_of_attrs(&e, (struct lfe_bytes){ (const uint8_t *)"", 0 }, d.a, d.n);
+		if (f == LFE_FILTER_TRUE && search_emit(&c, &e) == -EAGAIN) {
+			/* The DSE is small: only a call's earlier answers can
+			 * leave too little room; this one waits unconsumed. */
+			return H_STOP;
+		}
+		if (c.stop == SS_ERR)
+			return c.err;
+		return search_done(io, &c, LFE_RC_SUCCESS, NULL);
 	}
+	const char *why = search_refusal(s, req, base, (size_t)bl);
+	if (why)
+		return search_done(io, &c, LFE_RC_INSUFFICIENT_ACCESS_RIGHTS, why);
+	if (!cfg->be || !cfg->be->search)
+		return search_done(io, &c, LFE_RC_UNWILLING_TO_PERFORM,
+				   "search is not supported here");
+	sel_init(&sel, req, &cfg->search);
+	/* The backend's place starts zeroed; it moves to s->run only when the
+	 * search yields (most end in their first call). */
+	uint64_t resume[(LFE_BE_RESUME_SIZE + 7) / 8];
+	memset(resume, 0, sizeof resume);
+	int h = search_step(s, io, &c, base, (size_t)bl, resume);
+	if (h != H_YIELD)
+		return h;
+	struct search_run *r = buf_get(s, sizeof *r + plen);
+	if (!r) {
+		/* Nowhere to keep it: say so, with the entries already sent
+		 * (an entry half sent cannot be ended: reset). */
+		if (part.off > 0)
+			return -ENOMEM;
+		io->flags &= ~(unsigned)LFE_SESS_MORE;
+		return search_done(io, &c, LFE_RC_ADMIN_LIMIT_EXCEEDED,
+				   "no memory to continue the search now");
+	}
+	memcpy(r->resume, resume, sizeof resume);
+	r->msgid = m->msgid;
+	r->n_entries = c.n_entries;
+	r->part = part;
+	r->pdu_len = plen;
+	memcpy(r->pdu, pdu, plen);
+	s->run = r;
+	return H_YIELD;
+}
 
-	const char *diag = NULL;
-	switch (c.stop) {
-	case SS_NONE:
-		break;
-	case SS_RETRY:
-		io->out_len = c.start_len;
+/* The next part of the search in s->run. H_DONE when it ended (run
+ * freed), H_YIELD when it goes on later, H_STOP when there is not even room
+ * for its SearchResultDone yet, or a negative errno. */
+__attribute__((noinline)) static int search_resume(struct lfe_session *s,
+						   struct lfe_session_io *io)
+{
+	struct search_run *r = s->run;
+	struct lfe_ldap_msg m;
+	char base[LFE_DN_MAX + 1];
+	struct attr_sel sel;
+
+	if (room(io) < RESULT_RESERVE)
 		return H_STOP;
-	case SS_SIZE:
-		rc = LFE_RC_SIZE_LIMIT_EXCEEDED;
-		break;
-	case SS_FULL:
-		rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
-		diag = "search results exceed the output buffer";
-		break;
-	case SS_WIDE:
-		rc = LFE_RC_ADMIN_LIMIT_EXCEEDED;
-		diag = "entry has too many attributes";
-		break;
-	case SS_ERR:
-		io->out_len = c.start_len;
-		return c.err;
-	}
-	if (rc < 0 || rc > 127) {
-		rc = LFE_RC_OTHER;
-		diag = "internal error";
-	}
-	return search_done(io, &c, (enum lfe_ldap_rc)rc, diag);
+	/* The copy decoded as the original did. */
+	if (lfe_ldap_decode(r->pdu, r->pdu_len, &m) < 0 || m.op != LFE_OP_SEARCH_REQ)
+		return -EPROTO;
+	const struct lfe_search_req *req = &m.u.search;
+	ssize_t bl = lfe_dn_normalize(req->base.p, req->base.len, base, sizeof base);
+	if (bl < 0)
+		return -EPROTO;
+	sel_init(&sel, req, &s->cfg->search);
+	struct search_ctx c = {
+		.io = io, .sel = &sel, .req = req, .msgid = r->msgid,
+		.size_limit = req->size_limit, .n_entries = r->n_entries, .part = &r->part,
+	};
+	int h = search_step(s, io, &c, base, (size_t)bl, r->resume);
+	r->n_entries = c.n_entries;
+	if (h != H_YIELD)
+		run_free(s);
+	return h;
 }
 
 /* ------------------------------------------------------------ extended */
@@ -831,7 +1005,7 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 	}
 	switch (m.op) {
 	case LFE_OP_SEARCH_REQ: {
-		int h = do_search(s, io, &m);
+		int h = do_search(s, io, &m, pdu, len);
 		if (h != H_STOP)
 			s->st.searches++;
 		return h;
@@ -939,6 +1113,17 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			io->flags |= LFE_SESS_PENDING;
 			return 0;
 		}
+		if (s->run) {
+			/* A search that yielded goes on before any later
+			 * request is read. */
+			int h = search_resume(s, io);
+			if (h < 0) {
+				close_now(s, io, LFE_SESS_ABORT);
+				return h;
+			}
+			if (h != H_DONE)
+				return 0;
+		}
 		const uint8_t *pdu = NULL;
 		size_t plen = 0;
 		bool gathered = s->gstate == G_COMPLETE;
@@ -1009,6 +1194,8 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			io->flags |= LFE_SESS_STARTTLS;
 			return 0;
 		}
+		if (h == H_YIELD)
+			return 0;
 	}
 }
 
@@ -1188,6 +1375,7 @@ void lfe_session_fini(struct lfe_session *s)
 		return;
 	gather_release(s);
 	dn_drop(s);
+	run_free(s);
 	s->pending = false;
 	s->closed = true;
 }
@@ -1195,6 +1383,11 @@ void lfe_session_fini(struct lfe_session *s)
 void lfe_session_set_generation(struct lfe_session *s, uint32_t gen)
 {
 	s->gen = gen;
+}
+
+bool lfe_session_searching(const struct lfe_session *s)
+{
+	return s->run != NULL;
 }
 
 bool lfe_session_gathering(const struct lfe_session *s)

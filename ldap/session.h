@@ -36,19 +36,29 @@ enum lfe_be_verdict {
 	LFE_BE_BUSY = 3,      /* cannot take the verification now (queue full) */
 };
 
+/* Room a backend may keep its place in between the parts of one search
+ * (backend/search.h's cursor fits). */
+#define LFE_BE_RESUME_SIZE 1088u
+
 /* A search as the backend sees it. base_ndn is normalized (dn.h). */
 struct lfe_be_search {
 	const char *base_ndn;
 	size_t base_ndn_len;
 	const struct lfe_search_req *req;   /* filter, scope, attrs, limits */
+	/* The backend's place, resume_len bytes (8-aligned), zero before the
+	 * search's first part and kept by the session between its parts. */
+	void *resume;
+	size_t resume_len;
 };
 
-/* Called by the backend once per matching entry; the session encodes a
- * SearchResultEntry (selecting the requested attributes itself). Returns 0
- * to continue, or a negative errno to stop (-ENOSPC: output full;
- * the session then ends the search with adminLimitExceeded). */
-typedef int (*lfe_be_emit_fn)(void *emit_ctx, struct lfe_bytes dn,
-			      const struct lfe_ldap_attr *attrs, uint32_t n_attrs);
+/* Called by the backend once per matching entry, the whole entry as a
+ * source (msg.h): the session checks it, selects the requested attributes
+ * (nothing is counted before) and encodes a SearchResultEntry. Returns 0
+ * (sent), 1 (withheld by the policy: not counted against any limit),
+ * -EAGAIN (no room now: the backend returns -EAGAIN, keeping its place so
+ * this entry comes first in the next part), or another negative errno to
+ * stop (the session then ends the search with the result it chose). */
+typedef int (*lfe_be_emit_fn)(void *emit_ctx, const struct lfe_ldap_entry *e);
 
 struct lfe_backend_ops {
 	/* Verify a simple bind of normalized DN ndn with password pw; dn is
@@ -62,9 +72,11 @@ struct lfe_backend_ops {
 				    const char *ndn, size_t ndn_len,
 				    const uint8_t *dn, size_t dn_len,
 				    const uint8_t *pw, size_t pw_len);
-	/* Run a search; call emit for each entry that matches. Returns an
-	 * LDAP result code for SearchResultDone (LFE_RC_SUCCESS,
-	 * LFE_RC_NO_SUCH_OBJECT, LFE_RC_SIZE_LIMIT_EXCEEDED, ...).
+	/* Run a search (or its next part); call emit for each entry that
+	 * matches. Returns an LDAP result code for SearchResultDone
+	 * (LFE_RC_SUCCESS, LFE_RC_NO_SUCH_OBJECT, LFE_RC_SIZE_LIMIT_EXCEEDED,
+	 * ...), or -EAGAIN to yield (its slice is spent, or emit had no room):
+	 * the session calls it again with the same resume area later.
 	 * May be NULL: searches other than the root DSE then answer
 	 * unwillingToPerform. */
 	int (*search)(void *be_ctx, const struct lfe_be_search *s,
@@ -148,7 +160,7 @@ struct lfe_session_alloc {
 };
 
 struct lfe_session_cfg {
-	size_t max_pdu;                 /* 0 → LFE_LDAP_DEFAULT_MAX_PDU */
+	size_t max_pdu;                 /* 0 → LFE_LDAP_DEFAULT_MAX_PDU; < 4 GiB */
 	bool allow_anonymous;           /* anonymous simple bind allowed */
 	const struct lfe_backend_ops *be;
 	void *be_ctx;
@@ -178,6 +190,11 @@ enum {
 	LFE_SESS_ABORT = 1u << 1, /* reset the connection now (RST) */
 	LFE_SESS_PENDING = 1u << 2, /* waiting for a bind verdict: input is
 	                             * not consumed until lfe_session_bind_done */
+	LFE_SESS_MORE = 1u << 4,  /* a search yielded its time slice with room
+	                           * left: call again on a later loop turn
+	                           * (without new input); a search that waits
+	                           * for room sets no flag: call again when
+	                           * the send queue drained */
 	LFE_SESS_STARTTLS = 1u << 3, /* out ends with a StartTLS success: send
 	                              * it, then start TLS; every byte after
 	                              * in_used belongs to the handshake (the
@@ -191,6 +208,9 @@ struct lfe_session_io {
 	uint8_t *out;        /* where responses are written */
 	size_t out_cap;
 	size_t out_len;      /* out: bytes written */
+	size_t out_max;      /* the most room the caller ever offers (its send
+	                      * queue empty); 0: out_cap. A search entry larger
+	                      * ends the search with adminLimitExceeded. */
 	unsigned flags;      /* out: LFE_SESS_* */
 };
 
@@ -213,13 +233,18 @@ void lfe_session_fini(struct lfe_session *s);
 /* Process input. Complete PDUs are answered in order, each response
  * written whole into out; a trailing partial PDU is buffered.
  *
- * Output contract (no answer is ever owed across calls): a request is
- * started only while out has at least LFE_SESSION_ROOM_MIN bytes of room;
- * a request gathered from split input is completed only as the first
- * response of a call; a search whose entries do not fit behind earlier
- * responses of the call is undone. In each case the call stops before the
- * request, leaving its bytes unconsumed. Hence:
+ * Output contract: a request is started only while out has at least
+ * LFE_SESSION_ROOM_MIN bytes of room, and a request gathered from split
+ * input is completed only as the first response of a call; in each case
+ * the call stops before the request, leaving its bytes unconsumed. Every
+ * response but a search's is whole in the call that takes its request. A
+ * search streams: each entry is written whole when it fits, and when the
+ * next one does not (or the backend's slice is spent) the search yields
+ * (lfe_session_searching) and goes on in later calls, before any later
+ * request is read. Hence:
  *  - out_len > 0: call again (with out emptied) for what may follow;
+ *  - a search under way: call again when send room frees, or on the next
+ *    loop turn when LFE_SESS_MORE is set (in may be empty);
  *  - out_len == 0 and in_used < in_len: the rest waits for more room (or,
  *    with LFE_SESS_PENDING, for the bind verdict); present it again then;
  *  - out_len == 0 and in_used == in_len: all input taken.
@@ -245,6 +270,11 @@ void lfe_session_set_generation(struct lfe_session *s, uint32_t gen);
  * it itself when it answers StartTLS): a StartTLS request then gets
  * operationsError (RFC 4511 §4.14.1). */
 void lfe_session_set_tls(struct lfe_session *s);
+
+/* True while a search is under way across calls (it yielded): the session
+ * reads no further request until it ends; call lfe_session_process again
+ * when send room frees, or on the next turn after LFE_SESS_MORE. */
+bool lfe_session_searching(const struct lfe_session *s);
 
 /* True while a PDU split across input chunks is partly gathered (the
  * transport bounds how long that may last). */

@@ -38,17 +38,31 @@ struct result {
 	uint32_t n;
 	char last_dn[256];
 	int stop_after;          /* emit fails after this many (0: never) */
+	bool any;                /* entries without a uid too (groups) */
+	bool full_every;         /* emit says "no room" for every other entry */
+	bool full_now;
+	uint32_t seen[N_USERS + 2];   /* how often each userN came (N_USERS: other) */
 };
 
-static int emit(void *ctx, struct lfe_bytes dn, const struct lfe_ldap_attr *attrs, uint32_t n)
+static int emit(void *ctx, const struct lfe_ldap_entry *e)
 {
 	struct result *r = ctx;
 	bool has_uid = false;
-	for (uint32_t i = 0; i < n; i++)
-		has_uid |= attrs[i].type.len == 3 && memcmp(attrs[i].type.p, "uid", 3) == 0 &&
-			   attrs[i].n_vals == 1;
-	CHECK(has_uid);
+	struct lfe_bytes type, list;
+	uint32_t n_vals;
+	size_t cur = 0;
+	while (e->next_attr(e, &cur, &type, &n_vals, &list) == 1)
+		has_uid |= type.len == 3 && memcmp(type.p, "uid", 3) == 0 && n_vals == 1;
+	CHECK(has_uid || r->any);
+	struct lfe_bytes dn = e->dn;
+	if (r->full_every && (r->full_now = !r->full_now))
+		return -EAGAIN;   /* no room now: the same entry must come again */
 	snprintf(r->last_dn, sizeof(r->last_dn), "%.*s", (int)dn.len, (const char *)dn.p);
+	unsigned k;
+	if (sscanf(r->last_dn, "uid=user%u,", &k) == 1 && k < N_USERS)
+		r->seen[k]++;
+	else
+		r->seen[N_USERS]++;
 	if (r->stop_after && r->n == (uint32_t)r->stop_after)
 		return -ENOSPC;
 	r->n++;
@@ -68,10 +82,10 @@ struct q {
 	uint32_t max_candidates;
 	uint64_t deadline;       /* 0: no clock */
 	uint64_t max_work;       /* 0: the default */
+	uint64_t time_limit;
+	struct lfe_search_cursor *cursor;
 };
 
-static struct lfe_ldap_attr attrs[64];
-static struct lfe_bytes vals[512];
 
 static int search(struct lfe_store_reader *rd, const struct q *q, const struct bb *f,
 		  struct result *res, struct lfe_search_stats *st, uint64_t *clock)
@@ -83,7 +97,7 @@ static int search(struct lfe_store_reader *rd, const struct q *q, const struct b
 		.suffix = SUFFIX, .suffix_len = strlen(SUFFIX),
 		.req = &req, .max_candidates = q->max_candidates, .max_work = q->max_work,
 		.clock = q->deadline ? ticks : NULL, .clock_ctx = clock, .deadline = q->deadline,
-		.attrs = attrs, .attr_cap = 64, .vals = vals, .val_cap = 512,
+		.time_limit = q->time_limit, .cursor = q->cursor,
 	};
 	return lfe_store_search(rd, &p, emit, res, st);
 }
@@ -97,6 +111,136 @@ static int put(struct lfe_store *st, const char *dn, const char *uid, const char
 		{ .type = S("cn"), .vals = &cn, .n_vals = 1 },
 	};
 	return lfe_store_put(st, S(dn), a, 3, false);
+}
+
+/* A posixGroup with n memberUid values user0..user{n-1}. */
+static int put_group(struct lfe_store *st, const char *dn, unsigned n)
+{
+	static char names[1000][12];
+	static struct lfe_bytes mv[1000];
+	struct lfe_bytes ocv[2] = { S("top"), S("posixGroup") }, cn = S("big"), gid = S("20020");
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(names[i], sizeof names[i], "user%u", i);
+		mv[i] = S(names[i]);
+	}
+	struct lfe_ldap_attr a[4] = {
+		{ .type = S("objectClass"), .vals = ocv, .n_vals = 2 },
+		{ .type = S("cn"), .vals = &cn, .n_vals = 1 },
+		{ .type = S("gidNumber"), .vals = &gid, .n_vals = 1 },
+		{ .type = S("memberUid"), .vals = mv, .n_vals = n },
+	};
+	return lfe_store_put(st, S(dn), a, 4, false);
+}
+
+/* (&(objectClass=posixGroup)(memberUid=U)): SSSD's initgroups, short. */
+static void group_filter(struct bb *f, const char *uid)
+{
+	f->n = 0;
+	bb_eq(f, "objectClass", "posixGroup");
+	bb_eq(f, "memberUid", uid);
+	bb_wrap(f, 0, 0xa0);
+}
+
+/* Issue 25: every value compared (the 1000th member too), a search that
+ * streams across calls returns every entry exactly once, and each limit
+ * is said with its own code. */
+static void test_whole(struct lfe_store_reader *rd)
+{
+	static uint8_t gb[4096];
+	struct bb f = { gb, 0 };
+	struct lfe_search_stats st;
+	static struct result res;
+	uint64_t clock = 0;
+	static const struct { const char *uid; uint32_t want; } members[] = {
+		{ "user0", 1 }, { "user5", 1 }, { "user33", 1 }, { "user511", 1 },
+		{ "user512", 1 }, { "user999", 1 }, { "user1000", 0 }, { "nobody", 0 },
+	};
+	for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+		group_filter(&f, members[i].uid);
+		res = (struct result){ .any = true };
+		CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res, &st,
+				&clock), LFE_RC_SUCCESS);
+		if (res.n != members[i].want)
+			fprintf(stderr, "member %s\n", members[i].uid);
+		CHECK_EQ(res.n, members[i].want);
+	}
+	/* A work budget too small for the group's 1000 values: said (11),
+	 * never a success without the group. */
+	group_filter(&f, "user999");
+	res = (struct result){ .any = true };
+	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .max_work = 500 }, &f,
+			&res, &st, &clock), LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	CHECK_EQ(res.n, 0);
+
+	/* Streaming: every user through a cursor, with a slice of ~3
+	 * candidates a call and no room for every other entry. */
+	f.n = 0;
+	bb_eq(&f, "objectClass", "inetOrgPerson");
+	static struct lfe_search_cursor cur;
+	memset(&cur, 0, sizeof cur);
+	res = (struct result){ .full_every = true };
+	unsigned calls = 0;
+	int rc;
+	do {
+		clock = 0;
+		rc = search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .deadline = 4,
+					     .cursor = &cur }, &f, &res, &st, &clock);
+		calls++;
+	} while (rc == LFE_SEARCH_YIELD && calls < 10000);
+	CHECK_EQ(rc, LFE_RC_SUCCESS);
+	CHECK_EQ(res.n, N_USERS + 1);
+	CHECK(calls > N_USERS / 3);
+	unsigned twice = 0, missing = 0;
+	for (unsigned i = 0; i < N_USERS; i++) {
+		twice += res.seen[i] > 1;
+		missing += res.seen[i] == 0;
+	}
+	CHECK_EQ(twice, 0);
+	CHECK_EQ(missing, 0);
+	CHECK_EQ(res.seen[N_USERS], 1);   /* uid=deep */
+
+	/* The size limit counts over all the calls: 4 with 150 entries. */
+	memset(&cur, 0, sizeof cur);
+	res = (struct result){ 0 };
+	calls = 0;
+	do {
+		clock = 0;
+		rc = search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .deadline = 4,
+					     .size_limit = 150, .cursor = &cur }, &f, &res, &st, &clock);
+	} while (rc == LFE_SEARCH_YIELD && ++calls < 10000);
+	CHECK_EQ(rc, LFE_RC_SIZE_LIMIT_EXCEEDED);
+	CHECK_EQ(res.n, 150);
+	/* The candidate cap too: 11 after 100, over all the calls. */
+	memset(&cur, 0, sizeof cur);
+	res = (struct result){ 0 };
+	calls = 0;
+	do {
+		clock = 0;
+		rc = search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .deadline = 4,
+					     .max_candidates = 100, .cursor = &cur }, &f, &res, &st,
+			    &clock);
+	} while (rc == LFE_SEARCH_YIELD && ++calls < 10000);
+	CHECK_EQ(rc, LFE_RC_ADMIN_LIMIT_EXCEEDED);
+	CHECK_EQ(res.n, 100);
+	/* The client's time limit, from the first call: 3. */
+	memset(&cur, 0, sizeof cur);
+	res = (struct result){ 0 };
+	clock = 0;
+	calls = 0;
+	do {
+		rc = search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB,
+					     .deadline = clock + 4, .time_limit = 50, .cursor = &cur },
+			    &f, &res, &st, &clock);
+	} while (rc == LFE_SEARCH_YIELD && ++calls < 10000);
+	CHECK_EQ(rc, LFE_RC_TIME_LIMIT_EXCEEDED);
+	CHECK(res.n > 0 && res.n < N_USERS);
+	/* One candidate a whole call's work cannot pay for: 11, not a loop. */
+	group_filter(&f, "user999");
+	memset(&cur, 0, sizeof cur);
+	res = (struct result){ .any = true };
+	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .max_work = 500,
+					 .cursor = &cur }, &f, &res, &st, &clock),
+		 LFE_RC_ADMIN_LIMIT_EXCEEDED);
 }
 
 int main(void)
@@ -130,6 +274,7 @@ int main(void)
 		CHECK_EQ(put(s, dn, uid, "inetOrgPerson"), 0);
 	}
 	CHECK_EQ(put(s, "uid=deep,ou=sub,ou=people," SUFFIX, "deep", "inetOrgPerson"), 0);
+	CHECK_EQ(put_group(s, "cn=big," SUFFIX, 1000), 0);
 	CHECK_EQ(lfe_store_batch_commit(s), 0);
 	struct lfe_store_reader *rd = lfe_store_reader_new(s);
 	CHECK(rd != NULL);
@@ -208,7 +353,7 @@ int main(void)
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB, .max_work = 40 }, &f, &res, &st, &clock),
 		 LFE_RC_ADMIN_LIMIT_EXCEEDED);
 	CHECK(st.visited >= 1 && st.visited < 40);
-	CHECK_EQ(res.n + 1, st.visited);
+	CHECK_EQ(res.n, st.visited);   /* visited: candidates finished */
 	/* The default candidate cap applies when none is given. */
 	res = (struct result){ 0 };
 	CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res, &st, &clock),
@@ -236,6 +381,7 @@ int main(void)
 	CHECK_EQ(st.unindexed, 1);
 	CHECK_EQ(st.visited, 0);
 
+	test_whole(rd);   /* before the secret case adds its entry: it counts them all */
 	/* Secrets at the store's search, without the session's re-check
 	 * (issue 32): items on userPassword/authPassword are Undefined, so
 	 * (userPassword=*) finds nothing though the entry has one, NOT does

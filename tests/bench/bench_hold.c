@@ -114,7 +114,7 @@ static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 		.base_ndn = s->base_ndn, .base_ndn_len = s->base_ndn_len,
 		.suffix = SUFFIX, .suffix_len = strlen(SUFFIX), .req = s->req,
 		.clock = b->slice ? clock_cb : NULL, .deadline = now_ns() + SLICE_NS,
-		.attrs = b->attrs, .attr_cap = 64, .vals = b->vals, .val_cap = 512,
+		.cursor = s->resume_len >= sizeof(struct lfe_search_cursor) ? s->resume : NULL,
 	};
 	return lfe_store_search(b->rd, &p, emit, emit_ctx, NULL);
 }
@@ -220,9 +220,10 @@ static void bind_pdu(struct buf *f, const char *dn, const char *pw)
 
 /* ---- part 1 ---- */
 
-static uint32_t entry_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t entry_attr(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			   uint32_t cap)
 {
-	return lfe_entry_get(ctx, (const char *)type.p, type.len, vals, cap);
+	return lfe_entry_get_from(ctx, (const char *)type.p, type.len, first, vals, cap);
 }
 
 static uint8_t out[1u << 20];

@@ -86,6 +86,8 @@ static void test_set_table(void)
 		{ "ldap", "search_max_candidates", "0", -EINVAL, "[ldap] search_max_candidates" },
 		{ "ldap", "search_max_candidates", "10000001", -EINVAL, "out of range 1..10000000" },
 		{ "ldap", "search_max_candidates", "500", 0, NULL },
+		{ "ldap", "search_size_limit", "0", 0, NULL },
+		{ "ldap", "search_size_limit", "10000001", -EINVAL, "out of range 0..10000000" },
 		{ "ldap", "search_access", "bound", 0, NULL },
 		{ "ldap", "search_access", "none", 0, NULL },
 		{ "ldap", "search_access", " anonymous ", 0, NULL },

@@ -24,7 +24,8 @@ static const struct {
 	{ "userPassword", { "{SSHA}abc" } },
 };
 
-static uint32_t get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t get(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+		    uint32_t cap)
 {
 	(void)ctx;
 	if (lfe_attr_is_secret(type.p, type.len))
@@ -35,9 +36,9 @@ static uint32_t get(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, ui
 			continue;
 		uint32_t n = 0;
 		while (n < 3 && entry[i].vals[n]) {
-			if (n < cap)
-				vals[n] = (struct lfe_bytes){ (const uint8_t *)entry[i].vals[n],
-							      strlen(entry[i].vals[n]) };
+			if (n >= first && n - first < cap)
+				vals[n - first] = (struct lfe_bytes){ (const uint8_t *)entry[i].vals[n],
+								      strlen(entry[i].vals[n]) };
 			n++;
 		}
 		return n;

@@ -188,7 +188,8 @@ static size_t build(uint8_t *out, size_t cap, bool nots, unsigned k)
 	return (size_t)n;
 }
 
-static uint32_t get_none(void *ctx, struct lfe_bytes t, struct lfe_bytes *v, uint32_t cap);
+static uint32_t get_none(void *ctx, struct lfe_bytes t, uint32_t first, struct lfe_bytes *v,
+			 uint32_t cap);
 
 static void test_bad(void)
 {
@@ -251,13 +252,15 @@ static struct fattr entry[] = {
 
 static char many_buf[40][8];
 
-static uint32_t get_none(void *ctx, struct lfe_bytes t, struct lfe_bytes *v, uint32_t cap)
+static uint32_t get_none(void *ctx, struct lfe_bytes t, uint32_t first, struct lfe_bytes *v,
+			 uint32_t cap)
 {
-	(void)ctx, (void)t, (void)v, (void)cap;
+	(void)ctx, (void)t, (void)first, (void)v, (void)cap;
 	return 0;
 }
 
-static uint32_t get_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t get_attr(void *ctx, struct lfe_bytes type, uint32_t first, struct lfe_bytes *vals,
+			 uint32_t cap)
 {
 	(void)ctx;
 	for (size_t i = 0; i < sizeof entry / sizeof entry[0]; i++) {
@@ -266,8 +269,9 @@ static uint32_t get_attr(void *ctx, struct lfe_bytes type, struct lfe_bytes *val
 			continue;
 		uint32_t n = 0;
 		while (n < 48 && a->vals[n]) {
-			if (n < cap)
-				vals[n] = (struct lfe_bytes){ (const uint8_t *)a->vals[n], strlen(a->vals[n]) };
+			if (n >= first && n - first < cap)
+				vals[n - first] = (struct lfe_bytes){ (const uint8_t *)a->vals[n],
+								      strlen(a->vals[n]) };
 			n++;
 		}
 		return n;
@@ -334,8 +338,9 @@ static const struct {
 	{ "(!(&))", F },
 	{ "(&(objectClass=person)(|(uid=alice)(uid=bob))(!(mail=*)))", T },
 	{ "(many=v3)", T },
-	{ "(many=v35)", U },                  /* beyond the values the filter fetches */
-	{ "(many=zzz)", U },
+	{ "(many=v35)", T },                  /* every value is compared (issue 25) */
+	{ "(many=v39)", T },
+	{ "(many=zzz)", F },
 	{ "(many=*)", T },
 };
 
@@ -372,8 +377,8 @@ static const struct fattr secret_entry[] = {
 
 static int asked_secret;
 
-static uint32_t get_secret_entry(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals,
-				 uint32_t cap)
+static uint32_t get_secret_entry(void *ctx, struct lfe_bytes type, uint32_t first,
+				 struct lfe_bytes *vals, uint32_t cap)
 {
 	(void)ctx;
 	if (lfe_attr_is_secret(type.p, type.len))
@@ -384,8 +389,9 @@ static uint32_t get_secret_entry(void *ctx, struct lfe_bytes type, struct lfe_by
 			continue;
 		uint32_t n = 0;
 		for (; a->vals[n]; n++)
-			if (n < cap)
-				vals[n] = (struct lfe_bytes){ (const uint8_t *)a->vals[n], strlen(a->vals[n]) };
+			if (n >= first && n - first < cap)
+				vals[n - first] = (struct lfe_bytes){ (const uint8_t *)a->vals[n],
+								      strlen(a->vals[n]) };
 		return n;
 	}
 	return 0;
@@ -457,11 +463,12 @@ static void test_secrets(void)
 }
 
 /* A provider hiding an attribute makes every item on it Undefined. */
-static uint32_t get_hide_uid(void *ctx, struct lfe_bytes type, struct lfe_bytes *vals, uint32_t cap)
+static uint32_t get_hide_uid(void *ctx, struct lfe_bytes type, uint32_t first,
+			     struct lfe_bytes *vals, uint32_t cap)
 {
 	if (lfe_attr_base_eq(type.p, type.len, (const uint8_t *)"uid", 3))
 		return LFE_FILTER_HIDDEN;
-	return get_secret_entry(ctx, type, vals, cap);
+	return get_secret_entry(ctx, type, first, vals, cap);
 }
 
 static void test_hidden(void)

@@ -741,6 +741,91 @@ static void test_peek_bind(void)
 	CHECK(lfe_ldap_peek_bind(NULL, 0, &d, &q) != 0, "NULL");
 }
 
+/* lfe_ldap_enc_entry (issue 25): the forward, windowed encoder of an entry
+ * source writes byte for byte what the array encoder writes, for entries of
+ * 0 to 5,000 values and long lengths; any window of it is that window of the
+ * whole message; its sum is the same whatever the window and changes with
+ * one byte; selection happens before anything is counted. */
+static bool want_all(const void *ctx, struct lfe_bytes t)
+{
+	(void)ctx, (void)t;
+	return true;
+}
+
+static bool want_not_cn(const void *ctx, struct lfe_bytes t)
+{
+	(void)ctx;
+	return !(t.len == 2 && memcmp(t.p, "cn", 2) == 0);
+}
+
+static void test_enc_entry(void)
+{
+	static struct lfe_bytes vals[5000];
+	static char text[5000][24];
+	static uint8_t a[300000], b[300000], w[300000];
+	static const uint32_t counts[] = { 0, 1, 2, 31, 32, 33, 127, 128, 600, 1000, 5000 };
+	for (uint32_t i = 0; i < 5000; i++) {
+		int n = snprintf(text[i], sizeof text[i], "uid=user%u,dc=x", i * 7919u);
+		vals[i] = (struct lfe_bytes){ (const uint8_t *)text[i], (size_t)n };
+	}
+	struct lfe_bytes one = { (const uint8_t *)"big", 3 };
+	for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		struct lfe_ldap_attr at[3] = {
+			{ { (const uint8_t *)"cn", 2 }, 1, &one },
+			{ { (const uint8_t *)"member", 6 }, counts[k], vals },
+			{ { (const uint8_t *)"description", 11 }, 0, NULL },
+		};
+		struct lfe_bytes dn = { (const uint8_t *)"cn=big,dc=x", 11 };
+		ssize_t n = lfe_ldap_enc_search_entry(a, sizeof a, 300, dn, at, 3);
+		struct lfe_ldap_entry e;
+		lfe_ldap_entry_of_attrs(&e, dn, at, 3);
+		struct lfe_ldap_entry_sel all = { want_all, NULL, false };
+		uint64_t total = 0, sum = 0, s2 = 0;
+		ssize_t m = lfe_ldap_enc_entry(b, sizeof b, 0, 300, &e, &all, &total, &sum);
+		CHECK(n > 0 && m == n && total == (uint64_t)n && memcmp(a, b, (size_t)n) == 0,
+		      "%u values: %zd vs %zd bytes", counts[k], m, n);
+		/* Windows of 1, 7 and 4000 bytes rebuild it; same sum each time. */
+		static const size_t wins[] = { 1, 7, 4000 };
+		for (size_t j = 0; j < 3 && counts[k] <= 128; j++) {
+			size_t off = 0;
+			bool same = true;
+			while (off < (size_t)n) {
+				ssize_t r = lfe_ldap_enc_entry(w + off, wins[j], off, 300, &e, &all, &total,
+							       &s2);
+				if (r <= 0 || s2 != sum) {
+					same = false;
+					break;
+				}
+				off += (size_t)r;
+			}
+			CHECK(same && off == (size_t)n && memcmp(w, a, (size_t)n) == 0,
+			      "%u values, window %zu", counts[k], wins[j]);
+		}
+		if (counts[k] > 0) {
+			char keep = text[counts[k] - 1][5];
+			text[counts[k] - 1][5] = 'X';
+			lfe_ldap_enc_entry(b, sizeof b, 0, 300, &e, &all, &total, &s2);
+			CHECK(s2 != sum, "%u values: sum blind to a changed byte", counts[k]);
+			text[counts[k] - 1][5] = keep;
+		}
+		/* Selection first: without cn, the same as the array without it. */
+		struct lfe_ldap_entry_sel sel = { want_not_cn, NULL, false };
+		n = lfe_ldap_enc_search_entry(a, sizeof a, 300, dn, at + 1, 2);
+		m = lfe_ldap_enc_entry(b, sizeof b, 0, 300, &e, &sel, &total, NULL);
+		CHECK(m == n && memcmp(a, b, (size_t)n) == 0, "%u values, selected", counts[k]);
+		/* typesOnly: no values. */
+		struct lfe_ldap_attr none[3] = { { at[0].type, 0, NULL }, { at[1].type, 0, NULL },
+						 { at[2].type, 0, NULL } };
+		struct lfe_ldap_entry_sel tonly = { want_all, NULL, true };
+		n = lfe_ldap_enc_search_entry(a, sizeof a, 300, dn, none, 3);
+		m = lfe_ldap_enc_entry(b, sizeof b, 0, 300, &e, &tonly, &total, NULL);
+		CHECK(m == n && memcmp(a, b, (size_t)n) == 0, "%u values, types only", counts[k]);
+		/* cap 0: the size only. */
+		m = lfe_ldap_enc_entry(NULL, 0, 0, 300, &e, &all, &total, NULL);
+		CHECK(m == 0 && total > 0, "size only");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -753,6 +838,7 @@ int main(int argc, char **argv)
 	test_limits();
 	test_encoders();
 	test_peek_bind();
+	test_enc_entry();
 	printf("test_msg: %d failures\n", failures);
 	return failures ? 1 : 0;
 }

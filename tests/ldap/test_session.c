@@ -1627,17 +1627,19 @@ struct evalall {
 };
 static int evalall_count;
 
-static int evalall_emit(void *c, struct lfe_bytes dn, const struct lfe_ldap_attr *attrs,
-			uint32_t n)
+static int evalall_emit(void *c, const struct lfe_ldap_entry *ent)
 {
 	struct evalall *e = c;
 	int has = 0;
-	for (uint32_t i = 0; i < n; i++)
-		has |= lfe_attr_is_secret(attrs[i].type.p, attrs[i].type.len);
+	size_t cur = 0;
+	struct lfe_bytes type, list;
+	uint32_t nv;
+	while (ent->next_attr(ent, &cur, &type, &nv, &list) > 0)
+		has |= lfe_attr_is_secret(type.p, type.len);
 	if (has != e->want)
 		return 0;
 	e->emitted++;
-	return e->emit(e->ctx, dn, attrs, n);
+	return e->emit(e->ctx, ent);
 }
 
 static int evalall_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit,
@@ -2030,10 +2032,112 @@ static void test_backpressure(void)
 	fx_fini(&f);
 }
 
+/* Issue 25: a search streams across calls. An entry larger than the most
+ * room the caller ever offers (out_max) goes out in parts, one per call,
+ * and arrives whole; the entries of a one-level search come over many
+ * small calls, each once; an entry rewritten between two of its parts
+ * resets the connection (never a message made of two entries). */
+static void test_search_stream(void)
+{
+	static char vals[40][200];
+	const char *attrs[40];
+	size_t n = 0;
+	attrs[n++] = "objectClass=top";
+	attrs[n++] = "cn=big";
+	for (int a = 0; a < 3; a++)
+		for (int i = 0; i < 12; i++) {
+			snprintf(vals[n], sizeof vals[n], "x-%c=%02d:%0140d", 'a' + a, i, 0);
+			attrs[n] = vals[n];
+			n++;
+		}
+	static const uint8_t none[1];
+	for (int change = 0; change < 2; change++) {
+		struct fx f;
+		fx_init(&f);
+		if (lfe_tb_add(f.tb, "cn=big," SUFFIX, NULL, attrs, n))
+			exit(2);
+		struct pdu any = { .n = 0 }, in = { .n = 0 };
+		f_present(&any, "objectClass");
+		search_req(&in, 2, &(struct sreq){ "cn=big," SUFFIX, 0, 0, 0, &any, { NULL } });
+		static uint8_t all[65536];
+		size_t got = 0;
+		int calls = 0, rc = 0;
+		unsigned flags = 0;
+		do {
+			f.io = (struct lfe_session_io){ .in = calls ? none : in.b,
+							.in_len = calls ? 0 : in.n, .out = f.out,
+							.out_cap = 2048, .out_max = 2048 };
+			rc = lfe_session_process(f.s, &f.io);
+			flags = f.io.flags;
+			memcpy(all + got, f.out, f.io.out_len);
+			got += f.io.out_len;
+			if (change && calls == 1) {
+				snprintf(vals[10], sizeof vals[10], "x-a=08:%0140d", 1);
+				if (lfe_tb_replace(f.tb, "cn=big," SUFFIX, NULL, attrs, n))
+					exit(2);
+			}
+			calls++;
+		} while (rc == 0 && !(flags & LFE_SESS_ABORT) && lfe_session_searching(f.s) &&
+			 calls < 100);
+		if (!change) {
+			CHECK(rc == 0 && calls >= 3, "parts: rc %d, %d calls", rc, calls);
+			struct resp *r = f.r;
+			int nr = parse_all(all, got, r, 32);
+			CHECK(nr == 2, "parts: %d responses", nr);
+			if (nr == 2) {
+				CHECK(r[0].op == LFE_OP_SEARCH_ENTRY && r[0].n_attrs == 5,
+				      "parts: entry of %d attributes", r[0].n_attrs);
+				int vals_seen = 0;
+				for (int a = 0; a < r[0].n_attrs; a++)
+					vals_seen += r[0].attrs[a].n_vals;
+				CHECK(vals_seen == 38, "parts: %d values", vals_seen);
+				check_result(&r[1], 2, LFE_OP_SEARCH_DONE, LFE_RC_SUCCESS, NULL);
+			}
+		} else {
+			CHECK(rc < 0 && (flags & LFE_SESS_ABORT), "changed between parts: rc %d flags %u",
+			      rc, flags);
+			CHECK(!memmem(all, got, "\x65", 1) || got < 2048 * 4,
+			      "changed between parts: no result after a broken entry");
+		}
+		snprintf(vals[10], sizeof vals[10], "x-a=08:%0140d", 0);
+		fx_fini(&f);
+	}
+	/* Many small calls: every entry of a subtree search once. */
+	struct fx f;
+	fx_init(&f);
+	for (int i = 0; i < 20; i++) {
+		char dn[64], uid[32];
+		snprintf(dn, sizeof dn, "uid=u%02d,ou=people," SUFFIX, i);
+		snprintf(uid, sizeof uid, "uid=u%02d", i);
+		const char *ua[] = { "objectClass=person", uid, "cn=a user of the fixture" };
+		if (lfe_tb_add(f.tb, dn, NULL, ua, 3))
+			exit(2);
+	}
+	struct pdu any = { .n = 0 }, in = { .n = 0 };
+	f_eq(&any, "objectClass", "person");   /* indexed: alice, bob and the 20 */
+	search_req(&in, 3, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { "cn", NULL } });
+	int entries = 0, done = 0, calls = 0, rc;
+	do {
+		f.io = (struct lfe_session_io){ .in = calls ? none : in.b, .in_len = calls ? 0 : in.n,
+						.out = f.out, .out_cap = calls ? 240 : 1300 };
+		rc = lfe_session_process(f.s, &f.io);
+		int nr = parse_all(f.out, f.io.out_len, f.r, 32);
+		for (int i = 0; i < nr; i++) {
+			entries += f.r[i].op == LFE_OP_SEARCH_ENTRY;
+			done += f.r[i].op == LFE_OP_SEARCH_DONE && f.r[i].code == 0;
+		}
+		calls++;
+	} while (rc == 0 && lfe_session_searching(f.s) && calls < 100);
+	CHECK(entries == 22 && done == 1 && calls >= 5, "small calls: %d entries, %d done, %d calls",
+	      entries, done, calls);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	if (ldap_initialize(&ld, "ldap://127.0.0.1:1") != LDAP_SUCCESS)
 		return 2;
+	test_search_stream();
 	test_bind();
 	test_bind_backend_verdicts();
 	test_pending();

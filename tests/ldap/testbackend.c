@@ -27,8 +27,6 @@ struct lfe_tb {
 	uint64_t pending_token;
 	enum lfe_be_verdict pending_v;
 	struct lfe_tb_counts counts;
-	struct lfe_ldap_attr sattrs[64];
-	struct lfe_bytes svals[512];
 };
 
 static void rm_store(const char *dir)
@@ -109,8 +107,8 @@ static int build_add(struct tb_build *b, const char *type, size_t tl, const char
 	return 0;
 }
 
-int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
-	       const char *const *attrs, size_t n)
+static int tb_put(struct lfe_tb *tb, const char *dn, const char *password,
+		  const char *const *attrs, size_t n, bool replace)
 {
 	static struct tb_build b;
 	char hashed[256];
@@ -130,9 +128,21 @@ int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
 	}
 	if (rc == 0)
 		rc = lfe_store_put(tb->st, (struct lfe_bytes){ (const uint8_t *)dn, strlen(dn) },
-				   b.attrs, b.n, false);
+				   b.attrs, b.n, replace);
 	explicit_bzero(hashed, sizeof hashed);
 	return rc;
+}
+
+int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
+	       const char *const *attrs, size_t n)
+{
+	return tb_put(tb, dn, password, attrs, n, false);
+}
+
+int lfe_tb_replace(struct lfe_tb *tb, const char *dn, const char *password,
+		   const char *const *attrs, size_t n)
+{
+	return tb_put(tb, dn, password, attrs, n, true);
 }
 
 /* First RDN of a DN string as "type=value" (single-valued RDNs only). */
@@ -268,8 +278,7 @@ static int tb_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 		.base_ndn = s->base_ndn, .base_ndn_len = s->base_ndn_len,
 		.suffix = suffix, .suffix_len = suffix_len,
 		.req = s->req,
-		.attrs = tb->sattrs, .attr_cap = sizeof tb->sattrs / sizeof tb->sattrs[0],
-		.vals = tb->svals, .val_cap = sizeof tb->svals / sizeof tb->svals[0],
+		.cursor = s->resume_len >= sizeof(struct lfe_search_cursor) ? s->resume : NULL,
 	};
 	return lfe_store_search(rd, &p, emit, emit_ctx, NULL);
 }

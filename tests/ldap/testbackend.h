@@ -43,6 +43,9 @@ extern const struct lfe_backend_ops lfe_tb_ops; /* be_ctx = struct lfe_tb * */
  * attr, DN outside the suffix), -EEXIST, -ENOMEM, or another store error. */
 int lfe_tb_add(struct lfe_tb *tb, const char *dn, const char *password,
 	       const char *const *attrs, size_t n);
+/* The same, replacing an entry that exists (a write between two reads). */
+int lfe_tb_replace(struct lfe_tb *tb, const char *dn, const char *password,
+		   const char *const *attrs, size_t n);
 
 /* Load a users file: one "DN<TAB>password" per line; '#' lines and blank
  * lines are skipped. Each user gets objectClass top/person/inetOrgPerson,
