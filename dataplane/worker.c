@@ -917,6 +917,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	tc.mss = (uint16_t)(mtu - LFE_IPV4_HLEN - LFE_TCP_HLEN);
 	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;   /* 64-bit: no wrap */
 	tc.max_conns_per_source = c->max_conns_per_source;
+	tc.share_pressure_pct = c->share_pressure_pct;
 	tc.syn_rate = c->tcp_syn_rate;
 	tc.syn_rate_validated = c->tcp_syn_rate_validated;
 	tc.validated_sources = c->tcp_validated_sources;
