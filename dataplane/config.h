@@ -20,7 +20,7 @@
  *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
  *             allow_anonymous [true], idle_timeout_ms [300000; ≤ 1 day],
  *             max_conns_per_core [4096], suffix [the store's],
- *             share_pressure_pct [75; 0..100: below this percent of a
+ *             share_pressure_pct [75; 0..100, 100 = off: below this percent of a
  *             shared resource (connections, half-open connections, TLS
  *             handshakes, verifier jobs) no per-source bound applies; above
  *             it a source may hold its fair share, capacity / sources:

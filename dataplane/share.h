@@ -9,9 +9,14 @@
  *   - below the pressure level of the resource (`pressure`, by default
  *     LFE_SHARE_PRESSURE_PCT of its capacity) no per-source bound applies;
  *   - at or above it, a source may hold at most its fair share:
- *     capacity / (sources holding some, counting the asking one), and
- *     never less than the floor (the old fixed per-source value, so a
- *     configuration that named one keeps that much under pressure).
+ *     capacity / (sources holding some, counting the asking one, plus one
+ *     for a source yet to come), and never less than the floor (the old
+ *     fixed per-source value, so a configuration that named one keeps
+ *     that much under pressure). Counting a newcomer keeps what lies
+ *     above the pressure level for sources below their share: one
+ *     address alone can take the resource up to the level, never past
+ *     it, so a second address always finds room (for the TCP table also
+ *     through eviction of the heaviest source's idle connections).
  *
  * The owner of the resource keeps the counts (used, the source's own, the
  * number of sources) and decides what a refusal means (RST, a SYN cookie,
@@ -58,7 +63,8 @@ struct lfe_share {
 };
 
 /* cap ≥ 1; pct 0..100 of cap (0 = always under pressure: the fair share
- * always applies; 100 = only at capacity); floor 0 = none. */
+ * always applies; 100 = never: no per-source bound, the capacity alone);
+ * floor 0 = none. */
 static inline struct lfe_share lfe_share_make(uint32_t cap, uint32_t pct, uint32_t floor)
 {
 	if (pct > 100)
@@ -68,7 +74,7 @@ static inline struct lfe_share lfe_share_make(uint32_t cap, uint32_t pct, uint32
 }
 
 /* The most one source may hold under pressure when `sources` distinct
- * sources (counting it) hold some. */
+ * sources share the resource (lfe_share_admit counts a newcomer in). */
 static inline uint32_t lfe_share_fair(const struct lfe_share *s, uint32_t sources)
 {
 	uint32_t fair = s->cap / (sources ? sources : 1);
@@ -80,15 +86,13 @@ static inline uint32_t lfe_share_fair(const struct lfe_share *s, uint32_t source
 /* May a source that holds `mine` take one more, with `used` in use and
  * `sources` distinct sources holding some (the asking one included only
  * if mine > 0: it is added here when mine == 0)? The capacity itself is
- * the owner's to enforce (with eviction where it has one): a share that
- * is the whole resource (a lone source) never refuses. */
+ * the owner's to enforce (with eviction where it has one). */
 static inline bool lfe_share_admit(const struct lfe_share *s, uint32_t used, uint32_t mine,
 				   uint32_t sources)
 {
-	if (used < s->pressure)
+	if (used < s->pressure || s->pressure >= s->cap)
 		return true;
-	uint32_t fair = lfe_share_fair(s, sources + (mine == 0));
-	return mine < fair || fair >= s->cap;
+	return mine < lfe_share_fair(s, sources + (mine == 0) + 1);
 }
 
 #endif

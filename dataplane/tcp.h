@@ -146,7 +146,7 @@ struct lfe_tcp_cfg {
 	 * LAST_ACK) — a SYN beyond is answered with RST and counted in
 	 * drop_src_cap — and max_half_open / sources half-open ones — a SYN
 	 * beyond gets a SYN cookie. Half-open connections never count as
-	 * established. share_pressure_pct 0..100 (default 75). */
+	 * established. share_pressure_pct 0..100 (default 75; 100: no shares). */
 	uint32_t max_conns_per_source;
 	uint32_t share_pressure_pct;
 	/* SYN admission while SYN cookies are out (max_half_open is spent, as

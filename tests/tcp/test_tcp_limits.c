@@ -112,6 +112,7 @@ static void setup(struct env *e, uint32_t max_conns, uint32_t per_source, uint64
 	cfg.max_half_open = max_conns;
 	cfg.idle_timeout_us = idle_us;
 	cfg.max_conns_per_source = per_source;
+	cfg.share_pressure_pct = 100;   /* shares off: the tests that want them say so */
 	setup_cfg(e, &cfg);
 }
 
@@ -172,11 +173,16 @@ static bool sent_rst_to(const struct env *e, int p)
 static void test_per_source_share(void)
 {
 	struct env e;
-	setup(&e, 8, 2, 0);
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = cfg.max_half_open = 8;
+	cfg.max_conns_per_source = 2;
+	setup_cfg(&e, &cfg);
 	for (int p = 0; p < 6; p++)
 		CHECK(open_conn(&e, SRC_A, p), "A opens %d below the pressure level (floor 2)", p);
 	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 0, "no bound below the level");
-	/* At the level a second source: A's share is 8 / 2 = 4, it holds 6. */
+	/* At the level a second source: A's share is 8 / 3 = 2 (A, B and a
+	 * newcomer), it holds 6. */
 	CHECK(open_conn(&e, SRC_B, 6), "B opens at the level");
 	CHECK(syn(&e, SRC_A, 7) == (LFE_TCP_RST | LFE_TCP_ACK), "A over its share gets RST");
 	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 1, "counted: %llu",
@@ -209,9 +215,9 @@ static void test_half_open_cookies(void)
 	/* A "flood" with A's address: SYNs never completed. */
 	for (int p = 0; p < 12; p++)
 		CHECK(syn(&e, SRC_A, p) == (LFE_TCP_SYN | LFE_TCP_ACK), "spoofed SYN %d answered", p);
-	CHECK(lfe_tcp_stats(e.t)->half_open == 8, "lone source: the whole budget (%llu)",
+	CHECK(lfe_tcp_stats(e.t)->half_open == 6, "lone source: up to the level (%llu)",
 	      (unsigned long long)lfe_tcp_stats(e.t)->half_open);
-	CHECK(lfe_tcp_stats(e.t)->syncookies_sent == 4, "then cookies: %llu",
+	CHECK(lfe_tcp_stats(e.t)->syncookies_sent == 6, "then cookies: %llu",
 	      (unsigned long long)lfe_tcp_stats(e.t)->syncookies_sent);
 	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 0, "never RST: %llu",
 	      (unsigned long long)lfe_tcp_stats(e.t)->drop_src_cap);
@@ -222,7 +228,7 @@ static void test_half_open_cookies(void)
 	lfe_tcp_free(e.t);
 
 	/* Share of the half-open budget: A holds 6 of 8 (the level), B's SYN
-	 * takes a slot, A's next gets a cookie (its share is 4). */
+	 * takes a slot, A's next gets a cookie (its share is 8 / 3). */
 	lfe_tcp_cfg_default(&cfg);
 	cfg.max_conns = 16;
 	cfg.max_half_open = 8;
