@@ -651,4 +651,27 @@ const uint8_t *lfe_arp_cache_get(const struct lfe_arp_cache *c, uint32_t ip, uin
 	return NULL;
 }
 
+const uint8_t *lfe_arp_cache_use(struct lfe_arp_cache *c, uint32_t ip, uint64_t now_us, bool *refresh)
+{
+	struct lfe_arp_entry *set = c->e[arp_set(ip)];
+
+	if (ip == 0)
+		return NULL;
+	for (uint32_t w = 0; w < LFE_ARP_CACHE_WAYS; w++) {
+		struct lfe_arp_entry *e = &set[w];
+		if (e->ip != ip)
+			continue;
+		uint64_t age = now_us - e->seen_us;
+		if (c->max_age_us && age > c->max_age_us)
+			return NULL;
+		if (c->max_age_us && age > c->max_age_us - c->max_age_us / 4 &&
+		    now_us - e->asked_us >= LFE_ARP_REFRESH_RETRY_US) {
+			e->asked_us = now_us;
+			*refresh = true;
+		}
+		return e->mac;
+	}
+	return NULL;
+}
+
 _Static_assert((LFE_ARP_CACHE_SETS & (LFE_ARP_CACHE_SETS - 1u)) == 0, "sets must be a power of 2");

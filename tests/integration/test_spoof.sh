@@ -25,7 +25,7 @@ lfe_start "$conf" 0
 DN=$(lfe_dn alice)
 tstat() {
 	lfe_telemetry /ldapfe/stats |
-		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["/ldapfe/stats"]["total"][sys.argv[1]])' "$1"
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["/ldapfe/stats"]["total"].get(sys.argv[1], 0))' "$1"
 }
 burst() { lfe_cli timeout 60 "$PY" "$BURST" "$@"; }
 jv() { "$PY" -c 'import json,sys; print(json.loads(sys.stdin.readline())[sys.argv[1]])' "$1"; }

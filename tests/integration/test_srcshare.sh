@@ -22,7 +22,7 @@ B=10.99.$LFE_NET.3
 lfe_cli ip addr add "$B/24" dev veth0
 tstat() {
 	lfe_telemetry /ldapfe/stats |
-		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["/ldapfe/stats"]["total"][sys.argv[1]])' "$1"
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["/ldapfe/stats"]["total"].get(sys.argv[1], 0))' "$1"
 }
 burst() { lfe_cli bash -c 'ulimit -n 16384; exec "$@"' _ timeout 60 "$PY" "$BURST" "$@"; }
 jv() { "$PY" -c 'import json,sys; print(json.loads(sys.stdin.readline())[sys.argv[1]])' "$1"; }
