@@ -139,7 +139,7 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->verify_queue = 1024;
 	c->verify_per_source = 8;
 	c->tls_handshake_threads = 1;
-	c->tls_handshake_queue = 256;
+	c->tls_handshake_queue = 1024;
 	c->tls_handshake_per_source = 16;
 	c->request_slice_us = 200;
 	c->search_max_candidates = 10000;

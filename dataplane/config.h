@@ -80,11 +80,15 @@
  *               handshake steps (the private-key operations) off the
  *               workers; 0 runs them inline on the worker, which stalls
  *               its other connections for each one],
- *             handshake_queue [256; 1..65536: handshake steps outstanding,
- *               shared equally by the workers; beyond a worker's share a
- *               new handshake is refused with RST and counted in tls_busy],
- *             handshake_per_source [16; 1..65536: steps outstanding per
- *               client IPv4 address and worker; beyond it likewise]
+ *             handshake_queue [1024; 1..65536: handshakes in progress
+ *               (admitted at the client's hello, counted until finished,
+ *               failed or closed), shared equally by the workers; beyond a
+ *               worker's share a new handshake is refused with RST and
+ *               counted in tls_busy; an admitted one is never refused],
+ *             handshake_per_source [16; 1..65536: under pressure
+ *               (share_pressure_pct) a client address's share of a
+ *               worker's handshakes is never below it; beyond its share
+ *               likewise refused]
  *   [daemon]  user [none: stay root], group [the user's primary group]:
  *             once ports are up and memory is mapped, the daemon drops to
  *             this user (setgroups/setgid/setuid) with no capabilities left

@@ -53,6 +53,8 @@ struct lfe_stream_tls {
 	struct lfe_stream_core *core;
 	bool failed;                 /* alert sent, connection closing */
 	bool out;                    /* a handshake step is at a crypto thread */
+	bool admitted;               /* counted by adm until it leaves (tlsoff.h) */
+	struct lfe_tlsoff *adm;
 	size_t wmark;                /* write BIO bytes before the current step */
 	struct lfe_tlsrec_secrets sec;   /* the keylog's copies, until the handover */
 	/* After the handover (job.ssl, rbio and wbio NULL): */
@@ -135,11 +137,22 @@ int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *
 	return 0;
 }
 
+/* The handshake's admission ends (finished, failed, or the connection
+ * closed): its place in the bounds is free. */
+static void hs_leave(struct lfe_stream_tls *t)
+{
+	if (!t->admitted)
+		return;
+	t->admitted = false;
+	lfe_tlsoff_leave(t->adm, t->core->worker, t->job.src);
+}
+
 void lfe_stream_fini(struct lfe_stream *st)
 {
 	struct lfe_stream_tls *t = st->tls;
 	if (t == NULL)
 		return;
+	hs_leave(t);
 	st->tls = NULL;
 	if (t->out) {   /* the crypto thread's now: freed when it comes back */
 		t->st = NULL;
@@ -375,6 +388,8 @@ stay:
 static bool step_result(struct lfe_stream *st, int r, int err)
 {
 	struct lfe_stream_tls *t = st->tls;
+	if (r == 1 || err != SSL_ERROR_WANT_READ)
+		hs_leave(t);
 	if (r == 1) {
 		t->core->st.handshakes++;
 		t->core->st.resumed += SSL_session_reused(t->job.ssl) != 0;
@@ -411,6 +426,18 @@ static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
 	}
 	if (BIO_ctrl_pending(t->rbio) == 0)
 		return false;   /* nothing new for the state machine */
+	/* Admission counts handshakes: once, at the client's hello; the steps
+	 * of an admitted one are never refused for a bound (tlsoff.h). */
+	if (!t->admitted) {
+		if (lfe_tlsoff_admit(core->off, core->worker, t->job.src) < 0) {
+			core->st.busy++;
+			*flags |= LFE_SESS_ABORT;
+			lfe_tcp_abort(st->c);
+			return false;
+		}
+		t->admitted = true;
+		t->adm = core->off;
+	}
 	if (lfe_tlsoff_submit(core->off, core->worker, &t->job) < 0) {
 		/* Busy: refused now rather than queued without bound. */
 		core->st.busy++;
