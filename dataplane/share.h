@@ -62,7 +62,7 @@ struct lfe_share {
 	uint32_t floor;      /* the fair share is never below this */
 };
 
-/* cap ≥ 1; pct 0..100 of cap (0 = always under pressure: the fair share
+/* cap ≥ 0 (0: nothing to share, the rule never refuses); pct 0..100 of cap (0 = always under pressure: the fair share
  * always applies; 100 = never: no per-source bound, the capacity alone);
  * floor 0 = none. */
 static inline struct lfe_share lfe_share_make(uint32_t cap, uint32_t pct, uint32_t floor)

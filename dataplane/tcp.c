@@ -1685,7 +1685,7 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	if (lfe_tcp_admit_init(t, splitmix(&s), splitmix(&s)) < 0)
 		goto fail;
 	t->conn_share = lfe_share_make(cfg->max_conns, cfg->share_pressure_pct, cfg->max_conns_per_source);
-	t->ho_share = lfe_share_make(cfg->max_half_open ? cfg->max_half_open : 1, cfg->share_pressure_pct, 0);
+	t->ho_share = lfe_share_make(cfg->max_half_open, cfg->share_pressure_pct, 0);
 	while (t->our_ws < 14 && (cfg->rcvbuf >> t->our_ws) > MAX_WIN)
 		t->our_ws++;
 	return t;

@@ -149,7 +149,8 @@ struct lfe_tcp_cfg {
 	 * established. share_pressure_pct 0..100 (default 75; 100: no shares). */
 	uint32_t max_conns_per_source;
 	uint32_t share_pressure_pct;
-	/* SYN admission while SYN cookies are out (max_half_open is spent, as
+	/* SYN admission while SYN cookies may be out (half-open connections at
+	 * the pressure level of max_half_open, share_pressure_pct; or spent, as
 	 * under a SYN flood): a SYN is answered only with a token, else dropped
 	 * before any lookup or cookie work and counted in drop_syn_budget.
 	 * syn_rate: SYNs per second from any source (a 1/64 s burst);

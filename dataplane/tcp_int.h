@@ -254,8 +254,9 @@ void lfe_tcp_due(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
  * power of two) allocated and keyed. 0 or -ENOMEM. */
 int lfe_tcp_admit_init(struct lfe_tcp *t, uint64_t key0, uint64_t key1);
 void lfe_tcp_admit_fini(struct lfe_tcp *t);
-/* A bare SYN from addr: may it go on? Always while the half-open budget
- * lasts; once cookies are out only with a token (the validated bucket
+/* A bare SYN from addr: may it go on? Always while half-open connections
+ * are below the pressure level of their budget (ho_share: no cookie is
+ * sent below it); past it only with a token (the validated bucket
  * first when addr is validated, then the shared one), else it is counted
  * in drop_syn_budget. O(1), one table read. */
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now);

@@ -378,6 +378,7 @@ static void setup_admit(struct env *e, uint32_t half_open, uint32_t rate, uint32
 	cfg.syn_rate = rate;
 	cfg.syn_rate_validated = vrate;
 	cfg.validated_sources = vsrc;
+	cfg.share_pressure_pct = 100;   /* tokens past the budget itself */
 	setup_cfg(e, &cfg);
 }
 
@@ -450,6 +451,20 @@ static void test_syn_budget(void)
 	CHECK(lfe_tcp_stats(e.t)->syncookies_sent == 0 && lfe_tcp_stats(e.t)->drop_syn_budget == 0,
 	      "no cookie, no drop");
 	CHECK(flood(&e, 100, 1000) == 16, "then cookies within the budget (16-SYN burst)");
+	lfe_tcp_free(e.t);
+
+	/* With per-source shares, cookies may go out from the budget's
+	 * pressure level (75 % of 1000) on: tokens are needed from there. */
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = 4096;
+	cfg.max_half_open = 1000;
+	cfg.syn_rate = cfg.syn_rate_validated = 64;
+	cfg.validated_sources = 64;
+	setup_cfg(&e, &cfg);
+	CHECK(flood(&e, 750, 0) == 750, "750 half-open answered, no token");
+	CHECK(lfe_tcp_stats(e.t)->drop_syn_budget == 0, "none dropped");
+	CHECK(flood(&e, 100, 1000) == 16, "then within the budget (16-SYN burst)");
 	lfe_tcp_free(e.t);
 }
 
