@@ -106,8 +106,9 @@ unsigned lfe_neigh_resolved(struct lfe_neigh *n, uint32_t ip, void *frames[LFE_N
 void lfe_neigh_tick(struct lfe_neigh *n, uint64_t now_us, lfe_neigh_ask_fn ask, lfe_neigh_drop_fn drop,
 		    void *ctx)
 {
-	if (!n->n_pending)
+	if (!n->n_pending || now_us - n->tick_us < LFE_NEIGH_TICK_US)
 		return;
+	n->tick_us = now_us;
 	for (uint32_t i = 0; i < LFE_NEIGH_PENDING; i++) {
 		struct lfe_neigh_pend *e = &n->p[i];
 		if (e->ip == 0)

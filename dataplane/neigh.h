@@ -27,6 +27,7 @@
 #define LFE_NEIGH_HOLD_US   1000000u  /* unanswered this long: its frames are dropped */
 #define LFE_NEIGH_REQ_RATE  2000u     /* ARP requests a second, all neighbours */
 #define LFE_NEIGH_REQ_BURST 256u
+#define LFE_NEIGH_TICK_US   1000u     /* lfe_neigh_tick looks at most this often */
 
 struct lfe_neigh_pend {
 	uint32_t ip;                  /* 0 = free */
@@ -50,6 +51,7 @@ struct lfe_neigh {
 	struct lfe_neigh_pend p[LFE_NEIGH_PENDING];
 	uint32_t n_pending;
 	uint64_t tok, tok_us;         /* overall bucket: tokens × 10^6, last refill */
+	uint64_t tick_us;             /* last lfe_neigh_tick that looked */
 	struct lfe_neigh_stats st;
 };
 
@@ -72,7 +74,8 @@ unsigned lfe_neigh_resolved(struct lfe_neigh *n, uint32_t ip, void *frames[LFE_N
 /* Timers: for each entry whose request is due again, ask(ctx, port, ip)
  * (within the bucket); for each entry unanswered for LFE_NEIGH_HOLD_US,
  * drop(ctx, frame) for each frame (counted in dropped_timeout) and free
- * it. O(LFE_NEIGH_PENDING) when anything is pending, O(1) otherwise. */
+ * it. O(LFE_NEIGH_PENDING) once per LFE_NEIGH_TICK_US while anything is
+ * pending, O(1) otherwise. */
 typedef void (*lfe_neigh_ask_fn)(void *ctx, uint16_t port, uint32_t ip);
 typedef void (*lfe_neigh_drop_fn)(void *ctx, void *frame);
 void lfe_neigh_tick(struct lfe_neigh *n, uint64_t now_us, lfe_neigh_ask_fn ask, lfe_neigh_drop_fn drop,

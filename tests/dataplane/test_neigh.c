@@ -66,13 +66,13 @@ static void test_retry_timeout(void)
 	bool a;
 	uint64_t t = 5000000;
 	CHECK(lfe_neigh_hold(&nb, 0x0a000007, 0, &frames[0], t, &a) == 0 && a, "asked");
-	lfe_neigh_tick(&nb, t + LFE_NEIGH_RETRY_US - 1, ask, drop, NULL);
+	lfe_neigh_tick(&nb, t + LFE_NEIGH_RETRY_US - LFE_NEIGH_TICK_US, ask, drop, NULL);
 	CHECK(n_asked == 0, "not before the interval");
 	lfe_neigh_tick(&nb, t + LFE_NEIGH_RETRY_US, ask, drop, NULL);
 	CHECK(n_asked == 1 && last_asked == 0x0a000007, "asked again (%u)", n_asked);
 	CHECK(lfe_neigh_hold(&nb, 0x0a000007, 0, &frames[1], t + LFE_NEIGH_RETRY_US + 5, &a) == 0 && !a,
 	      "a frame right after: no extra request");
-	lfe_neigh_tick(&nb, t + LFE_NEIGH_HOLD_US - 1, ask, drop, NULL);
+	lfe_neigh_tick(&nb, t + LFE_NEIGH_HOLD_US - LFE_NEIGH_TICK_US, ask, drop, NULL);
 	CHECK(n_dropped == 0 && nb.n_pending == 1, "still waiting");
 	lfe_neigh_tick(&nb, t + LFE_NEIGH_HOLD_US, ask, drop, NULL);
 	CHECK(n_dropped == 2 && nb.st.dropped_timeout == 2 && nb.n_pending == 0, "dropped after the hold time");
