@@ -193,6 +193,7 @@ struct lfe_arp_entry {
  * max_age_us are treated as absent. */
 struct lfe_arp_cache {
 	uint64_t max_age_us;
+	uint64_t refresh_us;          /* an entry this old in use is asked again */
 	struct lfe_arp_entry e[LFE_ARP_CACHE_SETS][LFE_ARP_CACHE_WAYS];
 };
 

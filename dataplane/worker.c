@@ -185,6 +185,75 @@ static int port_of_addr(const struct lfe_daemon *d, uint32_t laddr)
 	return -1;
 }
 
+/* The frame of seg to mac, or NULL (counted). Every TCP frame we send is
+ * built here (data, retransmits, RSTs, SYN-ACKs with cookies, TLS
+ * records): with the port's transmit offload it leaves with the
+ * pseudo-header sum and these flags, also through the steering tx ring
+ * (the mbuf carries them). */
+static inline __attribute__((always_inline)) struct rte_mbuf *
+build_seg(struct lfe_worker *w, const struct lfe_port *p, const uint8_t *mac, const struct lfe_tcp_seg *seg)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
+	if (m == NULL) {
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	ssize_t n = (p->tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
+		rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac, p->mac, seg, w->ip_id++);
+	if (n < 0) {
+		rte_pktmbuf_free(m);
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	if (p->tx_csum) {
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l2_len = LFE_ETH_HLEN;
+		m->l3_len = LFE_IPV4_HLEN;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	return m;
+}
+
+/* The next hop is not resolved, or its entry is aging (rare, so out of
+ * line): ask again before it expires; with no MAC yet, the frame is built
+ * and held until the answer sets it (neigh.h). */
+static __attribute__((noinline)) int tx_unresolved(struct lfe_worker *w, uint32_t pi, uint32_t nh,
+						   const uint8_t *mac, bool refresh,
+						   const struct lfe_tcp_seg *seg)
+{
+	const struct lfe_port *p = &w->d->port[pi];
+	struct rte_mbuf *m;
+	if (refresh) {
+		w->st.arp_requests++;
+		send_arp(w, pi, 1, mac, zero_mac, nh);
+	}
+	if (mac != NULL) {
+		if ((m = build_seg(w, p, mac, seg)) == NULL)
+			return -ENOBUFS;
+		tx_push(w, pi, m);
+		return 0;
+	}
+	if (nh == 0) {
+		w->st.drops[LFE_DROP_NO_ARP]++;
+		return -ENOBUFS;
+	}
+	if ((m = build_seg(w, p, zero_mac, seg)) == NULL)
+		return -ENOBUFS;
+	bool ask;
+	if (lfe_neigh_hold(&w->neigh, nh, (uint16_t)pi, m, w->now_us, &ask) < 0) {
+		rte_pktmbuf_free(m);
+		w->st.drops[LFE_DROP_NO_ARP]++;
+		return -ENOBUFS;   /* TCP retransmits it */
+	}
+	w->st.neigh_held++;
+	if (ask) {
+		w->st.arp_requests++;
+		send_arp(w, pi, 1, bcast, zero_mac, nh);
+	}
+	return 0;
+}
+
 int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 {
 	struct lfe_worker *w = ctx;
@@ -198,54 +267,11 @@ int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 	uint32_t nh = in_subnet(p, seg->raddr) ? seg->raddr : p->gateway;
 	bool refresh = false;
 	const uint8_t *mac = lfe_arp_cache_use(&w->arp, nh, w->now_us, &refresh);
-	if (unlikely(refresh)) {   /* in use and aging: ask before it expires */
-		w->st.arp_requests++;
-		send_arp(w, (uint32_t)pi, 1, mac, zero_mac, nh);
-	}
-	if (unlikely(mac == NULL)) {
-		if (nh == 0) {
-			w->st.drops[LFE_DROP_NO_ARP]++;
-			return -ENOBUFS;
-		}
-		mac = zero_mac;   /* built now, held until the answer sets it (neigh.h) */
-	}
-	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
-	if (m == NULL) {
-		w->st.drops[LFE_DROP_NO_MBUF]++;
+	if (unlikely(mac == NULL || refresh))
+		return tx_unresolved(w, (uint32_t)pi, nh, mac, refresh, seg);
+	struct rte_mbuf *m = build_seg(w, p, mac, seg);
+	if (m == NULL)
 		return -ENOBUFS;
-	}
-	/* Every TCP frame we send is built here (data, retransmits, RSTs,
-	 * SYN-ACKs with cookies, TLS records): with the port's transmit
-	 * offload it leaves with the pseudo-header sum and these flags, also
-	 * through the steering tx ring (the mbuf carries them). */
-	ssize_t n = (p->tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
-		rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac, p->mac, seg, w->ip_id++);
-	if (n < 0) {
-		rte_pktmbuf_free(m);
-		w->st.drops[LFE_DROP_NO_MBUF]++;
-		return -ENOBUFS;
-	}
-	if (p->tx_csum) {
-		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
-		m->l2_len = LFE_ETH_HLEN;
-		m->l3_len = LFE_IPV4_HLEN;
-	}
-	m->data_len = (uint16_t)n;
-	m->pkt_len = (uint32_t)n;
-	if (unlikely(mac == zero_mac)) {
-		bool ask;
-		if (lfe_neigh_hold(&w->neigh, nh, (uint16_t)pi, m, w->now_us, &ask) < 0) {
-			rte_pktmbuf_free(m);
-			w->st.drops[LFE_DROP_NO_ARP]++;
-			return -ENOBUFS;   /* TCP retransmits it */
-		}
-		w->st.neigh_held++;
-		if (ask) {
-			w->st.arp_requests++;
-			send_arp(w, (uint32_t)pi, 1, bcast, zero_mac, nh);
-		}
-		return 0;
-	}
 	tx_push(w, (uint32_t)pi, m);
 	return 0;
 }
