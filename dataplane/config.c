@@ -10,6 +10,7 @@
 #include "ldap/dn.h"
 #include "log.h"
 #include "net.h"
+#include "share.h"
 #include "tcp.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
@@ -46,6 +47,7 @@ static const struct key_def keys[] = {
 	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000 },
 	{ "ldap", "search_size_limit", K_U32, CF(search_size_limit), 0, 0, 10000000 },
 	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20 },
+	{ "ldap", "share_pressure_pct", K_U32, CF(share_pressure_pct), 0, 0, 100 },
 	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u },
 	{ "ldap", "first_request_ms", K_U64, CF(first_request_ms), 0, 0, 3600000u },
 	{ "ldap", "bind_timeout_ms", K_U64, CF(bind_timeout_ms), 0, 0, 86400000u },
@@ -210,13 +212,14 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->idle_timeout_ms = 300000;
 	c->max_conns_per_core = 4096;
 	c->max_conns_per_source = 256;
+	c->share_pressure_pct = LFE_SHARE_PRESSURE_PCT;
 	c->pdu_timeout_ms = 5000;
 	c->first_request_ms = 10000;
 	c->verifier_threads = 1;
 	c->verify_queue = 1024;
 	c->verify_per_source = 8;
 	c->tls_handshake_threads = 1;
-	c->tls_handshake_queue = 256;
+	c->tls_handshake_queue = 1024;
 	c->tls_handshake_per_source = 16;
 	c->tls_handshake_timeout_ms = 5000;
 	c->request_slice_us = 200;

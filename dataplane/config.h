@@ -20,8 +20,13 @@
  *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
  *             allow_anonymous [true], idle_timeout_ms [300000; ≤ 1 day],
  *             max_conns_per_core [4096], suffix [the store's],
- *             max_conns_per_source [256; per core, 0 = no cap: a SYN beyond
- *             it is answered RST], pdu_timeout_ms [5000; 100..3600000: a
+ *             share_pressure_pct [75; 0..100, 100 = off: below this percent of a
+ *             shared resource (connections, half-open connections, TLS
+ *             handshakes, verifier jobs) no per-source bound applies; above
+ *             it a source may hold its fair share, capacity / sources:
+ *             dataplane/share.h], max_conns_per_source [256; per core: the
+ *             fair share of connections never goes below it; 0 = none; a
+ *             SYN beyond the share is answered RST], pdu_timeout_ms [5000; 100..3600000: a
  *             request split over segments must be complete within it],
  *             first_request_ms [10000; 0 = off, ≤ 1 h: the first request
  *             must start within it of connect], bind_timeout_ms [0 = off;
@@ -69,19 +74,24 @@
  *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
  *             verifier_threads [1], verify_queue [1024: slow verifications queued,
  *             shared equally by the workers],
- *             verify_per_source [8: outstanding jobs per client IPv4
- *             address and worker; beyond it a bind is answered busy],
+ *             verify_per_source [8: under pressure (share_pressure_pct)
+ *             a client address's share of a worker's jobs is never below
+ *             it; beyond its share a bind is answered busy],
  *             idle_sleep_us [0: pure polling]
  *   [tls]     certificate, key, ca: see the struct below;
  *             handshake_threads [1; 0..64: crypto threads that run the
  *               handshake steps (the private-key operations) off the
  *               workers; 0 runs them inline on the worker, which stalls
  *               its other connections for each one],
- *             handshake_queue [256; 1..65536: handshake steps outstanding,
- *               shared equally by the workers; beyond a worker's share a
- *               new handshake is refused with RST and counted in tls_busy],
- *             handshake_per_source [16; 1..65536: steps outstanding per
- *               client IPv4 address and worker; beyond it likewise],
+ *             handshake_queue [1024; 1..65536: handshakes in progress
+ *               (admitted at the client's hello, counted until finished,
+ *               failed or closed), shared equally by the workers; beyond a
+ *               worker's share a new handshake is refused with RST and
+ *               counted in tls_busy; an admitted one is never refused],
+ *             handshake_per_source [16; 1..65536: under pressure
+ *               (share_pressure_pct) a client address's share of a
+ *               worker's handshakes is never below it; beyond its share
+ *               likewise refused]
  *             handshake_timeout_ms [5000; 0..600000: a TLS handshake must
  *               finish within it of its start (LDAPS connect, StartTLS),
  *               else the connection is reset (tls_handshake_expired); 0:
@@ -164,7 +174,8 @@ struct lfe_config {
 	uint32_t request_slice_us;
 	uint32_t search_max_candidates;
 	uint32_t search_size_limit;     /* 0 = none */
-	uint32_t max_conns_per_source;  /* 0 = no cap */
+	uint32_t max_conns_per_source;  /* floor of the fair share; 0 = none */
+	uint32_t share_pressure_pct;    /* share.h: the pressure level, % */
 	uint64_t pdu_timeout_ms;
 	uint64_t first_request_ms;      /* 0 = off */
 	uint64_t bind_timeout_ms;       /* 0 = off */

@@ -652,6 +652,7 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(idle_timeout_ms, "[ldap] idle_timeout_ms");
 	SAME(max_conns_per_core, "[ldap] max_conns_per_core");
 	SAME(max_conns_per_source, "[ldap] max_conns_per_source");
+	SAME(share_pressure_pct, "[ldap] share_pressure_pct");
 	SAME(tcp_buffer_pool, "[tcp] buffer_pool");
 	SAME(tcp_buffer_stall_ms, "[tcp] buffer_stall_ms");
 	SAME(tcp_syn_rate, "[tcp] syn_rate");

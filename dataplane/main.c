@@ -232,7 +232,8 @@ static int start_tlsoff(struct lfe_daemon *d)
 	struct lfe_tlsoff_cfg oc = {
 		.threads = c->tls_handshake_threads, .workers = nw,
 		.queue = c->tls_handshake_queue / nw ? c->tls_handshake_queue / nw : 1,
-		.per_source = c->tls_handshake_per_source, .spawn = tlsoff_spawn,
+		.per_source = c->tls_handshake_per_source, .share_pct = c->share_pressure_pct,
+		.spawn = tlsoff_spawn,
 	};
 	int err = 0;
 	d->tlsoff = lfe_tlsoff_new(&oc, &err);

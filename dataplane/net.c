@@ -599,6 +599,7 @@ void lfe_arp_cache_init(struct lfe_arp_cache *c, uint64_t max_age_us)
 {
 	memset(c, 0, sizeof(*c));
 	c->max_age_us = max_age_us;
+	c->refresh_us = max_age_us ? max_age_us - max_age_us / 4 : UINT64_MAX;
 }
 
 static inline uint32_t arp_set(uint32_t ip)
@@ -647,6 +648,30 @@ const uint8_t *lfe_arp_cache_get(const struct lfe_arp_cache *c, uint32_t ip, uin
 		if (c->max_age_us && now_us - set[w].seen_us > c->max_age_us)
 			return NULL;
 		return set[w].mac;
+	}
+	return NULL;
+}
+
+const uint8_t *lfe_arp_cache_use(struct lfe_arp_cache *c, uint32_t ip, uint64_t now_us, bool *refresh)
+{
+	struct lfe_arp_entry *set = c->e[arp_set(ip)];
+
+	if (ip == 0)
+		return NULL;
+	for (uint32_t w = 0; w < LFE_ARP_CACHE_WAYS; w++) {
+		struct lfe_arp_entry *e = &set[w];
+		if (e->ip != ip)
+			continue;
+		uint64_t age = now_us - e->seen_us;
+		if (age > c->refresh_us) {   /* rare: aging, or expired */
+			if (age > c->max_age_us)
+				return NULL;
+			if (now_us - e->asked_us >= LFE_ARP_REFRESH_RETRY_US) {
+				e->asked_us = now_us;
+				*refresh = true;
+			}
+		}
+		return e->mac;
 	}
 	return NULL;
 }

@@ -180,13 +180,20 @@ struct lfe_arp_entry {
 	uint32_t ip;                 /* 0 = empty */
 	uint8_t mac[LFE_ETH_ALEN];
 	uint64_t seen_us;
+	uint64_t asked_us;           /* last refresh asked (lfe_arp_cache_use) */
 };
+
+/* An entry in use is asked again once it is this far into its life
+ * (three quarters), at most once per LFE_ARP_REFRESH_RETRY_US, so a
+ * neighbour that answers never ages out while traffic flows to it. */
+#define LFE_ARP_REFRESH_RETRY_US 1000000u
 
 /* Set-associative: a peer's entry lives in set hash(ip); inserting into a
  * full set replaces the least recently seen way. Entries older than
  * max_age_us are treated as absent. */
 struct lfe_arp_cache {
 	uint64_t max_age_us;
+	uint64_t refresh_us;          /* an entry this old in use is asked again */
 	struct lfe_arp_entry e[LFE_ARP_CACHE_SETS][LFE_ARP_CACHE_WAYS];
 };
 
@@ -204,5 +211,10 @@ void lfe_arp_cache_put(struct lfe_arp_cache *c, uint32_t ip, const uint8_t mac[L
 		       uint64_t now_us);
 /* The MAC for ip, or NULL. */
 const uint8_t *lfe_arp_cache_get(const struct lfe_arp_cache *c, uint32_t ip, uint64_t now_us);
+/* The same for a frame about to go to ip; *refresh (else untouched) when
+ * the entry is in the last quarter of its life and was not asked for
+ * within LFE_ARP_REFRESH_RETRY_US: the caller sends a unicast request,
+ * whose answer (lfe_arp_learnable) renews it. */
+const uint8_t *lfe_arp_cache_use(struct lfe_arp_cache *c, uint32_t ip, uint64_t now_us, bool *refresh);
 
 #endif

@@ -57,6 +57,8 @@ struct lfe_stream_tls {
 	bool closed;                 /* close_notify read and answered: input ignored */
 	uint64_t hs_since;           /* lfe_stream_init_tls's time: the handshake deadline */
 	uint64_t gath_since;         /* the first byte of the record in gath */
+	bool admitted;               /* counted by adm until it leaves (tlsoff.h) */
+	struct lfe_tlsoff *adm;
 	size_t wmark;                /* write BIO bytes before the current step */
 	/* The keylog's copies, until the handover: in key memory (tlsrec.h,
 	 * never in a core dump); NULL once wiped and detached. */
@@ -210,11 +212,22 @@ uint64_t lfe_stream_record_since(const struct lfe_stream *st)
 	return t->gath_since;
 }
 
+/* The handshake's admission ends (finished, failed, or the connection
+ * closed): its place in the bounds is free. */
+static void hs_leave(struct lfe_stream_tls *t)
+{
+	if (!t->admitted)
+		return;
+	t->admitted = false;
+	lfe_tlsoff_leave(t->adm, t->core->worker, t->job.src);
+}
+
 void lfe_stream_fini(struct lfe_stream *st)
 {
 	struct lfe_stream_tls *t = st->tls;
 	if (t == NULL)
 		return;
+	hs_leave(t);
 	st->tls = NULL;
 	if (t->out) {   /* the crypto thread's now: freed when it comes back */
 		t->st = NULL;
@@ -473,6 +486,8 @@ stay:
 static bool step_result(struct lfe_stream *st, int r, int err)
 {
 	struct lfe_stream_tls *t = st->tls;
+	if (r == 1 || err != SSL_ERROR_WANT_READ)
+		hs_leave(t);
 	if (r == 1) {
 		t->core->st.handshakes++;
 		t->core->st.resumed += SSL_session_reused(t->job.ssl) != 0;
@@ -509,6 +524,18 @@ static bool tls_handshake(struct lfe_stream *st, unsigned *flags)
 	}
 	if (BIO_ctrl_pending(t->rbio) == 0)
 		return false;   /* nothing new for the state machine */
+	/* Admission counts handshakes: once, at the client's hello; the steps
+	 * of an admitted one are never refused for a bound (tlsoff.h). */
+	if (!t->admitted) {
+		if (lfe_tlsoff_admit(core->off, core->worker, t->job.src) < 0) {
+			core->st.busy++;
+			*flags |= LFE_SESS_ABORT;
+			lfe_tcp_abort(st->c);
+			return false;
+		}
+		t->admitted = true;
+		t->adm = core->off;
+	}
 	if (lfe_tlsoff_submit(core->off, core->worker, &t->job) < 0) {
 		/* Busy: refused now rather than queued without bound. */
 		core->st.busy++;

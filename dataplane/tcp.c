@@ -53,20 +53,26 @@
  *   fast retransmit on 3 dup ACKs, cwnd = 1 MSS after an RTO, go-back-N).
  * - Idle timeout resets the connection (RST): it frees the slot at once.
  *   No keepalive probes: an idle timeout bounds dead peers instead.
- * - Per-source cap: a SYN from an address that already holds
- *   max_conns_per_source connections is answered with RST, not dropped: a
- *   real client (many users behind one NAT) learns at once instead of
- *   retrying its SYN for minutes, and the RST is no bigger than the SYN, so
- *   a spoofed source gains no amplification. Counted in a small hash of
- *   source → count (at most max_conns live entries, table twice that).
+ * - Per-source shares (share.h): below share_pressure_pct of the table no
+ *   per-source bound applies; above it a source may hold its fair share
+ *   of established connections (max_conns / sources, at least
+ *   max_conns_per_source), and a SYN beyond that is answered with RST,
+ *   not dropped: a real client learns at once instead of retrying its SYN
+ *   for minutes, and the RST is no bigger than the SYN. Only completed
+ *   handshakes count, so spoofed SYNs cannot use up an address's share.
+ *   Half-open connections have their own share of max_half_open; a SYN
+ *   past the budget or its source's share gets a SYN cookie, never a RST.
+ *   Counted in a small hash of source → counts (at most max_conns live
+ *   entries, table twice that).
  * - SYN admission: once the half-open budget is spent (cookies are out),
  *   a SYN needs a token from a per-second budget before the lookup, the
  *   source count or the cookie hash; sources that completed a handshake
  *   lately have a budget of their own (tcp_admit.c). A flood at line rate
  *   then costs the core a parse and a drop per SYN, and the connections it
  *   holds and the clients it knows keep their share.
- * - Table full: TIME_WAIT slots are recycled first, then the connection the
- *   app marked evictable longest ago is reset; only then is a SYN dropped.
+ * - Table full: TIME_WAIT slots are recycled first, then an evictable
+ *   connection (idle, unbound: the app's mark) is reset, of the heaviest
+ *   source among the EVICT_SCAN idle longest; only then is a SYN dropped.
  * - App deadlines ride the same wheel entry as the other timers.
  */
 #include "dataplane/tcp_int.h"
@@ -91,12 +97,31 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static bool src_over(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+/* Established connections (not half-open, not TIME_WAIT) of a source:
+ * under pressure at most its fair share (share.h). Only completed
+ * handshakes count, so a spoofed source cannot fill another's share; the
+ * source lookup runs only under pressure. */
+static bool src_over(struct lfe_tcp *t, uint32_t raddr)
 {
-	if (!t->cfg.max_conns_per_source || lfe_tcp_src_count(t, s->raddr) < t->cfg.max_conns_per_source)
+	uint32_t used = (uint32_t)(t->st.conns_active - t->st.half_open) - t->n_tw;
+	if (used < t->conn_share.pressure ||
+	    lfe_share_admit(&t->conn_share, used, lfe_tcp_src_count(t, raddr), t->n_src))
 		return false;
 	t->st.drop_src_cap++;
 	return true;
+}
+
+/* A half-open slot for a SYN from raddr: the budget has room and, under
+ * pressure, the source is within its share of it. Otherwise the SYN is
+ * answered with a cookie, whoever sent it: a flood spoofing an address
+ * never makes that address's own SYNs fail. */
+static bool half_open_admit(struct lfe_tcp *t, uint32_t raddr)
+{
+	uint32_t used = (uint32_t)t->st.half_open;
+	if (used >= t->cfg.max_half_open)
+		return false;
+	return used < t->ho_share.pressure ||
+	       lfe_share_admit(&t->ho_share, used, lfe_tcp_src_half_open(t, raddr), t->n_src_ho);
 }
 
 /* ---- timers (the wheel is tcp_timer.c) ---- */
@@ -553,6 +578,24 @@ HOT void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c);
 static void conn_reset(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason);
 
+/* The connection to evict for a slot: among the EVICT_SCAN evictable
+ * connections idle longest (idle, unbound: the app's mark), the one of
+ * the source holding the most; the list head if none. */
+#define EVICT_SCAN 64
+static uint32_t evict_pick(struct lfe_tcp *t)
+{
+	uint32_t head = t->cfg.max_conns, best = head, best_n = 0;
+	uint32_t i = t->el[head].next;
+	for (uint32_t k = 0; k < EVICT_SCAN && i != head; k++, i = t->el[i].next) {
+		uint32_t n = lfe_tcp_src_count(t, t->conns[i].raddr);
+		if (best == head || n > best_n) {
+			best = i;
+			best_n = n;
+		}
+	}
+	return best;
+}
+
 static struct lfe_tcp_conn *conn_alloc(struct lfe_tcp *t)
 {
 	if (!t->n_free && t->fresh == t->cfg.max_conns) {
@@ -560,7 +603,7 @@ static struct lfe_tcp_conn *conn_alloc(struct lfe_tcp *t)
 		uint32_t oldest = t->wl[head].next;
 		if (oldest != head) {
 			conn_free(t, &t->conns[oldest]);
-		} else if ((oldest = t->el[head].next) != head) {
+		} else if ((oldest = evict_pick(t)) != head) {
 			t->st.evicted++;
 			conn_reset(t, &t->conns[oldest], -ENOSPC);
 		} else {
@@ -581,7 +624,10 @@ static void conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	lfe_tcp_wheel_del(t, c);
 	bufs_release(t, c);
 	l_del(t->pl, c->idx);
-	l_del(t->wl, c->idx);
+	if (l_linked(t->wl, c->idx)) {
+		l_del(t->wl, c->idx);
+		t->n_tw--;
+	}
 	l_del(t->el, c->idx);
 	lfe_tcp_src_dec(t, c);
 	c->state = ST_FREE;
@@ -623,8 +669,10 @@ static void enter_time_wait(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t 
 	c->rto_at = 0;
 	c->flags &= (uint16_t)~(F_ACK_DELAYED | F_RTT);
 	c->state_at = now + t->cfg.time_wait_us;
-	if (!l_linked(t->wl, c->idx))
+	if (!l_linked(t->wl, c->idx)) {
 		l_add_tail(t->wl, t->cfg.max_conns, c->idx);
+		t->n_tw++;
+	}
 	l_del(t->el, c->idx);
 	c->app_at = 0;
 	bufs_release(t, c);      /* all was acknowledged; the app is told below */
@@ -1048,11 +1096,11 @@ static bool listening(const struct lfe_tcp *t, uint32_t laddr, uint16_t lport)
 
 static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
 {
-	if (src_over(t, s)) {
+	if (src_over(t, s->raddr)) {
 		reply_rst(t, s);
 		return;
 	}
-	if (t->st.half_open >= t->cfg.max_half_open) {
+	if (!half_open_admit(t, s->raddr)) {
 		struct lfe_tcp_seg r = {
 			.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
 			.seq = lfe_tcp_cookie_make(t->sk, s, t->cfg.mss, now), .ack = s->seq + 1,
@@ -1083,7 +1131,7 @@ static void listen_syn(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t 
 	}
 	uint64_t h = lfe_tcp_tuple_secret(t->sk, s);
 	init_passive(t, c, s, h);
-	lfe_tcp_src_inc(t, c);
+	lfe_tcp_src_inc(t, c, true);
 	c->state = ST_SYN_RCVD;
 	t->st.half_open++;
 	c->irs = s->seq;
@@ -1118,7 +1166,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 			reply_rst(t, s);
 		return NULL;
 	}
-	if (src_over(t, s)) {
+	if (src_over(t, s->raddr)) {
 		reply_rst(t, s);
 		return NULL;
 	}
@@ -1140,7 +1188,7 @@ static struct lfe_tcp_conn *listen_cookie(struct lfe_tcp *t, const struct lfe_tc
 		syn.opts = (uint8_t)(LFE_TCP_OPT_TS | (sack ? LFE_TCP_OPT_SACK_PERM : 0));
 	}
 	init_passive(t, c, &syn, lfe_tcp_tuple_secret(t->sk, &syn));
-	lfe_tcp_src_inc(t, c);
+	lfe_tcp_src_inc(t, c, false);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
 	c->last_ack_sent = s->seq;
@@ -1345,6 +1393,7 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		}
 		if (!(c->flags & F_ACTIVE)) {
 			t->st.half_open--;
+			lfe_tcp_src_promote(t, c);
 			lfe_tcp_admit_validated(t, c->raddr, now);
 		}
 		c->snd_una = s->ack;
@@ -1587,6 +1636,7 @@ void lfe_tcp_cfg_default(struct lfe_tcp_cfg *cfg)
 		.syn_rate = 100000,
 		.syn_rate_validated = 400000,
 		.validated_sources = 16384,
+		.share_pressure_pct = LFE_SHARE_PRESSURE_PCT,
 	};
 }
 
@@ -1610,7 +1660,8 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	    !cfg->rto_min_us || cfg->rto_min_us > cfg->rto_init_us || cfg->rto_init_us > cfg->rto_max_us ||
 	    cfg->rto_max_us > (1u << 30) || cfg->delack_us > (1ull << 40) ||
 	    cfg->idle_timeout_us > (1ull << 40) || cfg->time_wait_us > (1ull << 40) ||
-	    cfg->buf_stall_us > (1ull << 40) || cfg->n_listen > 8 || cfg->validated_sources > (1u << 24))
+	    cfg->buf_stall_us > (1ull << 40) || cfg->n_listen > 8 || cfg->validated_sources > (1u << 24) ||
+	    cfg->share_pressure_pct > 100)
 		goto fail;
 	e = -ENOMEM;
 	t = calloc(1, sizeof(*t));
@@ -1633,6 +1684,8 @@ struct lfe_tcp *lfe_tcp_new(const struct lfe_tcp_cfg *cfg, const struct lfe_tcp_
 	t->sk[1] = splitmix(&s);
 	if (lfe_tcp_admit_init(t, splitmix(&s), splitmix(&s)) < 0)
 		goto fail;
+	t->conn_share = lfe_share_make(cfg->max_conns, cfg->share_pressure_pct, cfg->max_conns_per_source);
+	t->ho_share = lfe_share_make(cfg->max_half_open, cfg->share_pressure_pct, 0);
 	while (t->our_ws < 14 && (cfg->rcvbuf >> t->our_ws) > MAX_WIN)
 		t->our_ws++;
 	return t;

@@ -138,11 +138,19 @@ struct lfe_tcp_cfg {
 	uint64_t delack_us;         /* delayed ACK */
 	uint64_t idle_timeout_us;   /* 0 = none */
 	uint64_t time_wait_us;
-	/* Passive connections one remote address may hold (SYN_RCVD through
-	 * LAST_ACK; TIME_WAIT does not count). A SYN beyond it is answered
-	 * with RST and counted in drop_src_cap. 0 = no cap. */
+	/* Per-source shares (share.h): while fewer than share_pressure_pct
+	 * percent of the table's connections are established (or of
+	 * max_half_open are half-open), no per-source bound applies; above
+	 * it a source may hold max_conns / sources established connections
+	 * (never fewer than max_conns_per_source; ESTABLISHED through
+	 * LAST_ACK) — a SYN beyond is answered with RST and counted in
+	 * drop_src_cap — and max_half_open / sources half-open ones — a SYN
+	 * beyond gets a SYN cookie. Half-open connections never count as
+	 * established. share_pressure_pct 0..100 (default 75; 100: no shares). */
 	uint32_t max_conns_per_source;
-	/* SYN admission while SYN cookies are out (max_half_open is spent, as
+	uint32_t share_pressure_pct;
+	/* SYN admission while SYN cookies may be out (half-open connections at
+	 * the pressure level of max_half_open, share_pressure_pct; or spent, as
 	 * under a SYN flood): a SYN is answered only with a token, else dropped
 	 * before any lookup or cookie work and counted in drop_syn_budget.
 	 * syn_rate: SYNs per second from any source (a 1/64 s burst);
@@ -271,7 +279,7 @@ struct lfe_tcp_stats {
 	uint64_t syncookies_sent, syncookies_ok, challenge_acks;
 	uint64_t drop_no_conn, drop_table_full, drop_bad_seq, drop_bad_ack, drop_window;
 	uint64_t idle_closed;
-	uint64_t drop_src_cap;      /* SYNs (and cookie ACKs) over max_conns_per_source */
+	uint64_t drop_src_cap;      /* SYNs (and cookie ACKs) over the source's fair share */
 	uint64_t evicted;           /* evictable connections reset for a new SYN */
 	uint64_t deadline_closed;   /* app deadlines that expired into a reset */
 	uint64_t drop_paws;         /* segments with a timestamp older than TS.Recent */

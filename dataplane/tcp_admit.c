@@ -5,7 +5,9 @@
  * A cookie SYN,ACK costs the core a connection-table miss, a per-source
  * count, a keyed hash and a frame out (~0.5 µs here); a flood at a
  * generator's line rate would take the whole core and starve the
- * connections it already has. So once the half-open budget is spent, a SYN
+ * connections it already has. So once cookies may be out (half-open
+ * connections at the pressure level of their budget, share.h: past it a
+ * source over its share gets a cookie), a SYN
  * must hold a token before any of that work; without one it is dropped
  * where it stands (the caller counts drop_syn_budget).
  *
@@ -130,7 +132,7 @@ static bool bucket_has(struct lfe_tcp_bucket *b, uint64_t now)
 bool lfe_tcp_syn_shed(struct lfe_tcp *t, uint32_t addr, uint64_t now)
 {
 	struct lfe_tcp_admit *a = &t->adm;
-	if (t->st.half_open < t->cfg.max_half_open || bucket_has(&a->any, now) ||
+	if (t->st.half_open < t->ho_share.pressure || bucket_has(&a->any, now) ||
 	    (validated(a, addr, now) && bucket_has(&a->known, now)))
 		return false;
 	t->st.drop_syn_budget++;
@@ -140,7 +142,7 @@ bool lfe_tcp_syn_shed(struct lfe_tcp *t, uint32_t addr, uint64_t now)
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now)
 {
 	struct lfe_tcp_admit *a = &t->adm;
-	if (t->st.half_open < t->cfg.max_half_open || (validated(a, addr, now) && bucket_take(&a->known, now)) ||
+	if (t->st.half_open < t->ho_share.pressure || (validated(a, addr, now) && bucket_take(&a->known, now)) ||
 	    bucket_take(&a->any, now))
 		return true;
 	t->st.drop_syn_budget++;

@@ -15,6 +15,7 @@
 
 #include "dataplane/tcp.h"
 #include "dataplane/tcp_buf.h"
+#include "dataplane/share.h"
 
 enum {
 	ST_FREE, ST_SYN_SENT, ST_SYN_RCVD, ST_ESTABLISHED, ST_FIN_WAIT_1, ST_FIN_WAIT_2,
@@ -94,6 +95,7 @@ struct lfe_tcp_conn {
 	uint8_t snd_ws, rcv_ws;   /* window shifts: the peer's, ours (0 without F_WS) */
 	uint8_t n_sacked;
 	bool sreserved;           /* sbuf taken for room the app was told of, nothing written yet */
+	bool src_ho;              /* F_SRC: counted as half-open, not as established */
 	uint32_t ts_recent;       /* RFC 7323 TS.Recent */
 	uint32_t ts_off;          /* our timestamp clock's offset for this tuple */
 	struct { uint32_t seq, end; } sacked[OOO_MAX];   /* peer's SACK scoreboard */
@@ -121,8 +123,14 @@ struct lfe_tcp {
 	struct lnk *wl;            /* TIME_WAIT FIFO: conns, then the head */
 	struct lnk *el;            /* evictable, oldest first: conns, then the head */
 	struct lnk *sw, *rw;       /* waiting for a send / receive buffer, oldest first */
-	struct srcent { uint32_t addr, n; } *src;   /* per-source counts, n 0 = empty */
+	/* Per-source counts: established-or-later (n) and half-open (ho)
+	 * passive connections; both 0 = empty. n_src, n_src_ho: entries with
+	 * n > 0, with ho > 0 (the sources that share each resource). */
+	struct srcent { uint32_t addr, n, ho; } *src;
 	uint32_t srcmask;
+	uint32_t n_src, n_src_ho;
+	uint32_t n_tw;             /* connections in TIME_WAIT */
+	struct lfe_share conn_share, ho_share;   /* share.h: established, half-open */
 	size_t table_bytes;        /* mapped for the table (mem accounting) */
 	uint64_t tick_done;
 	uint32_t n_armed;          /* connections in the wheel */
@@ -207,8 +215,14 @@ void lfe_tcp_hash_remove(struct lfe_tcp *t, struct lfe_tcp_conn *c);
 /* A free slot (zeroed but for idx and gen; its links unlinked), or NULL. */
 struct lfe_tcp_conn *lfe_tcp_slot_take(struct lfe_tcp *t);
 void lfe_tcp_slot_put(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+/* Per-source counts. A passive connection is counted as half-open from
+ * its SYN (its slot) until the handshake completes (promote), then as
+ * established until TIME_WAIT or its end: a half-open connection never
+ * counts against the source's established connections. */
 uint32_t lfe_tcp_src_count(const struct lfe_tcp *t, uint32_t addr);
-void lfe_tcp_src_inc(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+uint32_t lfe_tcp_src_half_open(const struct lfe_tcp *t, uint32_t addr);
+void lfe_tcp_src_inc(struct lfe_tcp *t, struct lfe_tcp_conn *c, bool half_open);
+void lfe_tcp_src_promote(struct lfe_tcp *t, struct lfe_tcp_conn *c);   /* half-open → established */
 void lfe_tcp_src_dec(struct lfe_tcp *t, struct lfe_tcp_conn *c);   /* no-op without F_SRC */
 
 /* ---- tcp_timer.c ---- */
@@ -240,8 +254,9 @@ void lfe_tcp_due(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
  * power of two) allocated and keyed. 0 or -ENOMEM. */
 int lfe_tcp_admit_init(struct lfe_tcp *t, uint64_t key0, uint64_t key1);
 void lfe_tcp_admit_fini(struct lfe_tcp *t);
-/* A bare SYN from addr: may it go on? Always while the half-open budget
- * lasts; once cookies are out only with a token (the validated bucket
+/* A bare SYN from addr: may it go on? Always while half-open connections
+ * are below the pressure level of their budget (ho_share: no cookie is
+ * sent below it); past it only with a token (the validated bucket
  * first when addr is validated, then the shared one), else it is counted
  * in drop_syn_budget. O(1), one table read. */
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now);

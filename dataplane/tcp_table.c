@@ -201,10 +201,15 @@ static inline uint32_t src_home(const struct lfe_tcp *t, uint32_t addr)
 	return (uint32_t)(((addr ^ t->hk1) * t->hk0) >> 32) & t->srcmask;
 }
 
+static inline bool src_used(const struct srcent *e)
+{
+	return e->n || e->ho;
+}
+
 static uint32_t src_slot(const struct lfe_tcp *t, uint32_t addr)
 {
 	uint32_t i = src_home(t, addr);
-	while (t->src[i].n && t->src[i].addr != addr)
+	while (src_used(&t->src[i]) && t->src[i].addr != addr)
 		i = (i + 1) & t->srcmask;
 	return i;
 }
@@ -214,12 +219,37 @@ uint32_t lfe_tcp_src_count(const struct lfe_tcp *t, uint32_t addr)
 	return t->src[src_slot(t, addr)].n;
 }
 
-void lfe_tcp_src_inc(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+uint32_t lfe_tcp_src_half_open(const struct lfe_tcp *t, uint32_t addr)
 {
-	uint32_t i = src_slot(t, c->raddr);
-	t->src[i].addr = c->raddr;
-	t->src[i].n++;
+	return t->src[src_slot(t, addr)].ho;
+}
+
+void lfe_tcp_src_inc(struct lfe_tcp *t, struct lfe_tcp_conn *c, bool half_open)
+{
+	struct srcent *e = &t->src[src_slot(t, c->raddr)];
+	e->addr = c->raddr;
+	if (half_open) {
+		t->n_src_ho += !e->ho;
+		e->ho++;
+	} else {
+		t->n_src += !e->n;
+		e->n++;
+	}
 	c->flags |= F_SRC;
+	c->src_ho = half_open;
+}
+
+void lfe_tcp_src_promote(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (!(c->flags & F_SRC) || !c->src_ho)
+		return;
+	struct srcent *e = &t->src[src_slot(t, c->raddr)];
+	/* ho ≥ 1 (this connection's), so the entry stays in use throughout. */
+	t->n_src += !e->n;
+	e->n++;
+	t->n_src_ho -= e->ho == 1;
+	e->ho--;
+	c->src_ho = false;
 }
 
 /* Uncount; an entry that reaches 0 leaves by backward shift (as htab). */
@@ -229,14 +259,27 @@ void lfe_tcp_src_dec(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		return;
 	c->flags &= (uint16_t)~F_SRC;
 	uint32_t i = src_slot(t, c->raddr);
-	if (!t->src[i].n || --t->src[i].n)
+	struct srcent *e = &t->src[i];
+	if (c->src_ho) {
+		if (!e->ho)
+			return;
+		t->n_src_ho -= e->ho == 1;
+		e->ho--;
+	} else {
+		if (!e->n)
+			return;
+		t->n_src -= e->n == 1;
+		e->n--;
+	}
+	c->src_ho = false;
+	if (src_used(e))
 		return;
-	for (uint32_t j = (i + 1) & t->srcmask; t->src[j].n; j = (j + 1) & t->srcmask) {
+	for (uint32_t j = (i + 1) & t->srcmask; src_used(&t->src[j]); j = (j + 1) & t->srcmask) {
 		uint32_t home = src_home(t, t->src[j].addr);
 		if (((j - home) & t->srcmask) >= ((j - i) & t->srcmask)) {
 			t->src[i] = t->src[j];
 			i = j;
 		}
 	}
-	t->src[i].n = 0;
+	t->src[i].n = t->src[i].ho = 0;
 }

@@ -17,6 +17,7 @@
  * daemon's crypto threads cost nothing and a busy one's wait little.
  */
 #include "tlsoff.h"
+#include "share.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -114,12 +115,14 @@ struct tworker {
 	struct vq req, done;
 	uint32_t outstanding;
 	uint64_t cancelled;
+	uint32_t handshakes;            /* admitted, not yet left */
 	uint32_t n_src;
-	struct src_count *src;          /* queue entries */
+	struct src_count *src;          /* handshakes per source: ≤ queue entries */
 };
 
 struct lfe_tlsoff {
 	struct lfe_tlsoff_cfg cfg;
+	struct lfe_share share;         /* handshakes per source (share.h) */
 	atomic_int stop;
 	uint32_t n_started;
 	pthread_t th[LFE_TLSOFF_MAX_THREADS];
@@ -182,12 +185,17 @@ struct lfe_tlsoff *lfe_tlsoff_new(const struct lfe_tlsoff_cfg *cfg, int *err)
 		return NULL;
 	}
 	o->cfg = *cfg;
+	o->share = lfe_share_make(cfg->queue, cfg->share_pct ? cfg->share_pct : LFE_SHARE_PRESSURE_PCT,
+				  cfg->per_source);
 	atomic_init(&o->stop, 0);
 	for (uint32_t i = 0; i < cfg->workers; i++) {
 		struct tworker *tw = &o->w[i];
+		/* Steps: one per admitted handshake (≤ queue) plus cancelled
+		 * ones not back yet (admission waits while those fill a queue's
+		 * worth), so an admitted handshake's step always has room. */
 		tw->src = calloc(cfg->queue, sizeof *tw->src);
-		if (tw->src == NULL || vq_init(&tw->req, cfg->queue) < 0 ||
-		    vq_init(&tw->done, cfg->queue) < 0) {
+		if (tw->src == NULL || vq_init(&tw->req, 2 * cfg->queue) < 0 ||
+		    vq_init(&tw->done, 2 * cfg->queue) < 0) {
 			*err = -ENOMEM;
 			lfe_tlsoff_free(o);
 			return NULL;
@@ -239,14 +247,41 @@ static struct src_count *src_find(struct tworker *tw, uint32_t addr)
 	return NULL;
 }
 
+int lfe_tlsoff_admit(struct lfe_tlsoff *o, unsigned w, uint32_t src)
+{
+	struct tworker *tw = &o->w[w];
+	struct src_count *sc = src_find(tw, src);
+
+	if (tw->handshakes >= o->cfg.queue || tw->outstanding >= o->cfg.queue)
+		return -ENOBUFS;
+	if (!lfe_share_admit(&o->share, tw->handshakes, sc ? sc->n : 0, tw->n_src))
+		return -EDQUOT;
+	if (sc == NULL) {      /* n_src ≤ handshakes < queue: room */
+		sc = &tw->src[tw->n_src++];
+		sc->addr = src;
+		sc->n = 0;
+	}
+	sc->n++;
+	tw->handshakes++;
+	return 0;
+}
+
+void lfe_tlsoff_leave(struct lfe_tlsoff *o, unsigned w, uint32_t src)
+{
+	struct tworker *tw = &o->w[w];
+	struct src_count *sc = src_find(tw, src);
+	if (sc == NULL || tw->handshakes == 0)
+		return;
+	tw->handshakes--;
+	if (--sc->n == 0)
+		*sc = tw->src[--tw->n_src];
+}
+
 int lfe_tlsoff_submit(struct lfe_tlsoff *o, unsigned w, struct lfe_tlsoff_job *job)
 {
 	struct tworker *tw = &o->w[w];
-	struct src_count *sc = src_find(tw, job->src);
 
-	if (sc && sc->n >= o->cfg.per_source)
-		return -EDQUOT;
-	if (tw->outstanding >= o->cfg.queue)
+	if (tw->outstanding >= 2 * o->cfg.queue)
 		return -ENOBUFS;
 	job->worker = (uint16_t)w;
 	job->rc = 0;
@@ -255,12 +290,6 @@ int lfe_tlsoff_submit(struct lfe_tlsoff *o, unsigned w, struct lfe_tlsoff_job *j
 	if (!vq_push(&tw->req, job))
 		return -ENOBUFS;   /* cannot happen: the queue holds the bound */
 	tw->outstanding++;
-	if (sc == NULL) {      /* n_src ≤ outstanding ≤ queue: room */
-		sc = &tw->src[tw->n_src++];
-		sc->addr = job->src;
-		sc->n = 0;
-	}
-	sc->n++;
 	return 0;
 }
 
@@ -282,9 +311,6 @@ unsigned lfe_tlsoff_poll(struct lfe_tlsoff *o, unsigned w, lfe_tlsoff_done_fn do
 	while (n < o->cfg.queue && (j = vq_pop(&tw->done)) != NULL) {
 		n++;
 		tw->outstanding--;
-		struct src_count *sc = src_find(tw, j->src);
-		if (sc && --sc->n == 0)
-			*sc = tw->src[--tw->n_src];
 		if (atomic_load_explicit(&j->cancelled, memory_order_relaxed)) {
 			tw->cancelled++;
 			j->release(j);

@@ -26,10 +26,16 @@
  * job->release, which frees the connection's TLS state. Whoever holds the
  * SSL object last frees it; nobody frees it twice.
  *
- * Bounds (per worker, like the verifier's): at most `queue` jobs
- * outstanding (submitted and not yet polled back), at most `per_source`
- * from one client IPv4 address. Beyond either, submit refuses and the
- * caller refuses the handshake (busy); nothing queues unboundedly. Each
+ * Bounds (per worker, like the verifier's) count handshakes, not steps:
+ * a handshake is admitted once (lfe_tlsoff_admit, before its first step)
+ * and counted until it leaves (finished, failed or closed), at most
+ * `queue` per worker, and per client address share.h's rule (no bound
+ * below share_pct of `queue`, then the fair share, at least per_source).
+ * A refused handshake is refused before the client sent anything but its
+ * hello (busy); the steps of an admitted one are never refused for a
+ * bound (the step queue holds twice `queue`: the admitted handshakes'
+ * steps and cancelled ones on their way back), so a client that finished
+ * its part is never reset for one; nothing queues unboundedly. Each
  * worker has its own request queue; the threads take one job from each
  * worker in turn, so a flood on one core does not delay another's.
  *
@@ -83,8 +89,9 @@ typedef int (*lfe_tlsoff_spawn_fn)(pthread_t *th, const char *name, void *(*fn)(
 struct lfe_tlsoff_cfg {
 	uint32_t threads;       /* 1..LFE_TLSOFF_MAX_THREADS */
 	uint32_t workers;       /* 1..LFE_TLSOFF_MAX_WORKERS */
-	uint32_t queue;         /* jobs outstanding per worker, ≥ 1 */
-	uint32_t per_source;    /* per client address per worker, ≥ 1 */
+	uint32_t queue;         /* handshakes in progress per worker, ≥ 1 */
+	uint32_t per_source;    /* the least share of a client address, ≥ 1 */
+	uint32_t share_pct;     /* share.h pressure level, % of queue (0: LFE_SHARE_PRESSURE_PCT) */
 	lfe_tlsoff_spawn_fn spawn;   /* NULL: pthread_create */
 };
 
@@ -97,10 +104,19 @@ struct lfe_tlsoff *lfe_tlsoff_new(const struct lfe_tlsoff_cfg *cfg, int *err);
  * out is cancelled). NULL is a no-op. */
 void lfe_tlsoff_free(struct lfe_tlsoff *o);
 
-/* Queue one SSL_do_handshake step of job->ssl for worker w. Returns 0, or
- *   -EDQUOT   job->src has per_source jobs outstanding on this worker;
- *   -ENOBUFS  this worker has `queue` jobs outstanding.
- * Nothing is queued on error. */
+/* A new handshake from client address src on worker w. Returns 0 (counted
+ * until lfe_tlsoff_leave), or
+ *   -EDQUOT   src holds its share of this worker's handshakes (share.h);
+ *   -ENOBUFS  this worker has `queue` handshakes (or steps) outstanding. */
+int lfe_tlsoff_admit(struct lfe_tlsoff *o, unsigned w, uint32_t src);
+/* An admitted handshake from src ended (done, failed, or its connection
+ * closed). */
+void lfe_tlsoff_leave(struct lfe_tlsoff *o, unsigned w, uint32_t src);
+
+/* Queue one SSL_do_handshake step of job->ssl for worker w (a handshake
+ * admitted by lfe_tlsoff_admit). Returns 0, or -ENOBUFS (twice `queue`
+ * steps outstanding: not for an admitted handshake's step). Nothing is
+ * queued on error. */
 int lfe_tlsoff_submit(struct lfe_tlsoff *o, unsigned w, struct lfe_tlsoff_job *job);
 
 /* The connection of a submitted job closed: the job becomes the module's

@@ -31,6 +31,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "share.h"
 #include "verifier.h"
 #include "worker.h"
 
@@ -63,12 +64,14 @@ struct vworker {
 	uint32_t outstanding;
 	struct ktab conns;              /* h.idx + 1 → struct vreq * */
 	struct ktab srcs;               /* client address → jobs outstanding */
+	uint32_t n_srcs;                /* keys in srcs */
 } __rte_cache_aligned;
 
 struct lfe_verifier {
 	struct lfe_daemon *d;
 	struct rte_mempool *pool;
-	uint32_t per_worker, per_source;
+	uint32_t per_worker;
+	struct lfe_share share;         /* per source: share.h's rule on per_worker */
 	atomic_int stop;
 	uint32_t n_threads;
 	pthread_t th[VERIFY_MAX_THREADS];
@@ -189,7 +192,8 @@ struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t er
 	 * cannot be taken by another core's flood. */
 	uint32_t nw = d->n_workers ? d->n_workers : 1;
 	vf->per_worker = RTE_MAX(d->cfg.verify_queue / nw, 1u);
-	vf->per_source = d->cfg.verify_per_source ? d->cfg.verify_per_source : 1;
+	vf->share = lfe_share_make(vf->per_worker, d->cfg.share_pressure_pct,
+				   d->cfg.verify_per_source ? d->cfg.verify_per_source : 1);
 	vf->pool = rte_mempool_create("lfe_vreq", nw * vf->per_worker, sizeof(struct vreq), 0, 0,
 				      NULL, NULL, NULL, NULL, SOCKET_ID_ANY, 0);
 	if (vf->pool == NULL) {
@@ -276,7 +280,8 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 	}
 	uint32_t key = src ? src : 1;
 	uint32_t si = kt_find(&vw->srcs, key);
-	if (vw->srcs.key[si] != 0 && vw->srcs.val[si] >= vf->per_source) {
+	uint32_t mine = vw->srcs.key[si] != 0 ? (uint32_t)vw->srcs.val[si] : 0;
+	if (!lfe_share_admit(&vf->share, vw->outstanding, mine, vw->n_srcs)) {
 		w->st.verify_busy_source++;
 		return -EDQUOT;
 	}
@@ -301,6 +306,7 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 	vw->outstanding++;
 	vw->conns.key[ci] = h.idx + 1;
 	vw->conns.val[ci] = (uintptr_t)r;
+	vw->n_srcs += vw->srcs.key[si] == 0;
 	vw->srcs.key[si] = key;
 	vw->srcs.val[si]++;
 	return 0;
@@ -329,8 +335,10 @@ static void settle(struct vworker *vw, struct vreq *r)
 	if (vw->conns.key[ci] != 0 && vw->conns.val[ci] == (uintptr_t)r)
 		kt_del_at(&vw->conns, ci);
 	uint32_t si = kt_find(&vw->srcs, r->src);
-	if (vw->srcs.key[si] != 0 && --vw->srcs.val[si] == 0)
+	if (vw->srcs.key[si] != 0 && --vw->srcs.val[si] == 0) {
 		kt_del_at(&vw->srcs, si);
+		vw->n_srcs--;
+	}
 }
 
 unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_verify_done_fn done)

@@ -13,8 +13,10 @@
  * slow binds cannot delay the jobs of another core behind its own. Per
  * worker: at most verify_queue / n_workers jobs outstanding (its equal
  * share of the daemon's queue), at most one per connection
- * (the session serialises binds; this enforces it), at most
- * verify_per_source per client IPv4 address. Beyond any bound submit fails
+ * (the session serialises binds; this enforces it), and per client
+ * address share.h's rule: no bound while fewer than share_pressure_pct
+ * of the worker's jobs are outstanding, then its fair share (jobs /
+ * sources, at least verify_per_source). Beyond any bound submit fails
  * and the caller answers busy (51). A connection that closes cancels its
  * job: if no thread has picked it up yet it is dropped unhashed.
  *
@@ -52,7 +54,7 @@ void lfe_verifier_free(struct lfe_verifier *v);
 /* Queue job (copied, with pw) for connection h of worker w, whose client
  * address is src (IPv4, host order). Returns 0, or
  *   -EBUSY    this connection already has a job outstanding;
- *   -EDQUOT   src has verify_per_source jobs outstanding on this worker;
+ *   -EDQUOT   src holds its fair share of this worker's jobs under pressure;
  *   -ENOBUFS  this worker's share of verify_queue is taken;
  *   -E2BIG    pw longer than LFE_VERIFY_PW_MAX.
  * The caller keeps (and wipes) its own job and pw. Busy refusals are

@@ -68,6 +68,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"searches", "search_unindexed", "search_yielded",
 	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
+	"neigh_held", "neigh_released",
 	"steered_out", "steered_in",
 	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
 	"tcp_drop_paws", "tcp_sack_rexmits",
@@ -186,6 +187,75 @@ static int port_of_addr(const struct lfe_daemon *d, uint32_t laddr)
 	return -1;
 }
 
+/* The frame of seg to mac, or NULL (counted). Every TCP frame we send is
+ * built here (data, retransmits, RSTs, SYN-ACKs with cookies, TLS
+ * records): with the port's transmit offload it leaves with the
+ * pseudo-header sum and these flags, also through the steering tx ring
+ * (the mbuf carries them). */
+static inline __attribute__((always_inline)) struct rte_mbuf *
+build_seg(struct lfe_worker *w, const struct lfe_port *p, const uint8_t *mac, const struct lfe_tcp_seg *seg)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
+	if (m == NULL) {
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	ssize_t n = (p->tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
+		rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac, p->mac, seg, w->ip_id++);
+	if (n < 0) {
+		rte_pktmbuf_free(m);
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	if (p->tx_csum) {
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+		m->l2_len = LFE_ETH_HLEN;
+		m->l3_len = LFE_IPV4_HLEN;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = (uint32_t)n;
+	return m;
+}
+
+/* The next hop is not resolved, or its entry is aging (rare, so out of
+ * line): ask again before it expires; with no MAC yet, the frame is built
+ * and held until the answer sets it (neigh.h). */
+static __attribute__((noinline)) int tx_unresolved(struct lfe_worker *w, uint32_t pi, uint32_t nh,
+						   const uint8_t *mac, bool refresh,
+						   const struct lfe_tcp_seg *seg)
+{
+	const struct lfe_port *p = &w->d->port[pi];
+	struct rte_mbuf *m;
+	if (refresh) {
+		w->st.arp_requests++;
+		send_arp(w, pi, 1, mac, zero_mac, nh);
+	}
+	if (mac != NULL) {
+		if ((m = build_seg(w, p, mac, seg)) == NULL)
+			return -ENOBUFS;
+		tx_push(w, pi, m);
+		return 0;
+	}
+	if (nh == 0) {
+		w->st.drops[LFE_DROP_NO_ARP]++;
+		return -ENOBUFS;
+	}
+	if ((m = build_seg(w, p, zero_mac, seg)) == NULL)
+		return -ENOBUFS;
+	bool ask;
+	if (lfe_neigh_hold(&w->neigh, nh, (uint16_t)pi, m, w->now_us, &ask) < 0) {
+		rte_pktmbuf_free(m);
+		w->st.drops[LFE_DROP_NO_ARP]++;
+		return -ENOBUFS;   /* TCP retransmits it */
+	}
+	w->st.neigh_held++;
+	if (ask) {
+		w->st.arp_requests++;
+		send_arp(w, pi, 1, bcast, zero_mac, nh);
+	}
+	return 0;
+}
+
 int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 {
 	struct lfe_worker *w = ctx;
@@ -197,42 +267,51 @@ int lfe_worker_tx_seg(void *ctx, const struct lfe_tcp_seg *seg)
 	}
 	const struct lfe_port *p = &w->d->port[pi];
 	uint32_t nh = in_subnet(p, seg->raddr) ? seg->raddr : p->gateway;
-	const uint8_t *mac = lfe_arp_cache_get(&w->arp, nh, w->now_us);
-	if (mac == NULL) {
-		/* Ask, at most every 100 ms; TCP retransmits once the answer is in. */
-		if (nh && w->now_us - w->last_arp_req_us > 100000) {
-			w->last_arp_req_us = w->now_us;
-			w->st.arp_requests++;
-			send_arp(w, (uint32_t)pi, 1, bcast, zero_mac, nh);
-		}
-		w->st.drops[LFE_DROP_NO_ARP]++;
+	bool refresh = false;
+	const uint8_t *mac = lfe_arp_cache_use(&w->arp, nh, w->now_us, &refresh);
+	if (unlikely(mac == NULL || refresh))
+		return tx_unresolved(w, (uint32_t)pi, nh, mac, refresh, seg);
+	struct rte_mbuf *m = build_seg(w, p, mac, seg);
+	if (m == NULL)
 		return -ENOBUFS;
-	}
-	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
-	if (m == NULL) {
-		w->st.drops[LFE_DROP_NO_MBUF]++;
-		return -ENOBUFS;
-	}
-	/* Every TCP frame we send is built here (data, retransmits, RSTs,
-	 * SYN-ACKs with cookies, TLS records): with the port's transmit
-	 * offload it leaves with the pseudo-header sum and these flags, also
-	 * through the steering tx ring (the mbuf carries them). */
-	ssize_t n = (p->tx_csum ? lfe_net_build_tcp_offload : lfe_net_build_tcp)(
-		rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), mac, p->mac, seg, w->ip_id++);
-	if (n < 0) {
-		rte_pktmbuf_free(m);
-		w->st.drops[LFE_DROP_NO_MBUF]++;
-		return -ENOBUFS;
-	}
-	if (p->tx_csum) {
-		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
-		m->l2_len = LFE_ETH_HLEN;
-		m->l3_len = LFE_IPV4_HLEN;
-	}
-	m->data_len = (uint16_t)n;
-	m->pkt_len = (uint32_t)n;
 	tx_push(w, (uint32_t)pi, m);
 	return 0;
+}
+
+/* lfe_neigh_tick's callbacks: a neighbour to ask again, a frame whose
+ * neighbour never answered. */
+static void neigh_ask(void *ctx, uint16_t pi, uint32_t ip)
+{
+	struct lfe_worker *w = ctx;
+	w->st.arp_requests++;
+	send_arp(w, pi, 1, bcast, zero_mac, ip);
+}
+
+static void neigh_drop(void *ctx, void *frame)
+{
+	struct lfe_worker *w = ctx;
+	w->st.drops[LFE_DROP_NO_ARP]++;
+	rte_pktmbuf_free(frame);
+}
+
+static void neigh_free(void *ctx, void *frame)
+{
+	(void)ctx;
+	rte_pktmbuf_free(frame);
+}
+
+/* ip's MAC is known: the frames held for it leave, addressed. */
+static void neigh_release(struct lfe_worker *w, uint32_t ip, const uint8_t mac[LFE_ETH_ALEN])
+{
+	void *f[LFE_NEIGH_QLEN];
+	uint16_t pi;
+	unsigned k = w->neigh.n_pending ? lfe_neigh_resolved(&w->neigh, ip, f, &pi) : 0;
+	for (unsigned i = 0; i < k; i++) {
+		struct rte_mbuf *m = f[i];
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), mac, LFE_ETH_ALEN);
+		tx_push(w, pi, m);
+	}
+	w->st.neigh_released += k;
 }
 
 /* A neighbour as passed between workers on their arp rings. */
@@ -252,6 +331,7 @@ static void learn_arp(struct lfe_worker *w, const struct lfe_port *p, const stru
 		return;
 	}
 	lfe_arp_cache_put(&w->arp, a->spa, a->sha, w->now_us);
+	neigh_release(w, a->spa, a->sha);
 	struct arp_msg m = { .ip = a->spa };
 	memcpy(m.mac, a->sha, LFE_ETH_ALEN);
 	for (uint32_t k = 0; k < w->d->n_workers; k++)
@@ -263,8 +343,10 @@ static unsigned arp_in(struct lfe_worker *w)
 {
 	struct arp_msg m[8];
 	unsigned n = rte_ring_sc_dequeue_burst_elem(w->arp_ring, m, sizeof(m[0]), 8, NULL);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		lfe_arp_cache_put(&w->arp, m[i].ip, m[i].mac, w->now_us);
+		neigh_release(w, m[i].ip, m[i].mac);
+	}
 	return n;
 }
 
@@ -643,6 +725,8 @@ int lfe_worker_main(void *arg)
 		work += lfe_tlsoff_poll(d->tlsoff, w->idx, lfe_glue_handshake_done, w);
 		lfe_tcp_timers(w->tcp, w->now_us);
 		lfe_tcp_flush(w->tcp, w->now_us);
+		if (w->neigh.n_pending)
+			lfe_neigh_tick(&w->neigh, w->now_us, neigh_ask, neigh_drop, w);
 		for (uint32_t pi = 0; pi < d->n_ports; pi++) {
 			work += w->tx[pi].n;
 			flush_port(w, pi);
@@ -769,6 +853,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			w->mbufs = d->mbuf_pool[s];
 	}
 	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
+	lfe_neigh_init(&w->neigh);
 	w->sc.off = d->tlsoff;   /* main.c makes it before the workers */
 	w->sc.worker = idx;
 	/* Unfinished TLS records: a quarter of the connections at once. */
@@ -932,6 +1017,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	tc.mss = (uint16_t)(mtu - LFE_IPV4_HLEN - LFE_TCP_HLEN);
 	tc.idle_timeout_us = c->idle_timeout_ms * 1000u;   /* 64-bit: no wrap */
 	tc.max_conns_per_source = c->max_conns_per_source;
+	tc.share_pressure_pct = c->share_pressure_pct;
 	tc.syn_rate = c->tcp_syn_rate;
 	tc.syn_rate_validated = c->tcp_syn_rate_validated;
 	tc.validated_sources = c->tcp_validated_sources;
@@ -1026,6 +1112,7 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	w->slot_mem = NULL;
 	if (!dpdk_mem)
 		return;
+	lfe_neigh_flush(&w->neigh, neigh_free, NULL);
 	if (w->steer_ring) {
 		struct rte_mbuf *m;
 		while (rte_ring_dequeue(w->steer_ring, (void **)&m) == 0)

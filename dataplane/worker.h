@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "impair.h"
 #include "ldap/session.h"
+#include "neigh.h"
 #include "net.h"
 #include "stream.h"
 #include "tcp.h"
@@ -67,6 +68,9 @@ struct lfe_wstats {
 	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
+	/* frames held for an unresolved neighbour (neigh.h), and those that
+	 * left when it answered (the rest: drop_no_arp) */
+	uint64_t neigh_held, neigh_released;
 	uint64_t steered_out, steered_in;
 	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
 	uint64_t tcp_drop_paws, tcp_sack_rexmits;   /* RFC 7323 PAWS drops, SACK-driven resends */
@@ -207,7 +211,7 @@ struct lfe_worker {
 	uint32_t n_free, n_slots;
 
 	struct lfe_arp_cache arp;
-	uint64_t last_arp_req_us;
+	struct lfe_neigh neigh;         /* frames waiting for a neighbour's MAC */
 	uint16_t ip_id;
 
 	struct {

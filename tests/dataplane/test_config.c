@@ -201,7 +201,7 @@ static void test_values(void)
 	CHECK(c.default_scheme[0] == '\0', "default scheme: the store's (%s)", c.default_scheme);
 	CHECK(c.request_slice_us == 200 && c.search_max_candidates == 10000, "request budget");
 	CHECK(c.verify_per_source == 8, "verify_per_source %u", c.verify_per_source);
-	CHECK(c.tls_handshake_threads == 1 && c.tls_handshake_queue == 256 &&
+	CHECK(c.tls_handshake_threads == 1 && c.tls_handshake_queue == 1024 &&
 	      c.tls_handshake_per_source == 16, "handshake offload defaults");
 	CHECK(c.tls_protocol_min == 2 && c.tls_ticket_lifetime == 7200 &&
 	      c.tls_verify_client == LFE_TLS_VERIFY_NONE, "tls defaults");

@@ -21,7 +21,9 @@
  * buffer back at the end), every on_open matched by at most one on_close
  * and the app's count of live connections equals opened - closed; once
  * everything has ended, the per-source counts are back to zero (a source
- * may open its full share again).
+ * may open its full share again). Per-source shares always apply
+ * (share_pressure_pct 0: a source's share of the 6 connections is
+ * max(6 / (sources + 1), 3), of the 3 half-open ones 3 / (sources + 1)).
  */
 #include "dataplane/tcp.h"
 
@@ -114,6 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.max_retries = 3;
 	cfg.idle_timeout_us = 5000000;
 	cfg.max_conns_per_source = 3;
+	cfg.share_pressure_pct = 0;   /* per-source shares (share.h) always apply */
 	cfg.buf_pool = 2;   /* fewer buffers than connections: dry pools happen */
 	cfg.secret = 7;
 	cfg.n_listen = 1;

@@ -6,8 +6,10 @@
 #  A. 300 connections each send 4 bytes of a 60000-byte PDU; another
 #     client's bind split over two segments is still answered; the partial
 #     ones are reset after pdu_timeout_ms.
-#  B. max_conns_per_source: more connections from one address are refused
-#     (RST) while a second address on the client's veth still connects.
+#  B. Per-source shares (dataplane/share.h) under pressure (a table of 40,
+#     share_pressure_pct = 0: always): one address alone holds its fair
+#     share (40 / 2, = max_conns_per_source), more are refused (RST) while
+#     a second address on the client's veth still connects.
 #  C. The table full of idle unbound connections: a new client still gets
 #     in (the oldest idle one is evicted), bound connections are kept.
 #  E. (with B's daemon) Neighbours are learned from ARP only: forged IPv4
@@ -123,7 +125,9 @@ lfe_log "ok: conns_pdu_expired $pdu of $opened opened"
 lfe_stop; lfe_log "stopped: $LFE_STOP_RC in $LFE_STOP_MS ms"
 
 # ---- B: per-source cap ---------------------------------------------------
-lfe_start "$(conf max_conns_per_source=20 first_request_ms=0)" 0
+cf=$(conf share_pressure_pct=0 max_conns_per_source=20 first_request_ms=0)
+sed -i 's/^max_conns_per_core = 1024$/max_conns_per_core = 40/' "$cf"
+lfe_start "$cf" 0
 out=$(lfe_py "$CLIENT"'
 ok = refused = 0
 held = []
@@ -185,7 +189,8 @@ lfe_log "ok: arp_ignored $ign"
 lfe_stop; lfe_log "stopped: $LFE_STOP_RC in $LFE_STOP_MS ms"
 
 # ---- C: a full table of idle connections evicts before refusing ----------
-cf=$(conf max_conns_per_source=0 first_request_ms=0)
+# (one address fills it: per-source shares off, as B tests them)
+cf=$(conf max_conns_per_source=0 share_pressure_pct=100 first_request_ms=0)
 sed -i "s/^max_conns_per_core = .*/max_conns_per_core = 64/" "$cf"
 lfe_start "$cf" 0
 out=$(lfe_py "$CLIENT"'

@@ -188,6 +188,7 @@ static int run_case(const struct tcase *tc)
 	lfe_tcp_cfg_default(&cfg);
 	cfg.max_conns = tc->max_conns ? tc->max_conns : 8;
 	cfg.max_half_open = tc->max_half_open ? tc->max_half_open : 4;
+	cfg.share_pressure_pct = 100;   /* no per-source shares: test_tcp_limits' subject */
 	cfg.sndbuf = 4096;
 	cfg.rcvbuf = 4096;
 	cfg.mss = 1000;

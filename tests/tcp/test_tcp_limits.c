@@ -112,6 +112,7 @@ static void setup(struct env *e, uint32_t max_conns, uint32_t per_source, uint64
 	cfg.max_half_open = max_conns;
 	cfg.idle_timeout_us = idle_us;
 	cfg.max_conns_per_source = per_source;
+	cfg.share_pressure_pct = 100;   /* shares off: the tests that want them say so */
 	setup_cfg(e, &cfg);
 }
 
@@ -167,26 +168,79 @@ static bool sent_rst_to(const struct env *e, int p)
 	return false;
 }
 
-static void test_per_source_cap(void)
+/* share.h's rule on established connections: no bound below the
+ * pressure level (75 % of 8 = 6), the fair share above it. */
+static void test_per_source_share(void)
 {
 	struct env e;
-	setup(&e, 8, 2, 0);
-	CHECK(open_conn(&e, SRC_A, 0) && open_conn(&e, SRC_A, 1), "two from A open");
-	/* A third SYN from A: refused with RST, nothing allocated. */
-	CHECK(syn(&e, SRC_A, 2) == (LFE_TCP_RST | LFE_TCP_ACK), "third SYN from A gets RST");
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = cfg.max_half_open = 8;
+	cfg.max_conns_per_source = 2;
+	setup_cfg(&e, &cfg);
+	for (int p = 0; p < 6; p++)
+		CHECK(open_conn(&e, SRC_A, p), "A opens %d below the pressure level (floor 2)", p);
+	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 0, "no bound below the level");
+	/* At the level a second source: A's share is 8 / 3 = 2 (A, B and a
+	 * newcomer), it holds 6. */
+	CHECK(open_conn(&e, SRC_B, 6), "B opens at the level");
+	CHECK(syn(&e, SRC_A, 7) == (LFE_TCP_RST | LFE_TCP_ACK), "A over its share gets RST");
 	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 1, "counted: %llu",
 	      (unsigned long long)lfe_tcp_stats(e.t)->drop_src_cap);
-	CHECK(lfe_tcp_stats(e.t)->conns_active == 2, "no slot taken");
-	/* Another source is not affected. */
-	CHECK(open_conn(&e, SRC_B, 3) && open_conn(&e, SRC_B, 4), "B opens two");
-	/* A half-open SYN counts too: A's share frees when a connection goes. */
-	struct lfe_tcp_seg r = seg(SRC_A, 0, LFE_TCP_RST, 0);
-	r.seq = PISN + 1;
-	lfe_tcp_input(e.t, &r, e.now);
-	CHECK(e.conn[0] == NULL, "A's first connection reset by the peer");
-	CHECK(open_conn(&e, SRC_A, 5), "A may open again after one closed");
-	CHECK(syn(&e, SRC_A, 6) == (LFE_TCP_RST | LFE_TCP_ACK), "and is capped again");
-	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 2, "second refusal counted");
+	CHECK(lfe_tcp_stats(e.t)->conns_active == 7, "no slot taken");
+	CHECK(open_conn(&e, SRC_B, 8), "B, under its share, opens");
+	/* A closes three: below its share (and the level) it opens again. */
+	for (int p = 0; p < 3; p++) {
+		struct lfe_tcp_seg r = seg(SRC_A, p, LFE_TCP_RST, 0);
+		r.seq = PISN + 1;
+		lfe_tcp_input(e.t, &r, e.now);
+	}
+	CHECK(open_conn(&e, SRC_A, 9), "A opens again under its share");
+	lfe_tcp_free(e.t);
+}
+
+/* Half-open connections never count as established, and past the
+ * half-open budget (or a source's share of it) every SYN gets a cookie,
+ * a spoofed source's included: a flood with A's address never makes A's
+ * own connections fail. */
+static void test_half_open_cookies(void)
+{
+	struct env e;
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = 16;
+	cfg.max_half_open = 8;
+	cfg.max_conns_per_source = 1;
+	setup_cfg(&e, &cfg);
+	/* A "flood" with A's address: SYNs never completed. */
+	for (int p = 0; p < 12; p++)
+		CHECK(syn(&e, SRC_A, p) == (LFE_TCP_SYN | LFE_TCP_ACK), "spoofed SYN %d answered", p);
+	CHECK(lfe_tcp_stats(e.t)->half_open == 6, "lone source: up to the level (%llu)",
+	      (unsigned long long)lfe_tcp_stats(e.t)->half_open);
+	CHECK(lfe_tcp_stats(e.t)->syncookies_sent == 6, "then cookies: %llu",
+	      (unsigned long long)lfe_tcp_stats(e.t)->syncookies_sent);
+	CHECK(lfe_tcp_stats(e.t)->drop_src_cap == 0, "never RST: %llu",
+	      (unsigned long long)lfe_tcp_stats(e.t)->drop_src_cap);
+	/* A's own connections, through cookies, while its half-open are held. */
+	for (int p = 12; p < 15; p++)
+		CHECK(open_conn(&e, SRC_A, p), "A's real connection %d opens", p);
+	CHECK(lfe_tcp_stats(e.t)->syncookies_ok == 3, "through cookies");
+	lfe_tcp_free(e.t);
+
+	/* Share of the half-open budget: A holds 6 of 8 (the level), B's SYN
+	 * takes a slot, A's next gets a cookie (its share is 8 / 3). */
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = 16;
+	cfg.max_half_open = 8;
+	setup_cfg(&e, &cfg);
+	for (int p = 0; p < 6; p++)
+		syn(&e, SRC_A, p);
+	CHECK(lfe_tcp_stats(e.t)->half_open == 6 && lfe_tcp_stats(e.t)->syncookies_sent == 0, "6 slots");
+	syn(&e, SRC_B, 6);
+	CHECK(lfe_tcp_stats(e.t)->half_open == 7, "B's SYN took a slot");
+	CHECK(syn(&e, SRC_A, 7) == (LFE_TCP_SYN | LFE_TCP_ACK), "A answered");
+	CHECK(lfe_tcp_stats(e.t)->half_open == 7 && lfe_tcp_stats(e.t)->syncookies_sent == 1,
+	      "with a cookie: A is over its share");
 	lfe_tcp_free(e.t);
 }
 
@@ -231,6 +285,21 @@ static void test_eviction(void)
 	lfe_tcp_conn_set_evictable(e.conn[3], true);
 	CHECK(open_conn(&e, SRC_B, 10), "after marking 3, a new client gets in");
 	CHECK(e.conn[3] == NULL && lfe_tcp_stats(e.t)->evicted == 2, "3 evicted");
+	lfe_tcp_free(e.t);
+
+	/* The heaviest source's idle connections go first: B's is the oldest
+	 * mark, but A holds three. */
+	setup(&e, 4, 0, 0);
+	for (int p = 0; p < 3; p++)
+		CHECK(open_conn(&e, SRC_A, p), "A %d opens", p);
+	CHECK(open_conn(&e, SRC_B, 3), "B opens");
+	lfe_tcp_conn_set_evictable(e.conn[3], true);
+	lfe_tcp_conn_set_evictable(e.conn[1], true);
+	lfe_tcp_conn_set_evictable(e.conn[0], true);
+	CHECK(open_conn(&e, SRC_A + 7, 4), "C gets in on a full table");
+	CHECK(e.last_closed == 40001 && e.last_reason == -ENOSPC, "A's oldest evictable (1) went: %u",
+	      e.last_closed);
+	CHECK(e.conn[3] != NULL, "B's kept");
 	lfe_tcp_free(e.t);
 }
 
@@ -309,6 +378,7 @@ static void setup_admit(struct env *e, uint32_t half_open, uint32_t rate, uint32
 	cfg.syn_rate = rate;
 	cfg.syn_rate_validated = vrate;
 	cfg.validated_sources = vsrc;
+	cfg.share_pressure_pct = 100;   /* tokens past the budget itself */
 	setup_cfg(e, &cfg);
 }
 
@@ -382,11 +452,26 @@ static void test_syn_budget(void)
 	      "no cookie, no drop");
 	CHECK(flood(&e, 100, 1000) == 16, "then cookies within the budget (16-SYN burst)");
 	lfe_tcp_free(e.t);
+
+	/* With per-source shares, cookies may go out from the budget's
+	 * pressure level (75 % of 1000) on: tokens are needed from there. */
+	struct lfe_tcp_cfg cfg;
+	lfe_tcp_cfg_default(&cfg);
+	cfg.max_conns = 4096;
+	cfg.max_half_open = 1000;
+	cfg.syn_rate = cfg.syn_rate_validated = 64;
+	cfg.validated_sources = 64;
+	setup_cfg(&e, &cfg);
+	CHECK(flood(&e, 750, 0) == 750, "750 half-open answered, no token");
+	CHECK(lfe_tcp_stats(e.t)->drop_syn_budget == 0, "none dropped");
+	CHECK(flood(&e, 100, 1000) == 16, "then within the budget (16-SYN burst)");
+	lfe_tcp_free(e.t);
 }
 
 int main(void)
 {
-	test_per_source_cap();
+	test_per_source_share();
+	test_half_open_cookies();
 	test_cap_many_sources();
 	test_eviction();
 	test_deadline();
