@@ -90,6 +90,10 @@ struct lfe_wstats {
 	uint64_t tls_started, tls_failed;
 	/* TLS 1.3 connections handed over to ldapfe's record layer (tlsrec.h) */
 	uint64_t tls_handover;
+	/* TLS deadlines and the per-core pool of unfinished records
+	 * (stream.h): handshakes past handshake_timeout_ms, records past
+	 * pdu_timeout_ms, records that found no pool buffer */
+	uint64_t tls_handshake_expired, tls_record_expired, tls_record_pool_empty;
 	/* the sessions' DN pool (ldap/dnpool.h): bytes of chunks held now (a
 	 * gauge: bound identities and binds in flight), binds refused busy
 	 * for want of a chunk */
