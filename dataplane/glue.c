@@ -239,7 +239,8 @@ static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot
 	else if (!sl->pdu_since)
 		sl->pdu_since = w->now_us;
 	slot_arm(w, sl, c);
-	/* A started TLS record holds only its pool buffer: evictable. */
+	/* A started TLS record holds only its pool buffer: evictable. A
+	 * search under way is not. */
 	bool holding = sl->st.tls && lfe_stream_holding(&sl->st) && !lfe_stream_record_since(&sl->st);
 	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken && !holding &&
 				      !slot_bound(sl) && !lfe_session_searching(sl->s));
