@@ -144,7 +144,7 @@ refused() {   # refused KEY VALUE: refused naming the key, status unchanged, key
 refused handshake_threads 2
 refused handshake_queue 128
 refused handshake_per_source 4
-grep -q "handshake_threads 1 queue 256 per_source 16" <<<"$(ctl status)" ||
+grep -q "handshake_threads 1 queue 1024 per_source 16" <<<"$(ctl status)" ||
 	lfe_fail "status does not show the handshake settings: $(ctl status | grep tls)"
 live handshake_timeout_ms 2500
 grep -q "handshake_timeout_ms 2500," <<<"$(ctl status)" ||
