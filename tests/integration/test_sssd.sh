@@ -216,8 +216,15 @@ sssd_stop() {
 	kill -KILL "$SSSD_PID" 2>/dev/null || true
 	wait "$SSSD_PID" 2>/dev/null || true
 }
-# in_sssd CMD...: CMD in sssd's mount (and network) namespace, bounded.
-in_sssd() { nsenter -t "$SSSD_PID" -m -n timeout 30 "$@"; }
+# in_sssd CMD...: CMD in sssd's mount (and network) namespace, bounded;
+# its time (ms) goes to $TIMES, labelled by its last two words.
+in_sssd() {
+	local t0 rc=0
+	t0=$(date +%s%N)
+	nsenter -t "$SSSD_PID" -m -n timeout 30 "$@" || rc=$?
+	echo "${*: -2:1} ${*: -1} $((($(date +%s%N) - t0) / 1000000))" >>"$TIMES"
+	return $rc
+}
 
 # lookups OUT: each lookup once, in an order where no answer can come from
 # what an earlier one cached (by number first, groups after initgroups:
@@ -268,10 +275,13 @@ for schema in rfc2307 rfc2307bis; do
 		n=$((n + 1))
 		t0=$(date +%s%N)
 		sssd_start "$uri" "$schema" "$n"
+		TIMES=$LFE_WORK/times.$srv.$schema
+		: >"$TIMES"
 		lookups "$LFE_WORK/got.$srv.$schema"
 		sssd_stop
 		t1=$(date +%s%N)
 		lfe_log "$srv $schema: sssd start, lookups and stop in $(((t1 - t0) / 1000000)) ms"
+		lfe_log "$srv $schema: ms per lookup: $(tr ' ' : <"$TIMES" | sed 's/:\([0-9]*\)$/ \1/' | xargs)"
 		check "$srv" "$schema" "$LFE_WORK/got.$srv.$schema"
 	done
 done
