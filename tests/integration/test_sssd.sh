@@ -32,14 +32,20 @@ multi=$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
 ls /usr/lib/"$multi"/security/pam_sss.so /lib/"$multi"/security/pam_sss.so >/dev/null 2>&1 ||
 	{ echo "SKIP: libpam-sss missing (scripts/deps.sh)"; exit 77; }
 lfe_init sssd 170
+# LFE_SSSD_USERS (default 1,000, at least 1,000): more users for a manual
+# run at scale; the groups stay 40, 600 and 1,000.
+NU=${LFE_SSSD_USERS:-1000}
+((NU >= 1000)) || lfe_fail "LFE_SSSD_USERS below 1000"
+LAST=user$((NU - 1))
+LASTNUM=$((10000 + NU - 1))
 t_start=$(date +%s)
 
 # The directory, and what each lookup must answer (from the LDIF alone).
 ldif=$LFE_WORK/dir.ldif
-"$PY" - "$LFE_SUFFIX" "$LFE_WORK" >"$ldif" <<'EOF'
+"$PY" - "$LFE_SUFFIX" "$LFE_WORK" "$NU" >"$ldif" <<'EOF'
 import base64, hashlib, sys
 suf, work = sys.argv[1], sys.argv[2]
-NU = 1000
+NU = int(sys.argv[3])
 def ssha(pw, salt):
     return "{SSHA}" + base64.b64encode(hashlib.sha1(pw + salt).digest() + salt).decode()
 print("dn: %s\nobjectClass: dcObject\nobjectClass: organization\no: example\ndc: example\n" % suf)
@@ -49,7 +55,7 @@ for i in range(NU):
     print("dn: uid=user%d,ou=people,%s\nobjectClass: inetOrgPerson\nobjectClass: posixAccount\n"
           "uid: user%d\ncn: User %d\nsn: user%d\nuidNumber: %d\ngidNumber: 20000\n"
           "homeDirectory: /home/user%d\nloginShell: /bin/sh\nuserPassword: %s\n"
-          % (i, suf, i, i, i, 10000 + i, i, ssha(b"pw-%d" % i, b"salt%04d" % i)))
+          % (i, suf, i, i, i, 10000 + i, i, ssha(b"pw-%d" % i, b"s%07d" % i)))
 groups = [("users", 0), ("small40", 40), ("mid600", 600), ("big1000", 1000)]
 gids = {"rfc2307": {"users": 20000, "small40": 20040, "mid600": 20600, "big1000": 21000},
         "rfc2307bis": {"users": 20000, "small40": 30040, "mid600": 30600, "big1000": 31000}}
@@ -134,14 +140,14 @@ lfe_log "stores ready ($(($(date +%s) - t_start)) s)"
 # SSSD's lookup by uid number, straight from ldapsearch: the last user
 # (issue 26 saw adminLimitExceeded here at 1,000 users before results were
 # streamed); its result code, entries and time, for each server.
-flt="(&(uidNumber=10999)(objectclass=posixAccount)(uid=*)(&(uidNumber=*)(!(uidNumber=0))))"
+flt="(&(uidNumber=$LASTNUM)(objectclass=posixAccount)(uid=*)(&(uidNumber=*)(!(uidNumber=0))))"
 for url in "ldap://$LFE_SADDR" ldap://127.0.0.1:3389; do
 	t0=$(date +%s%N)
 	rc=0
 	out=$(lfe_cli timeout 30 ldapsearch -x -LLL -H "$url" -b "$LFE_SUFFIX" "$flt" uid) || rc=$?
 	t1=$(date +%s%N)
 	lfe_eq "by number at $url (ldapsearch, $(((t1 - t0) / 1000000)) ms)" \
-		"rc $rc $(grep '^dn:' <<<"$out" || true)" "rc 0 dn: uid=user999,ou=people,$LFE_SUFFIX"
+		"rc $rc $(grep '^dn:' <<<"$out" || true)" "rc 0 dn: uid=$LAST,ou=people,$LFE_SUFFIX"
 done
 
 # sssd_start URI SCHEMA: sssd in its own mount namespace in the client
@@ -232,10 +238,10 @@ in_sssd() {
 lookups() {
 	local out=$1 u rc g
 	{
-		echo "passwd 10999: $(in_sssd getent -s sss passwd 10999)"
+		echo "passwd $LASTNUM: $(in_sssd getent -s sss passwd $LASTNUM)"
 		echo "passwd user0: $(in_sssd getent -s sss passwd user0)"
-		echo "passwd user999: $(in_sssd getent -s sss passwd user999)"
-		for u in user39 user599 user600 user999; do
+		echo "passwd $LAST: $(in_sssd getent -s sss passwd $LAST)"
+		for u in user39 user599 user600 $LAST; do
 			echo "initgroups $u: $(in_sssd getent -s sss initgroups "$u" | tr -s ' \t' '\n' | tail -n +2 | sort -n | xargs)"
 		done
 		for g in small40 mid600 big1000; do
@@ -247,10 +253,10 @@ if line:
     m = sorted(x for x in m.split(",") if x)
     print("%s:%s:%s: %d members: %s" % (n, p, gid, len(m), ",".join(m)))')"
 		done
-		rc=0; echo pw-998 | in_sssd pamtester lfe-sssd-test user998 authenticate >/dev/null 2>&1 || rc=$?
-		echo "pam user998 right password: $rc"
-		rc=0; echo pw-997 | in_sssd pamtester lfe-sssd-test user998 authenticate >/dev/null 2>&1 || rc=$?
-		echo "pam user998 wrong password: $rc"
+		rc=0; echo "pw-$((NU - 2))" | in_sssd pamtester lfe-sssd-test "user$((NU - 2))" authenticate >/dev/null 2>&1 || rc=$?
+		echo "pam user$((NU - 2)) right password: $rc"
+		rc=0; echo "pw-$((NU - 3))" | in_sssd pamtester lfe-sssd-test "user$((NU - 2))" authenticate >/dev/null 2>&1 || rc=$?
+		echo "pam user$((NU - 2)) wrong password: $rc"
 	} >"$out"
 }
 
