@@ -16,6 +16,9 @@
 #  - pamtester through pam_sss: the right password authenticates, a wrong
 #    one fails.
 # Each answer is compared with what the LDIF says, for ldapfe and for slapd.
+# LFE_SSSD_USERS=N (manual runs) makes N users: past search_max_candidates
+# (10,000 by default) SSSD's lookup by uid number, unindexed, ends with
+# adminLimitExceeded and SSSD says the user does not exist (issue 26).
 #
 # The host's NSS and PAM are never used nor changed: sssd and every query
 # run in a mount namespace of their own (inside the client network
