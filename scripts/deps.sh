@@ -15,6 +15,10 @@ pkgs=(
   openssl curl systemd man-db  # TLS test certificates, /metrics GETs, unit and man page checks
   dpkg-dev debhelper  # the package test (dpkg-buildpackage, dh with meson)
   bsdutils  # script(1): a pty for the progress test of ldapfectl import
+  # SSSD itself as a client (test_sssd.sh): its NSS and PAM modules are
+  # queried in a mount namespace of the test's own; see the end of this
+  # script for what their installation must not change on the host
+  sssd-ldap libnss-sss libpam-sss pamtester
   # namespaces, veth, offload switches
   iproute2 ethtool procps iputils-ping arping tcpdump
   # profiling
@@ -46,5 +50,35 @@ if [[ ! -e /usr/sbin/policy-rc.d ]]; then
   policy_added=1
 fi
 trap 'if [[ $policy_added == 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
+# Installing libnss-sss adds `sss` to the host's /etc/nsswitch.conf (its
+# postinst does so on the first install only) and libpam-sss/libpam-pwquality
+# turn on their PAM profiles in /etc/pam.d/common-*: the tests need neither
+# (test_sssd.sh runs sssd and its queries in a mount namespace with its own
+# files), the host keeps its own name service and logins.
+declare -A had_pkg=()
+for p in libpam-sss libpam-pwquality; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && had_pkg[$p]=1
+done
+nss_saved=
+for p in "${missing[@]}"; do
+  if [[ $p == libnss-sss && -f /etc/nsswitch.conf ]]; then
+    nss_saved=$(mktemp /etc/nsswitch.conf.deps.XXXXXX)
+    cp -p /etc/nsswitch.conf "$nss_saved"
+  fi
+done
+trap 'if [[ $policy_added == 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+      if [[ -n $nss_saved ]]; then cp -p "$nss_saved" /etc/nsswitch.conf; rm -f "$nss_saved"; fi' EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# --disable (not --remove): the profiles stay known ("seen"), so a later
+# pam-auth-update run by another package does not turn them on again. Only
+# for a profile whose package this run installed: a site that had it keeps
+# its choice.
+if command -v pam-auth-update >/dev/null; then
+  profiles=()
+  for p in sss:libpam-sss pwquality:libpam-pwquality; do
+    if [[ -n ${had_pkg[${p#*:}]:-} ]]; then continue; fi
+    [[ -f /usr/share/pam-configs/${p%%:*} ]] && profiles+=("${p%%:*}")
+  done
+  if ((${#profiles[@]})); then pam-auth-update --package --disable "${profiles[@]}"; fi
+fi
