@@ -1382,6 +1382,8 @@ out:
 	return result;
 }
 
+static void print_indexes(struct lfe_store *st, bool detail);
+
 static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
@@ -1398,8 +1400,8 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		return EXIT_FAIL;
 	memset(&info, 0, sizeof(info));
 	rc = lfe_store_info(st, &info);
-	lfe_store_close(st);
 	if (rc < 0) {
+		lfe_store_close(st);
 		errf("cannot read store %s: %s", c->store, store_err(rc));
 		return EXIT_FAIL;
 	}
@@ -1410,6 +1412,102 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	       info.suffix_orig[0] ? info.suffix_orig : info.suffix, (unsigned long long)info.entries,
 	       (unsigned long long)info.map_bytes_used, info.format_version,
 	       info.bind_index ? "yes" : "no");
+	print_indexes(st, false);
+	lfe_store_close(st);
+	return EXIT_OK;
+}
+
+static const char *const rule_names[] = {
+	[LFE_MR_CASE_EXACT] = "caseExactMatch", [LFE_MR_CASE_IGNORE] = "caseIgnoreMatch",
+	[LFE_MR_INTEGER] = "integerMatch", [LFE_MR_DN] = "distinguishedNameMatch",
+};
+
+/* "indexes: a b c" (info) or one line per index with its matching rule,
+ * key count and pages (index list). */
+static void print_indexes(struct lfe_store *st, bool detail)
+{
+	struct lfe_store_index ix[LFE_STORE_MAX_INDEX];
+	int n = lfe_store_index_list(st, ix, LFE_STORE_MAX_INDEX);
+
+	if (n < 0)
+		return;
+	if (!detail)
+		fputs("indexes (eq):", stdout);
+	for (int i = 0; i < n && i < (int)LFE_STORE_MAX_INDEX; i++) {
+		if (!detail) {
+			printf(" %s", ix[i].attr);
+			continue;
+		}
+		printf("%s eq %s keys=%llu bytes=%llu\n", ix[i].attr,
+		       ix[i].rule < sizeof(rule_names) / sizeof(rule_names[0]) ? rule_names[ix[i].rule] : "?",
+		       (unsigned long long)ix[i].keys, (unsigned long long)ix[i].bytes);
+	}
+	if (!detail)
+		putchar('\n');
+}
+
+static int cmd_index(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	struct lfe_store *st;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
+			return rc;
+	if (optind == argc)
+		return usage_error(cmd, "missing add, del or list");
+	const char *verb = argv[optind++];
+	bool list = strcmp(verb, "list") == 0, add = strcmp(verb, "add") == 0;
+	if (!list && !add && strcmp(verb, "del") != 0)
+		return usage_error(cmd, "unknown \"%s\" (add, del or list)", verb);
+	if (list ? optind != argc : optind == argc || argc - optind > 2)
+		return usage_error(cmd, "wrong number of arguments");
+	if (!list && argc - optind == 2 && strcmp(argv[optind + 1], "eq") != 0)
+		return usage_error(cmd, "index type \"%s\" not supported (eq)", argv[optind + 1]);
+	if (!(st = open_store(c, list)))
+		return EXIT_FAIL;
+	if (list) {
+		print_indexes(st, true);
+		lfe_store_close(st);
+		return EXIT_OK;
+	}
+	rc = add ? lfe_store_index_add(st, argv[optind]) : lfe_store_index_del(st, argv[optind]);
+	lfe_store_close(st);
+	if (rc < 0) {
+		errf("cannot %s the index of %s: %s", add ? "add" : "drop", argv[optind],
+		     rc == -EPROTO ? "the store is below format 3: run ldapfectl upgrade" :
+		     rc == -EEXIST ? "already indexed" : rc == -ENOENT ? "not indexed" :
+		     rc == -EINVAL ? "not an attribute type that can be indexed" :
+		     rc == -ENOSPC ? "too many indexes" : store_err(rc));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_upgrade(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	struct lfe_store *st;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
+			return rc;
+	if (optind != argc)
+		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (!(st = open_store(c, false)))
+		return EXIT_FAIL;
+	rc = lfe_store_upgrade(st);
+	lfe_store_close(st);
+	if (rc == -EALREADY) {
+		printf("%s is already format %u\n", c->store, LFE_STORE_FORMAT_VERSION);
+		return EXIT_OK;
+	}
+	if (rc < 0) {
+		errf("cannot upgrade %s: %s", c->store, store_err(rc));
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 
@@ -1480,7 +1578,17 @@ static const struct cmd commands[] = {
 	{ "verify", cmd_verify, "verify [--allow-cleartext] DN",
 	  "Check a password (first line of stdin, or a prompt) against the entry.\n"
 	  "Prints \"ok {SCHEME}\" and exits 0, or prints \"invalid\" and exits 1.\n" },
-	{ "info", cmd_info, "info", "Print the suffix, entry count, store size and format version.\n" },
+	{ "info", cmd_info, "info",
+	  "Print the suffix, entry count, store size, format version and indexes.\n" },
+	{ "index", cmd_index, "index add ATTR [eq] | index del ATTR | index list",
+	  "Declare (add: built from every entry in one transaction), drop or list the\n"
+	  "store's equality indexes; each keys values by its type's matching rule.\n"
+	  "A running daemon uses an added index once restarted; a dropped one it\n"
+	  "stops using at once. Needs format 3 (ldapfectl upgrade).\n" },
+	{ "upgrade", cmd_upgrade, "upgrade",
+	  "Convert a format 1 or 2 store to format 3 (the default indexes: uid,\n"
+	  "uidNumber, gidNumber, cn, mail, memberUid, member, uniqueMember, memberOf,\n"
+	  "objectClass, entryUUID) in one transaction; older ldapfe builds refuse it.\n" },
 	{ "reindex", cmd_reindex, "reindex",
 	  "(Re)build the bind index (a store made by an older ldapfe has none: binds\n"
 	  "then read the whole entries) in one transaction; the store becomes format 2,\n"
