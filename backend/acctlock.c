@@ -162,8 +162,10 @@ bool lfe_acct_locked(const uint8_t *rec, size_t len, int64_t now, int64_t lockou
 			if (!first_val(list, &v) || ppolicy_locked(v, now, lockout_s))
 				return true;
 		} else if (type_is(type, "nsAccountLock", 13)) {
+			/* "true" locks, "false" does not; anything else is
+			 * not a boolean: locked (fail closed). */
 			if (!first_val(list, &v) ||
-			    (v.len == 4 && strncasecmp((const char *)v.p, "true", 4) == 0))
+			    !(v.len == 5 && strncasecmp((const char *)v.p, "false", 5) == 0))
 				return true;
 		} else if (type_is(type, "pwdEndTime", 10)) {
 			int64_t t;

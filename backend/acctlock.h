@@ -16,7 +16,8 @@
  *                         while the attribute is present (the provider
  *                         removes it on unlock; with D > 0 it removes it at
  *                         the next successful bind on the provider).
- *   nsAccountLock         389-ds: "true" (any case) is locked.
+ *   nsAccountLock         389-ds: "true" (any case) is locked, "false" is
+ *                         not; any other value (not a boolean) locks.
  *   pwdEndTime            ppolicy (draft-behera): no bind at or after T.
  *   shadowExpire          RFC 2307, days since 1970-01-01: expired once
  *                         today >= shadowExpire, -1 never (pam_unix's rule).

@@ -519,6 +519,50 @@ static void preload(struct lfe_store *st)
 	free(buf);
 }
 
+/* Sharing the store (docs/ARCHITECTURE.md "Store ownership"): the writer
+ * (ldapfectl, user ldapfe-sync under systemd) owns the environment; the
+ * daemon reads it through the directory's group. An MDB_RDONLY reader still
+ * needs lock.mdb open read-write (its reader slot, the writer's view of
+ * which pages are still in use), so the writer makes that one file group
+ * read-write (0660); data.mdb stays 0640. Only when this process owns
+ * the file, and never through a link. Best effort: a failure leaves the
+ * mode as it was (a reader of the group then gets EACCES and says so). */
+static void share_lock_file(const char *path)
+{
+	char lp[PATH_MAX];
+	struct stat sb;
+
+	if (snprintf(lp, sizeof(lp), "%s/lock.mdb", path) >= (int)sizeof(lp))
+		return;
+	int fd = open(lp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+	    (sb.st_mode & 0777) != 0660)
+		(void)fchmod(fd, 0660);
+	close(fd);
+}
+
+/* A write transaction whose id does not follow the last committed meta
+ * page's means lock.mdb's txnid was changed by someone else: the group
+ * that may write lock.mdb (the daemon's) must not be able to make the
+ * writer build on an old snapshot (a rollback that would bring revoked
+ * passwords back). Refuse with -EIO instead. */
+static int write_begin(struct lfe_store *st, MDB_txn **txn)
+{
+	MDB_envinfo ei;
+	int rc = map_err(mdb_txn_begin(st->env, NULL, 0, txn));
+
+	if (rc < 0)
+		return rc;
+	if (mdb_env_info(st->env, &ei) != 0 || mdb_txn_id(*txn) != ei.me_last_txnid + 1) {
+		mdb_txn_abort(*txn);
+		*txn = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
 struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_size,
 				 int *err, const char **msg)
 {
@@ -562,6 +606,8 @@ struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_si
 		      "cannot open the LMDB environment";
 		goto fail;
 	}
+	if (!st->rdonly)
+		share_lock_file(path);
 	st->maxkey = (size_t)mdb_env_get_maxkeysize(st->env);
 	rc = load_meta(st, &why);
 	/* A writer may open an empty environment in order to init it. */
@@ -615,7 +661,7 @@ int lfe_store_init(struct lfe_store *st, const char *suffix)
 	rc = set_index_list(st, DEFAULT_INDEXES, strlen(DEFAULT_INDEXES));
 	if (rc < 0)
 		return rc;
-	rc = map_err(mdb_txn_begin(st->env, NULL, 0, &txn));
+	rc = write_begin(st, &txn);
 	if (rc < 0)
 		return rc;
 	for (int i = 0; i < N_DB && rc == 0; i++) {
@@ -1531,7 +1577,7 @@ static int wtxn_begin(struct lfe_store *st, MDB_txn **txn)
 		return 0;
 	}
 	st->delta = 0;
-	return map_err(mdb_txn_begin(st->env, NULL, 0, txn));
+	return write_begin(st, txn);
 }
 
 static int flush_count(struct lfe_store *st, MDB_txn *txn)
@@ -2000,7 +2046,7 @@ int lfe_store_bind_index_build(struct lfe_store *st)
 		return -ENOENT;
 	if (st->batch)
 		return -EBUSY;
-	rc = map_err(mdb_txn_begin(st->env, NULL, 0, &txn));
+	rc = write_begin(st, &txn);
 	if (rc < 0)
 		return rc;
 	rc = map_err(mdb_dbi_open(txn, DB_NAME(DB_BIND), MDB_CREATE, &st->dbi[DB_BIND]));
@@ -2078,7 +2124,7 @@ static int index_txn_begin(struct lfe_store *st, MDB_txn **txn)
 		return -ENOENT;
 	if (st->batch)
 		return -EBUSY;
-	return map_err(mdb_txn_begin(st->env, NULL, 0, txn));
+	return write_begin(st, txn);
 }
 
 /* Commit txn, or abort it and leave the store unusable (its handles may

@@ -81,6 +81,7 @@ static const struct key_def keys[] = {
 	{ "tls", "handshake_threads", K_U32, CF(tls_handshake_threads), 0, 0, 64 },
 	{ "tls", "handshake_queue", K_U32, CF(tls_handshake_queue), 0, 1, 1u << 16 },
 	{ "tls", "handshake_per_source", K_U32, CF(tls_handshake_per_source), 0, 1, 1u << 16 },
+	{ "tls", "handshake_timeout_ms", K_U64, CF(tls_handshake_timeout_ms), 0, 0, 600000u },
 	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
 	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
 	{ "daemon", "log", K_STR, CF(log_dest), sizeof(((struct lfe_config *)0)->log_dest), 1, 0 },
@@ -99,6 +100,84 @@ static const struct key_def keys[] = {
 	{ "admin", "metrics_listen", K_STR, CF(metrics_listen),
 	  sizeof(((struct lfe_config *)0)->metrics_listen), 0, 0 },
 };
+
+/* The bytes of a key's field in struct lfe_config (or lfe_cfg_port); 0
+ * for the keys that fill several fields (ports, lcores, address). */
+static size_t key_size(const struct key_def *k)
+{
+	switch (k->type) {
+	case K_STR: case K_SCHEME: case K_DN: case K_ATTRS:
+		return k->size;
+	case K_U64:
+		return sizeof(uint64_t);
+	case K_U32: case K_IPV4:
+		return sizeof(uint32_t);
+	case K_U16:
+		return sizeof(uint16_t);
+	case K_BOOL: case K_AUTOOFF:
+		return sizeof(bool);
+	case K_ACCESS:
+		return sizeof(enum lfe_search_access);
+	case K_SCOPE:
+		return sizeof(enum lfe_search_scope_max);
+	case K_REQTLS:
+		return sizeof(enum lfe_require_tls);
+	case K_TLSVERIFY:
+		return sizeof(enum lfe_tls_verify);
+	case K_TLSPROTO:
+		return sizeof(unsigned);
+	case K_TLSREC:
+		return sizeof(enum lfe_tls_record);
+	default:
+		return 0;
+	}
+}
+
+static bool field_differs(const struct key_def *k, const uint8_t *a, const uint8_t *b)
+{
+	size_t n = key_size(k);
+	if (k->type == K_STR || k->type == K_SCHEME || k->type == K_DN || k->type == K_ATTRS)
+		return strncmp((const char *)a + k->off, (const char *)b + k->off, n) != 0;
+	return memcmp(a + k->off, b + k->off, n) != 0;
+}
+
+bool lfe_config_differs(const struct lfe_config *a, const struct lfe_config *b, char *name,
+			size_t len)
+{
+	const char *which = NULL;
+	unsigned port = 0;
+
+	if (a->n_ldap_ports != b->n_ldap_ports ||
+	    memcmp(a->ldap_ports, b->ldap_ports, sizeof a->ldap_ports) != 0)
+		which = "[ldap] ports";
+	else if (a->n_ldaps_ports != b->n_ldaps_ports ||
+		 memcmp(a->ldaps_ports, b->ldaps_ports, sizeof a->ldaps_ports) != 0)
+		which = "[ldap] ldaps_ports";
+	else if (a->n_lcores != b->n_lcores || memcmp(a->lcores, b->lcores, sizeof a->lcores) != 0)
+		which = "[workers] lcores";
+	for (size_t i = 0; which == NULL && i < sizeof keys / sizeof keys[0]; i++) {
+		const struct key_def *k = &keys[i];
+		if (strcmp(k->section, "port") == 0) {
+			for (port = 0; port < LFE_CFG_MAX_PORTS; port++) {
+				const struct lfe_cfg_port *pa = &a->port[port], *pb = &b->port[port];
+				bool d = k->type == K_CIDR ? pa->addr != pb->addr || pa->prefix_len != pb->prefix_len
+					 : field_differs(k, (const uint8_t *)pa, (const uint8_t *)pb);
+				if (pa->present != pb->present || d) {
+					snprintf(name, len, "[port%u]%s%s", port, d ? " " : "", d ? k->key : "");
+					return true;
+				}
+			}
+			continue;
+		}
+		if (key_size(k) && field_differs(k, (const uint8_t *)a, (const uint8_t *)b)) {
+			snprintf(name, len, "[%s] %s", k->section, k->key);
+			return true;
+		}
+	}
+	if (which)
+		snprintf(name, len, "%s", which);
+	return which != NULL;
+}
 
 /* Password schemes a store may default to (those backend/pwscheme.c hashes). */
 static const char *const schemes[] = {
@@ -139,6 +218,7 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->tls_handshake_threads = 1;
 	c->tls_handshake_queue = 256;
 	c->tls_handshake_per_source = 16;
+	c->tls_handshake_timeout_ms = 5000;
 	c->request_slice_us = 200;
 	c->search_max_candidates = 10000;
 	c->tls_protocol_min = 2;

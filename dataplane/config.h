@@ -81,7 +81,11 @@
  *               shared equally by the workers; beyond a worker's share a
  *               new handshake is refused with RST and counted in tls_busy],
  *             handshake_per_source [16; 1..65536: steps outstanding per
- *               client IPv4 address and worker; beyond it likewise]
+ *               client IPv4 address and worker; beyond it likewise],
+ *             handshake_timeout_ms [5000; 0..600000: a TLS handshake must
+ *               finish within it of its start (LDAPS connect, StartTLS),
+ *               else the connection is reset (tls_handshake_expired); 0:
+ *               no limit but idle_timeout_ms]
  *   [daemon]  user [none: stay root], group [the user's primary group]:
  *             once ports are up and memory is mapped, the daemon drops to
  *             this user (setgroups/setgid/setuid) with no capabilities left
@@ -196,6 +200,7 @@ struct lfe_config {
 	uint32_t tls_handshake_threads;        /* 0 = inline on the worker */
 	uint32_t tls_handshake_queue;          /* daemon total, shared by the workers */
 	uint32_t tls_handshake_per_source;     /* per client address and worker */
+	uint64_t tls_handshake_timeout_ms;     /* a handshake must finish within it (0: never) */
 	uint32_t idle_sleep_us;
 	/* [daemon] */
 	char user[64];                  /* empty = keep running as started */
@@ -242,5 +247,13 @@ int lfe_config_parse_listen(const char *s, uint32_t *addr, uint16_t *port);
 
 /* Strict unsigned parse of a whole decimal string within [min, max]. */
 int lfe_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* True when a key's value differs between a and b (ports, lcores and
+ * port addresses included), with the first such key's name ("[tls]
+ * handshake_threads") in name. A reload copies its live keys into a copy
+ * of the running configuration and refuses itself if this is still true:
+ * no key can be changed and silently ignored. */
+bool lfe_config_differs(const struct lfe_config *a, const struct lfe_config *b, char *name,
+			size_t len);
 
 #endif

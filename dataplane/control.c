@@ -76,6 +76,12 @@ struct lfe_control {
 		struct lfe_wstats *w;
 	} rs[4];
 	unsigned rs_next;
+	/* A drain in progress (control thread only): its client waits on
+	 * drain_fd for the answer while other requests are served. */
+	int drain_fd;                         /* -1: none */
+	uint64_t drain_t0, drain_ns;
+	unsigned drain_zero;
+	bool drain_json;
 };
 #define RATE_SAMPLES   4u
 #define RATE_SAMPLE_MS 500u
@@ -91,7 +97,9 @@ int lfe_config_load(const char *path, struct lfe_config *c, char *err, size_t er
 	int rc = 0;
 
 	lfe_config_defaults(c);
-	struct rte_cfgfile *cf = rte_cfgfile_load_with_params(path, 0, &params);
+	/* Empty values reach the key's parser ("metrics_listen =" is off;
+	 * a key that needs a value says so, naming it). */
+	struct rte_cfgfile *cf = rte_cfgfile_load_with_params(path, CFG_FLAG_EMPTY_VALUES, &params);
 	if (cf == NULL) {
 		snprintf(err, errlen, "%s: cannot read or parse the file", path);
 		return -EINVAL;
@@ -367,6 +375,7 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 	const struct lfe_config *c = &d->cfg;
 	static const char *const req[] = { "none", "bind", "all" };
 	const char *rq = (unsigned)c->require_tls < 3 ? req[c->require_tls] : "?";
+	const char *rl = c->tls_record_layer == LFE_TLS_RECORD_OPENSSL ? "openssl" : "ldapfe";
 
 	if (d->tls == NULL) {
 		outf(o, json ? "{\"configured\":false}" : "not configured");
@@ -380,7 +389,11 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 		outf(o, "{\"configured\":true,\"ldaps_ports\":[");
 		for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
 			outf(o, "%s%u", i ? "," : "", c->ldaps_ports[i]);
-		outf(o, "],\"starttls\":true,\"require_tls\":\"%s\",\"certificate\":", rq);
+		outf(o, "],\"starttls\":true,\"require_tls\":\"%s\",\"record_layer\":\"%s\","
+		     "\"handshake_timeout_ms\":%" PRIu64 ",\"handshake_threads\":%u,"
+		     "\"handshake_queue\":%u,\"handshake_per_source\":%u,\"certificate\":", rq, rl,
+		     c->tls_handshake_timeout_ms, c->tls_handshake_threads, c->tls_handshake_queue,
+		     c->tls_handshake_per_source);
 		out_jstr(o, c->tls_certificate, strlen(c->tls_certificate));
 		if (cd.known) {
 			outf(o, ",\"subject\":");
@@ -396,7 +409,10 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 		outf(o, " %u", c->ldaps_ports[i]);
 	if (c->n_ldaps_ports == 0)
 		outf(o, " none");
-	outf(o, ", StartTLS on, require_tls %s, certificate %s", rq, c->tls_certificate);
+	outf(o, ", StartTLS on, require_tls %s, record_layer %s, handshake_timeout_ms %" PRIu64
+	     ", handshake_threads %u queue %u per_source %u, certificate %s", rq, rl,
+	     c->tls_handshake_timeout_ms, c->tls_handshake_threads, c->tls_handshake_queue,
+	     c->tls_handshake_per_source, c->tls_certificate);
 	if (cd.known)
 		outf(o, " subject \"%s\" serial %s expires %s (%s%" PRId64 " days)", cd.subject, cd.serial, cd.not_after,
 		     days < 0 ? "EXPIRED " : "", days);
@@ -583,6 +599,38 @@ static int req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, boo
 	return 0;
 }
 
+/* The keys a reload applies while running (into c, from n): the workers
+ * read them at their next safe point (apply_live) or per use. Every
+ * other key must be the same, else reload_check refuses naming it. */
+static void cfg_live(struct lfe_config *c, const struct lfe_config *n)
+{
+	c->allow_anonymous = n->allow_anonymous;
+	c->request_slice_us = n->request_slice_us;
+	c->search_max_candidates = n->search_max_candidates;
+	c->search_size_limit = n->search_size_limit;
+	c->pdu_timeout_ms = n->pdu_timeout_ms;
+	c->first_request_ms = n->first_request_ms;
+	c->bind_timeout_ms = n->bind_timeout_ms;
+	c->search_access = n->search_access;
+	c->search_scope = n->search_scope;
+	memcpy(c->search_base, n->search_base, sizeof(c->search_base));
+	memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
+	c->throttle = n->throttle;
+	c->require_tls = n->require_tls;
+	/* TLS: new connections get the new context; those in progress
+	 * keep theirs (SSL_new took a reference to it). */
+	memcpy(c->tls_certificate, n->tls_certificate, sizeof(c->tls_certificate));
+	memcpy(c->tls_key, n->tls_key, sizeof(c->tls_key));
+	memcpy(c->tls_ca, n->tls_ca, sizeof(c->tls_ca));
+	memcpy(c->tls_ciphers, n->tls_ciphers, sizeof(c->tls_ciphers));
+	memcpy(c->tls_ciphersuites, n->tls_ciphersuites, sizeof(c->tls_ciphersuites));
+	c->tls_verify_client = n->tls_verify_client;
+	c->tls_protocol_min = n->tls_protocol_min;
+	c->tls_ticket_lifetime = n->tls_ticket_lifetime;
+	c->tls_record_layer = n->tls_record_layer;   /* the new context's keylog, new connections */
+	c->tls_handshake_timeout_ms = n->tls_handshake_timeout_ms;   /* read per connection (glue.c) */
+}
+
 /* Live keys are copied from n into c; a difference in any other key
  * refuses the reload. */
 static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, const struct lfe_config *n,
@@ -639,6 +687,16 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 	SAME(throttle.enabled, "[throttle] enabled");
 	SAME(metrics_listen, "[admin] metrics_listen");
 #undef SAME
+	/* Whatever the list above misses: a copy of the running configuration
+	 * with the live keys applied must equal the new one. */
+	static struct lfe_config tmp;   /* the control thread's; large */
+	char key[80];
+	tmp = *c;
+	cfg_live(&tmp, n);
+	if (lfe_config_differs(&tmp, n, key, sizeof key)) {
+		snprintf(err, errlen, "%s: cannot change while running (restart ldapfe)", key);
+		return -EINVAL;
+	}
 	/* Live keys that need more than config.c's checks. */
 	size_t sl;
 	const char *sfx = lfe_store_suffix(d->store, &sl);
@@ -688,31 +746,7 @@ static int barrier(struct lfe_control *ctl, bool apply, char *err, size_t errlen
 		}
 	}
 	if (rc == 0 && apply) {
-		struct lfe_config *c = &d->cfg;
-		const struct lfe_config *n = &ctl->next;
-		c->allow_anonymous = n->allow_anonymous;
-		c->request_slice_us = n->request_slice_us;
-		c->search_max_candidates = n->search_max_candidates;
-		c->search_size_limit = n->search_size_limit;
-		c->pdu_timeout_ms = n->pdu_timeout_ms;
-		c->first_request_ms = n->first_request_ms;
-		c->bind_timeout_ms = n->bind_timeout_ms;
-		c->search_access = n->search_access;
-		c->search_scope = n->search_scope;
-		memcpy(c->search_base, n->search_base, sizeof(c->search_base));
-		memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
-		c->throttle = n->throttle;
-		c->require_tls = n->require_tls;
-		/* TLS: new connections get the new context; those in progress
-		 * keep theirs (SSL_new took a reference to it). */
-		memcpy(c->tls_certificate, n->tls_certificate, sizeof(c->tls_certificate));
-		memcpy(c->tls_key, n->tls_key, sizeof(c->tls_key));
-		memcpy(c->tls_ca, n->tls_ca, sizeof(c->tls_ca));
-		memcpy(c->tls_ciphers, n->tls_ciphers, sizeof(c->tls_ciphers));
-		memcpy(c->tls_ciphersuites, n->tls_ciphersuites, sizeof(c->tls_ciphersuites));
-		c->tls_verify_client = n->tls_verify_client;
-		c->tls_protocol_min = n->tls_protocol_min;
-		c->tls_ticket_lifetime = n->tls_ticket_lifetime;
+		cfg_live(&d->cfg, &ctl->next);
 		if (ctl->next_tls) {
 			ctl->old_tls = d->tls;
 			d->tls = ctl->next_tls;
@@ -764,41 +798,65 @@ static int req_reload(struct lfe_control *ctl, struct out *o, bool json, char *e
 	return 0;
 }
 
-static int req_drain(struct lfe_control *ctl, struct out *o, unsigned secs, bool json)
+/* drain: new connections are refused at once; the answer (and the stop)
+ * comes when the open ones are gone or the time is up, from drain_step()
+ * in the control thread's loop, which keeps serving requests, writing logs
+ * and handling SIGHUP meanwhile. */
+static int req_drain(struct lfe_control *ctl, unsigned secs, bool json, char *err, size_t errlen)
 {
-	struct lfe_daemon *d = ctl->d;
-	struct lfe_wstats sum;
-	uint64_t t0 = mono_ns(), waited;
-	unsigned zero_seen = 0;
-
-	atomic_store(&d->draining, 1);
+	if (ctl->drain_fd >= 0) {
+		snprintf(err, errlen, "a drain is already in progress");
+		return -EBUSY;
+	}
+	atomic_store(&ctl->d->draining, 1);
+	ctl->drain_t0 = mono_ns();
+	ctl->drain_ns = (uint64_t)secs * 1000000000u;
+	ctl->drain_zero = 0;
+	ctl->drain_json = json;
 	struct lfe_log_line l;
 	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "drain", lfe_log_now_us())) {
 		lfe_log_kv(&l, "timeout_s", "%u", secs);
 		lfe_log_end(&l);
 	}
-	for (;;) {
-		sleep_ms(10);
-		lfe_stats_sum(d, &sum);
-		/* Twice, so a connection opened just before the drain and not yet
-		 * published (LFE_PUBLISH_US) is seen. */
-		zero_seen = sum.conns_active == 0 ? zero_seen + 1 : 0;
-		waited = mono_ns() - t0;
-		if (zero_seen >= 2 || waited >= (uint64_t)secs * 1000000000u || atomic_load(&d->stop))
-			break;
-	}
+	return 0;
+}
+
+static void write_all(int fd, const char *p, size_t n);
+
+/* One look at a drain in progress (every loop of the control thread, at
+ * most 10 ms apart while draining); true once it answered. */
+static bool drain_step(struct lfe_control *ctl)
+{
+	struct lfe_daemon *d = ctl->d;
+	struct lfe_wstats sum;
+	uint64_t waited = mono_ns() - ctl->drain_t0;
+
+	lfe_stats_sum(d, &sum);
+	/* Twice, so a connection opened just before the drain and not yet
+	 * published (LFE_PUBLISH_US) is seen. */
+	ctl->drain_zero = sum.conns_active == 0 ? ctl->drain_zero + 1 : 0;
+	if (ctl->drain_zero < 2 && waited < ctl->drain_ns && !atomic_load(&d->stop))
+		return false;
+	struct lfe_log_line l;
 	if (lfe_log_start(&l, &ctl->log, LFE_LOG_INFO, "drained", lfe_log_now_us())) {
 		lfe_log_kv(&l, "waited_ms", "%" PRIu64, waited / 1000000u);
 		lfe_log_kv(&l, "open", "%" PRIu64, sum.conns_active);
 		lfe_log_end(&l);
 	}
-	if (json)
-		outf(o, "{\"drained\":true,\"open\":%" PRIu64 ",\"waited_ms\":%" PRIu64 "}\n", sum.conns_active,
-		     waited / 1000000u);
+	struct out o = { 0 };
+	if (ctl->drain_json)
+		outf(&o, "ok\n{\"drained\":true,\"open\":%" PRIu64 ",\"waited_ms\":%" PRIu64 "}\n",
+		     sum.conns_active, waited / 1000000u);
 	else
-		outf(o, "drained in %" PRIu64 " ms; %" PRIu64 " connection(s) left, closed now; ldapfe stops\n",
+		outf(&o, "ok\ndrained in %" PRIu64 " ms; %" PRIu64 " connection(s) left, closed now; ldapfe stops\n",
 		     waited / 1000000u, sum.conns_active);
-	return 0;
+	if (o.p)
+		write_all(ctl->drain_fd, o.p, o.len);
+	free(o.p);
+	close(ctl->drain_fd);
+	ctl->drain_fd = -1;
+	atomic_store(&d->stop, 1);
+	return true;
 }
 
 /* ------------------------------------------------------------- the thread */
@@ -857,17 +915,29 @@ static int handle(struct lfe_control *ctl, char *line, struct out *o, bool *drai
 			snprintf(err, errlen, "usage: drain SECONDS(0..86400) [json]");
 			return -EINVAL;
 		}
-		*drained = true;
-		return req_drain(ctl, o, (unsigned)secs, json);
+		int rc = req_drain(ctl, (unsigned)secs, json, err, errlen);
+		*drained = rc == 0;
+		return rc;
 	}
 	snprintf(err, errlen, "unknown request (status, stats, conns, reload, drain)");
 	return -EINVAL;
 }
 
+/* The whole answer within 5 s, whatever pace the client reads at: one
+ * client must not hold the single control thread. */
 static void write_all(int fd, const char *p, size_t n)
 {
+	uint64_t end = mono_ns() + 5000000000u;
+
 	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			uint64_t now = mono_ns();
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+			if (now >= end || poll(&pf, 1, (int)((end - now) / 1000000u) + 1) <= 0)
+				return;
+			continue;
+		}
 		if (w <= 0)
 			return;
 		p += w;
@@ -875,18 +945,25 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
-static void serve_one(struct lfe_control *ctl, int fd)
+/* One request: the whole line within 1 s of accept (not 1 s per recv: a
+ * client sending a byte at a time would hold the control thread for
+ * LFE_CTL_REQ_MAX seconds). Returns true when fd was kept (a drain
+ * answers later). */
+static bool serve_one(struct lfe_control *ctl, int fd)
 {
 	char line[LFE_CTL_REQ_MAX + 1];
 	size_t len = 0;
 	bool complete = false, bad = false;
-	struct timeval tv = { 1, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	tv.tv_sec = 5;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	uint64_t end = mono_ns() + 1000000000u;
 
 	while (len < LFE_CTL_REQ_MAX) {
-		ssize_t r = recv(fd, line + len, LFE_CTL_REQ_MAX - len, 0);
+		uint64_t now = mono_ns();
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		if (now >= end || poll(&pf, 1, (int)((end - now) / 1000000u) + 1) <= 0)
+			break;
+		ssize_t r = recv(fd, line + len, LFE_CTL_REQ_MAX - len, MSG_DONTWAIT);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			continue;
 		if (r <= 0)
 			break;
 		char *nl = memchr(line + len, '\n', (size_t)r);
@@ -934,13 +1011,14 @@ static void serve_one(struct lfe_control *ctl, int fd)
 		}
 		int n = snprintf(head, sizeof(head), "error %s\n", err);
 		write_all(fd, head, (size_t)n);
+	} else if (drained) {
+		ctl->drain_fd = fd;   /* answered by drain_step() */
 	} else {
 		write_all(fd, "ok\n", 3);
 		write_all(fd, o.p ? o.p : "", o.len);
 	}
 	free(o.p);
-	if (drained)
-		atomic_store(&ctl->d->stop, 1);
+	return rc >= 0 && drained;
 }
 
 /* The workers' event lines (log.h): written here, never on a worker. */
@@ -965,13 +1043,15 @@ static void *ctl_thread(void *arg)
 		struct pollfd p = { .fd = ctl->lfd, .events = POLLIN };
 		drain_logs(ctl);
 		rate_sample(ctl);
-		if (poll(&p, 1, 200) <= 0)
+		if (ctl->drain_fd >= 0 && drain_step(ctl))
+			continue;
+		if (poll(&p, 1, ctl->drain_fd >= 0 ? 10 : 200) <= 0)
 			continue;
 		int fd = accept4(ctl->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		serve_one(ctl, fd);
-		close(fd);
+		if (!serve_one(ctl, fd))
+			close(fd);
 	}
 	return NULL;
 }
@@ -992,6 +1072,7 @@ struct lfe_control *lfe_control_start(struct lfe_daemon *d, const char *config_p
 	ctl->config_path = config_path;
 	ctl->start_ns = mono_ns();
 	ctl->lfd = -1;
+	ctl->drain_fd = -1;
 	for (unsigned i = 0; i < RATE_SAMPLES; i++) {
 		if ((ctl->rs[i].w = calloc(d->n_workers, sizeof(struct lfe_wstats))) == NULL) {
 			snprintf(err, errlen, "control socket: out of memory");
@@ -1051,6 +1132,8 @@ void lfe_control_stop(struct lfe_control *ctl)
 	atomic_store(&ctl->quit, 1);
 	pthread_join(ctl->th, NULL);
 	drain_logs(ctl);   /* what the workers said last */
+	if (ctl->drain_fd >= 0)
+		close(ctl->drain_fd);
 	close(ctl->lfd);
 	unlink(ctl->path);
 	for (unsigned i = 0; i < RATE_SAMPLES; i++)

@@ -21,7 +21,10 @@
  * the earliest of: the first request must start within first_request_ms of
  * connect; a partial PDU must complete within pdu_timeout_ms of its first
  * byte; with bind_timeout_ms, the connection must be bound to a DN within
- * it of connect. It is recomputed after every delivery and checked lazily
+ * it of connect; TLS: the handshake must finish within [tls]
+ * handshake_timeout_ms of its start, and a started record (ldapfe's record
+ * layer) must complete within pdu_timeout_ms of its first byte. It is
+ * recomputed after every delivery and checked lazily
  * when it fires (on_deadline), so a bind that completed on a verifier
  * thread needs no extra bookkeeping. A connection that holds nothing a
  * reset would lose (no partial PDU, no pending bind, no unanswered or
@@ -67,7 +70,7 @@ static inline struct lfe_slot *slot_of(struct lfe_tcp_conn *c)
 	return lfe_tcp_conn_app(c);
 }
 
-enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND, DL_SEARCH };
+enum dl_kind { DL_NONE, DL_FIRST, DL_PDU, DL_BIND, DL_HANDSHAKE, DL_RECORD, DL_SEARCH };
 
 static bool slot_bound(const struct lfe_slot *sl)
 {
@@ -106,6 +109,25 @@ static uint64_t slot_deadline(const struct lfe_worker *w, struct lfe_slot *sl, e
 		d = sl->search_at;
 		*kind = DL_SEARCH;
 	}
+	/* TLS: the handshake within handshake_timeout_ms, a started record
+	 * within pdu_timeout_ms of its first byte (stream.h). */
+	if (sl->st.tls == NULL)
+		return d;   /* cleartext: nothing more (a bind's path) */
+	uint64_t hs = lfe_stream_handshake_since(&sl->st), rs = lfe_stream_record_since(&sl->st);
+	if (hs && cf->tls_handshake_timeout_ms) {
+		uint64_t x = hs + cf->tls_handshake_timeout_ms * 1000u;
+		if (!d || x < d) {
+			d = x;
+			*kind = DL_HANDSHAKE;
+		}
+	}
+	if (rs) {
+		uint64_t x = rs + cf->pdu_timeout_ms * 1000u;
+		if (!d || x < d) {
+			d = x;
+			*kind = DL_RECORD;
+		}
+	}
 	return d;
 }
 
@@ -143,6 +165,10 @@ static int on_deadline(void *ctx, struct lfe_tcp_conn *c)
 		w->st.conns_first_request_expired++;
 	else if (k == DL_PDU)
 		w->st.conns_pdu_expired++;
+	else if (k == DL_HANDSHAKE)
+		w->sc.st.handshake_expired++;
+	else if (k == DL_RECORD)
+		w->sc.st.record_expired++;
 	else
 		w->st.conns_bind_expired++;
 	return -ETIME;
@@ -213,9 +239,11 @@ static void settle(struct lfe_worker *w, struct lfe_tcp_conn *c, struct lfe_slot
 	else if (!sl->pdu_since)
 		sl->pdu_since = w->now_us;
 	slot_arm(w, sl, c);
-	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken &&
-				      !lfe_stream_holding(&sl->st) && !slot_bound(sl) &&
-				      !lfe_session_searching(sl->s));
+	/* A started TLS record holds only its pool buffer: evictable. A
+	 * search under way is not. */
+	bool holding = sl->st.tls && lfe_stream_holding(&sl->st) && !lfe_stream_record_since(&sl->st);
+	lfe_tcp_conn_set_evictable(c, !gathering && !sl->pending && all_taken && !holding &&
+				      !slot_bound(sl) && !lfe_session_searching(sl->s));
 }
 
 static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, size_t len)
@@ -583,6 +611,7 @@ static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 		w->st.searches++;   /* counted once, at its first part */
 	w->st.search_unindexed += st.unindexed;
 	w->st.search_limited += st.limited;
+	w->st.search_yielded += st.yielded;
 	return rc;
 }
 

@@ -256,6 +256,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if ((rc = early_option(argc, argv)) >= 0)
 		return rc;
+	/* Before EAL starts a thread, so every thread has it (priv.h). */
+	if (lfe_priv_no_new_privs(err, sizeof(err)) < 0) {
+		fprintf(stderr, "ldapfe: %s\n", err);
+		return 1;
+	}
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "ldapfe: EAL init failed: %s\n", rte_strerror(rte_errno));

@@ -181,7 +181,10 @@ struct lfe_metrics *lfe_metrics_start(struct lfe_daemon *d, char *err, size_t er
 	sin.sin_port = htons(port);
 	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, port, NULL, NULL, answer, m,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
+				  /* per client address, so one scraper's address (or one
+				   * attacker's) cannot take every slot from the others */
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)LFE_METRICS_CONNS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)LFE_METRICS_CONNS_PER_ADDR,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
 				  MHD_OPTION_END);

@@ -16,6 +16,12 @@
 
 #include "daemon.h"
 
+/* Connections at once: in all, and from one client address (beyond it a
+ * connection is closed at accept). Each idles out after 10 s and holds at
+ * most 32 KiB. */
+#define LFE_METRICS_CONNS           64u
+#define LFE_METRICS_CONNS_PER_ADDR  4u
+
 struct lfe_metrics;
 
 /* Listen on d->cfg.metrics_listen (must be non-empty and valid) and serve.

@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,6 +40,12 @@ int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid
 			 user);
 		return -EINVAL;
 	}
+	if (*gid == 0) {
+		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] %s: \"%.64s\": gid 0, dropping to it keeps root's group "
+			 "(files of group root, /dev nodes)", group && group[0] ? "group" : "user",
+			 group && group[0] ? group : user);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -62,6 +69,20 @@ int lfe_priv_drop(uid_t uid, gid_t gid, char err[LFE_CFG_ERR_LEN])
 	if (setuid(0) == 0) {
 		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: uid 0 could be regained");
 		return -EPERM;
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: no_new_privs is not set");
+		return -EPERM;
+	}
+	return 0;
+}
+
+int lfe_priv_no_new_privs(char *err, size_t errlen)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		int e = errno ? errno : EPERM;
+		snprintf(err, errlen, "PR_SET_NO_NEW_PRIVS: %s", strerror(e));
+		return -e;
 	}
 	return 0;
 }

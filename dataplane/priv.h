@@ -18,6 +18,7 @@
 #ifndef LFE_DATAPLANE_PRIV_H
 #define LFE_DATAPLANE_PRIV_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -29,8 +30,16 @@ int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid
 		     char err[LFE_CFG_ERR_LEN]);
 
 /* setgroups({gid}), setresgid(gid), setresuid(uid), then check: no
- * capability left in the effective/permitted sets and uid 0 cannot be
- * regained. 0 or a negative errno with a message. */
+ * capability left in the effective/permitted sets, uid 0 cannot be
+ * regained, no_new_privs is set. 0 or a negative errno with a message. */
 int lfe_priv_drop(uid_t uid, gid_t gid, char err[LFE_CFG_ERR_LEN]);
+
+/* PR_SET_NO_NEW_PRIVS, what systemd's NoNewPrivileges= gives, also when
+ * ldapfe is started another way: no execve (the daemon makes none, but a
+ * bug could) gains privileges through a setuid binary or file
+ * capabilities. Per thread and inherited: called first in main(), before
+ * EAL starts a thread. Dropping root with setresuid still works under it.
+ * 0 or a negative errno with a message. */
+int lfe_priv_no_new_privs(char *err, size_t errlen);
 
 #endif

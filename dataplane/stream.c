@@ -45,6 +45,7 @@ _Static_assert(sizeof(((struct lfe_stream_core *)0)->sealed) >=
 	       TLS_RECORD_MAX + LFE_TLSREC_WRITE_OVERHEAD, "a sealed record fits");
 _Static_assert(sizeof(((struct lfe_stream_core *)0)->plain) > LFE_TLSREC_PLAIN_MAX + 1,
 	       "an opened record fits");
+_Static_assert(LFE_STREAM_REC_BUF == LFE_TLSREC_MAX, "a pool buffer holds one record");
 
 struct lfe_stream_tls {
 	struct lfe_tlsoff_job job;   /* job.ssl: the connection's SSL object */
@@ -53,11 +54,16 @@ struct lfe_stream_tls {
 	struct lfe_stream_core *core;
 	bool failed;                 /* alert sent, connection closing */
 	bool out;                    /* a handshake step is at a crypto thread */
+	bool closed;                 /* close_notify read and answered: input ignored */
+	uint64_t hs_since;           /* lfe_stream_init_tls's time: the handshake deadline */
+	uint64_t gath_since;         /* the first byte of the record in gath */
 	size_t wmark;                /* write BIO bytes before the current step */
-	struct lfe_tlsrec_secrets sec;   /* the keylog's copies, until the handover */
+	/* The keylog's copies, until the handover: in key memory (tlsrec.h,
+	 * never in a core dump); NULL once wiped and detached. */
+	struct lfe_tlsrec_secrets *sec;
 	/* After the handover (job.ssl, rbio and wbio NULL): */
 	struct lfe_tlsrec *rec;
-	uint8_t *gath;               /* ciphertext taken but not opened: LFE_TLSREC_MAX+ */
+	uint8_t *gath;               /* ciphertext taken but not opened: a pool buffer */
 	uint32_t gath_len;
 	uint8_t *hold;               /* plaintext the session left of a record (heap) */
 	uint32_t hold_off, hold_len, hold_size;
@@ -79,15 +85,60 @@ void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c)
 	st->tls = NULL;
 }
 
+/* ---- the core's pool of record buffers ---- */
+
+int lfe_stream_core_pool(struct lfe_stream_core *core, uint32_t n)
+{
+	core->pool = n ? calloc(n, LFE_STREAM_REC_BUF) : NULL;   /* backed as first used */
+	core->pool_free = n ? calloc(n, sizeof *core->pool_free) : NULL;
+	if (n && (core->pool == NULL || core->pool_free == NULL)) {
+		lfe_stream_core_pool_free(core);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		core->pool_free[i] = core->pool + (size_t)i * LFE_STREAM_REC_BUF;
+	core->pool_n = core->pool_top = n;
+	return 0;
+}
+
+void lfe_stream_core_pool_free(struct lfe_stream_core *core)
+{
+	free(core->pool);
+	free(core->pool_free);
+	core->pool = NULL;
+	core->pool_free = NULL;
+	core->pool_n = core->pool_top = 0;
+}
+
+static uint8_t *rec_buf_get(struct lfe_stream_core *core)
+{
+	if (core->pool == NULL)
+		return malloc(LFE_STREAM_REC_BUF);
+	if (core->pool_top == 0) {
+		core->st.record_pool_empty++;
+		return NULL;
+	}
+	return core->pool_free[--core->pool_top];
+}
+
+/* Ciphertext only: nothing to wipe. */
+static void rec_buf_put(struct lfe_stream_core *core, uint8_t *b)
+{
+	if (core->pool == NULL)
+		free(b);
+	else
+		core->pool_free[core->pool_top++] = b;
+}
+
 static void tls_free(struct lfe_stream_tls *t)
 {
 	SSL_free(t->job.ssl);
 	lfe_tlsrec_free(t->rec);
 	if (t->gath)
-		OPENSSL_clear_free(t->gath, t->gath_len);
+		rec_buf_put(t->core, t->gath);
 	if (t->hold)
 		OPENSSL_clear_free(t->hold, t->hold_size);
-	lfe_tlsrec_secrets_wipe(&t->sec);
+	lfe_tlsrec_key_free(t->sec, sizeof *t->sec);   /* after SSL_free: no keylog call left */
 	free(t);
 }
 
@@ -118,8 +169,10 @@ int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *
 	SSL_set_bio(ssl, t->rbio, t->wbio);
 	SSL_set_accept_state(ssl);
 	if (SSL_CTX_get_keylog_callback(ctx) == lfe_tlsrec_keylog &&
-	    lfe_tlsrec_watch(ssl, &t->sec) < 0) {
+	    ((t->sec = lfe_tlsrec_key_alloc(sizeof *t->sec)) == NULL ||
+	     lfe_tlsrec_watch(ssl, t->sec) < 0)) {
 		SSL_free(ssl);
+		lfe_tlsrec_key_free(t->sec, sizeof *t->sec);
 		free(t);
 		return -ENOMEM;
 	}
@@ -131,8 +184,30 @@ int lfe_stream_init_tls(struct lfe_stream *st, struct lfe_tcp_conn *c, SSL_CTX *
 	t->job.release = tls_release;
 	t->st = st;
 	t->core = core;
+	t->hs_since = core->now_us ? core->now_us : 1;
 	st->tls = t;
 	return 0;
+}
+
+uint64_t lfe_stream_handshake_since(const struct lfe_stream *st)
+{
+	const struct lfe_stream_tls *t = st->tls;
+	if (t == NULL || t->rec || t->failed)
+		return 0;
+	if (!t->out && SSL_is_init_finished(t->job.ssl))
+		return 0;
+	return t->hs_since;
+}
+
+uint64_t lfe_stream_record_since(const struct lfe_stream *st)
+{
+	const struct lfe_stream_tls *t = st->tls;
+	if (t == NULL || t->rec == NULL || t->gath_len == 0 || t->hold_len || t->closed)
+		return 0;
+	if (t->gath_len >= LFE_TLSREC_HDR &&
+	    t->gath_len >= LFE_TLSREC_HDR + ((size_t)t->gath[3] << 8 | t->gath[4]))
+		return 0;   /* a whole record waits (the session stopped): not unfinished */
+	return t->gath_since;
 }
 
 void lfe_stream_fini(struct lfe_stream *st)
@@ -350,7 +425,7 @@ static void handover(struct lfe_stream *st)
 	long wn = BIO_get_mem_data(t->wbio, &w);
 	int err, n;
 
-	if (t->sec.server_len == 0 || SSL_version(ssl) != TLS1_3_VERSION || wn < 0 ||
+	if (t->sec == NULL || t->sec->server_len == 0 || SSL_version(ssl) != TLS1_3_VERSION || wn < 0 ||
 	    (size_t)wn < t->wmark || SSL_pending(ssl) > 0 || SSL_has_pending(ssl))
 		goto stay;
 	/* The records of the step that finished the handshake: its tickets,
@@ -361,26 +436,36 @@ static void handover(struct lfe_stream *st)
 		goto stay;   /* no proof of the sequence number, or bytes still to send */
 	long rn = BIO_get_mem_data(t->rbio, &r);
 	uint8_t *g = NULL;
-	if (rn < 0 || (rn > 0 && (g = malloc(LFE_TLSREC_MAX > rn ? LFE_TLSREC_MAX : (size_t)rn)) == NULL))
+	/* The client's records after its Finished: into a pool buffer (more
+	 * than one record's worth: stay on OpenSSL, which has them). */
+	if (rn < 0 || rn > (long)LFE_STREAM_REC_BUF || (rn > 0 && (g = rec_buf_get(t->core)) == NULL))
 		goto stay;
-	struct lfe_tlsrec *rec = lfe_tlsrec_new(ssl, &t->sec, (uint64_t)n, &err);
+	struct lfe_tlsrec *rec = lfe_tlsrec_new(ssl, t->sec, (uint64_t)n, &err);
 	if (rec == NULL) {
-		free(g);
-		return;
+		if (g)
+			rec_buf_put(t->core, g);
+		goto stay;
 	}
 	if (rn > 0)
 		memcpy(g, r, (size_t)rn);   /* the client's records after its Finished */
 	SSL_free(ssl);
+	lfe_tlsrec_key_free(t->sec, sizeof *t->sec);   /* wiped by lfe_tlsrec_new */
+	t->sec = NULL;
 	t->job.ssl = NULL;
 	t->rbio = t->wbio = NULL;
 	t->rec = rec;
 	t->gath = g;
 	t->gath_len = (uint32_t)rn;
+	t->gath_since = t->core->now_us ? t->core->now_us : 1;
 	t->core->st.handover++;
 	return;
 stay:
 	ERR_clear_error();
-	lfe_tlsrec_secrets_wipe(&t->sec);
+	if (t->sec) {   /* detached first: the SSL lives on */
+		(void)lfe_tlsrec_watch(ssl, NULL);
+		lfe_tlsrec_key_free(t->sec, sizeof *t->sec);
+		t->sec = NULL;
+	}
 }
 
 /* What a handshake step returned (inline or on a crypto thread): its bytes
@@ -487,10 +572,12 @@ static int rec_one(struct lfe_stream *st, struct lfe_session *s, const uint8_t *
 	size_t m = 0;
 
 	*stop = false;
+	lfe_tlsrec_now(t->rec, t->core->now_us);
 	int rc = lfe_tlsrec_read(t->rec, p, n, plain, sizeof t->core->plain, &m, need);
-	if (rc == -EPIPE) {   /* close_notify */
+	if (rc == -EPIPE) {   /* close_notify: answered once, nothing after it read */
 		*flags |= LFE_SESS_CLOSE;
 		stream_close(st);
+		t->closed = true;
 		return -1;
 	}
 	if (rc < 0) {
@@ -516,7 +603,7 @@ static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 	size_t used = 0, need;
 	bool stop;
 
-	if (t->failed)
+	if (t->failed || t->closed)
 		return len;
 	if (t->hold_len) {
 		if (!rec_offer(st, s, t->hold + t->hold_off, t->hold_len, &stop, scratch, cap, flags))
@@ -539,8 +626,9 @@ static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 		}
 		memmove(t->gath, t->gath + rc, t->gath_len - (size_t)rc);
 		t->gath_len -= (uint32_t)rc;
+		t->gath_since = t->core->now_us ? t->core->now_us : 1;   /* the next record's start */
 		if (t->gath_len == 0) {
-			free(t->gath);   /* ciphertext only: nothing to wipe */
+			rec_buf_put(t->core, t->gath);
 			t->gath = NULL;
 		}
 		if (stop)
@@ -550,8 +638,8 @@ static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 		int rc = rec_one(st, s, data + used, len - used, &need, &stop, scratch, cap, flags);
 		if (rc < 0)
 			return len;
-		if (rc == 0) {   /* cut: gather it (one record's buffer, as OpenSSL's) */
-			t->gath = malloc(LFE_TLSREC_MAX);
+		if (rc == 0) {   /* cut: gather it (one record's buffer from the pool) */
+			t->gath = rec_buf_get(t->core);
 			if (t->gath == NULL) {
 				*flags |= LFE_SESS_ABORT;
 				lfe_tcp_abort(st->c);
@@ -559,6 +647,7 @@ static size_t rec_deliver(struct lfe_stream *st, struct lfe_session *s, const ui
 			}
 			memcpy(t->gath, data + used, len - used);
 			t->gath_len = (uint32_t)(len - used);
+			t->gath_since = t->core->now_us ? t->core->now_us : 1;
 			return len;
 		}
 		used += (size_t)rc;

@@ -90,13 +90,29 @@ struct lfe_stream_stats {
 	uint64_t offloaded;          /* handshake steps run on a crypto thread */
 	uint64_t busy;               /* handshakes refused: offload queue full */
 	uint64_t handover;           /* moved to ldapfe's record layer (tlsrec.h) */
+	uint64_t handshake_expired;  /* closed: handshake past [tls] handshake_timeout_ms (glue) */
+	uint64_t record_expired;     /* closed: a started record past pdu_timeout_ms (glue) */
+	uint64_t record_pool_empty;  /* reset: a started record found no buffer in the pool */
 };
+
+/* One buffer of the per-core pool holds an unfinished record. */
+#define LFE_STREAM_REC_BUF 16645u   /* LFE_TLSREC_MAX: header + 2^14 + 256 */
 
 /* Per worker: shared by the TLS streams of one core, one call at a time. */
 struct lfe_stream_core {
 	struct lfe_tlsoff *off;      /* NULL: handshake steps run inline */
 	unsigned worker;             /* this core's queues in off */
 	struct lfe_stream_stats st;
+	uint64_t now_us;             /* the caller's clock, set before each call (tlsrec's budget,
+				      * deadlines' starts) */
+	/* Unfinished records' bytes (after the handover): buffers of
+	 * LFE_STREAM_REC_BUF from this pool (lfe_stream_core_pool), held by a
+	 * connection from a record's first byte to its last; none left: that
+	 * connection is reset (record_pool_empty). No pool (unit tests,
+	 * benchmarks): malloc. */
+	uint8_t *pool;
+	uint8_t **pool_free;
+	uint32_t pool_n, pool_top;   /* buffers; free ones on pool_free[0..top) */
 	uint8_t plain[LFE_STREAM_TLS_RECORD + 256];   /* decrypted record, during a call */
 	uint8_t sealed[LFE_STREAM_TLS_RECORD + 256];  /* records being sealed (tlsrec.h) */
 };
@@ -105,6 +121,20 @@ struct lfe_stream {
 	struct lfe_tcp_conn *c;
 	struct lfe_stream_tls *tls;   /* NULL: cleartext */
 };
+
+/* Give core a pool of n buffers for unfinished records (the worker, at
+ * start): 0 or -ENOMEM. lfe_stream_core_pool_free releases it (after the
+ * last stream of the core is gone). */
+int lfe_stream_core_pool(struct lfe_stream_core *core, uint32_t n);
+void lfe_stream_core_pool_free(struct lfe_stream_core *core);
+
+/* Deadlines' starts (core->now_us when the state began), 0 when not in
+ * it: a TLS handshake not finished (from lfe_stream_init_tls), and, after
+ * the handover, a record started and not complete, the stream holding
+ * nothing else (its pool buffer is all a reset would lose: the caller
+ * may keep such a connection evictable). */
+uint64_t lfe_stream_handshake_since(const struct lfe_stream *st);
+uint64_t lfe_stream_record_since(const struct lfe_stream *st);
 
 /* Attach st to connection c (from on_open). Allocates nothing. */
 void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c);

@@ -49,6 +49,8 @@ struct tk_keys {
 	struct tk_slot slot[TK_SLOTS];
 };
 
+_Static_assert(sizeof(struct tk_keys) <= 512, "ticket keys fit a key chunk (tlsrec.h)");
+
 struct lfe_tls {
 	SSL_CTX *ctx;
 	struct tk_keys *keys;        /* NULL: no tickets; the ctx holds its own ref */
@@ -94,7 +96,8 @@ static int tk_install(struct tk_keys *k, uint64_t g, uint64_t now)
 
 static struct tk_keys *tk_new(uint32_t lifetime_s)
 {
-	struct tk_keys *k = calloc(1, sizeof *k);
+	/* never in a core dump, locked where allowed (tlsrec.h) */
+	struct tk_keys *k = lfe_tlsrec_key_alloc(sizeof *k);
 	if (k == NULL)
 		return NULL;
 	atomic_init(&k->refs, 1);
@@ -102,7 +105,7 @@ static struct tk_keys *tk_new(uint32_t lifetime_s)
 	atomic_flag_clear(&k->rotating);
 	if (RAND_bytes(k->prefix, sizeof k->prefix) != 1 || tk_install(k, 1, mono_s()) < 0) {
 		ERR_clear_error();
-		free(k);
+		lfe_tlsrec_key_free(k, sizeof *k);
 		return NULL;
 	}
 	return k;
@@ -111,8 +114,7 @@ static struct tk_keys *tk_new(uint32_t lifetime_s)
 static void tk_unref(struct tk_keys *k)
 {
 	if (k && atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) == 1) {
-		OPENSSL_cleanse(k, sizeof *k);
-		free(k);
+		lfe_tlsrec_key_free(k, sizeof *k);   /* wiped */
 	}
 }
 

@@ -6,12 +6,13 @@
  * last KeyUpdate) on.
  */
 #include "tlsrec.h"
-#include "aesgcm.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -20,11 +21,6 @@
 #include <openssl/ssl.h>
 
 #define IV_LEN 12u
-/* Records of up to this many inner-plaintext bytes go through aesgcm.c,
- * larger ones through EVP: aesgcm.c takes a block at a time (~2.1 ns a
- * byte here), EVP's stitched AES-GCM assembly ~0.3 ns a byte on long
- * records but ~400 ns of setup per record; they cross near 256 bytes. */
-#define AESGCM_MAX 256u
 #define CT_ALERT     21u
 #define CT_HANDSHAKE 22u
 #define CT_APPDATA   23u
@@ -33,8 +29,7 @@
 #define ALERT_ILLEGAL_PARAMETER 47u
 
 struct dir {
-	struct lfe_aesgcm g;      /* AES-GCM on AES-NI (r->fast) */
-	EVP_CIPHER_CTX *ctx;      /* otherwise OpenSSL's, keyed once */
+	EVP_CIPHER_CTX *ctx;      /* OpenSSL's, keyed once per key */
 	uint64_t seq;
 	uint8_t iv[IV_LEN];
 	uint8_t secret[LFE_TLSREC_SECRET_MAX];   /* current traffic secret: KeyUpdate's input */
@@ -44,13 +39,18 @@ struct lfe_tlsrec {
 	const char *md;           /* the suite's hash, by name (HKDF) */
 	size_t key_len, hash_len;
 	bool gcm;                 /* AES-GCM: the nonce set as a parameter */
-	bool fast;                /* AES-GCM by aesgcm.c (the CPU has AES-NI, PCLMULQDQ) */
-	const EVP_CIPHER *cipher; /* the suite's, for EVP */
+	const EVP_CIPHER *cipher; /* the suite's */
 	struct dir rd, wr;
 	bool client;              /* lfe_tlsrec_set_client: NewSessionTickets skipped */
-	bool ku_owed;             /* the peer asked for our KeyUpdate */
-	uint8_t ku_run;           /* KeyUpdates since the last data record */
+	bool ku_owed;             /* a KeyUpdate of ours is due: asked for, or the usage limit */
+	bool closed;              /* close_notify read: nothing more is opened */
+	uint8_t ku_run;           /* KeyUpdates since the last non-empty data record */
+	uint8_t empty_run;        /* empty data records in a row */
 	uint8_t alert;            /* owed after a failed read */
+	uint32_t ku_tokens;       /* KeyUpdate budget left (LFE_TLSREC_KU_BURST at most) */
+	uint64_t ku_last_us;      /* the budget's last refill (lfe_tlsrec_now's clock) */
+	uint64_t now_us;          /* lfe_tlsrec_now; 0: never told, no refill */
+	uint64_t wr_limit;        /* records under one write key before our KeyUpdate */
 	uint64_t tickets;         /* NewSessionTickets skipped (client mode) */
 };
 
@@ -68,7 +68,8 @@ static void sec_index_init(void)
 int lfe_tlsrec_watch(SSL *ssl, struct lfe_tlsrec_secrets *sec)
 {
 	pthread_once(&sec_once, sec_index_init);
-	memset(sec, 0, sizeof *sec);
+	if (sec)
+		memset(sec, 0, sizeof *sec);
 	if (sec_index < 0 || SSL_set_ex_data(ssl, sec_index, sec) != 1) {
 		ERR_clear_error();
 		return -ENOMEM;
@@ -146,15 +147,89 @@ int lfe_tlsrec_count_records(const uint8_t *p, size_t n)
 	return count;
 }
 
+/* ------------------------------------------------- key memory */
+
+/* Record layers (keys, IVs, traffic secrets) live in chunks carved from
+ * 64 KiB regions mapped for them: MADV_DONTDUMP (never in a core dump)
+ * and mlock'ed while RLIMIT_MEMLOCK allows (never swapped; past the limit
+ * only excluded from dumps). Free chunks go on the freeing thread's list
+ * (a record layer is allocated and freed on its own thread: no lock); the
+ * regions stay mapped, bounded by the most record layers alive at once.
+ * The EVP contexts' key schedules are OpenSSL's allocations (not here). */
+#define KEY_CHUNK  512u
+#define KEY_REGION (64u * 1024u)
+
+struct key_free { struct key_free *next; };
+static _Thread_local struct key_free *key_free_list;
+
+int lfe_tlsrec_key_protect(void *p, size_t n)
+{
+	int rc = madvise(p, n, MADV_DONTDUMP) == 0 ? 0 : -errno;
+	if (rc == 0 && mlock(p, n) == 0)
+		return 1;
+	return rc;   /* mlock: EPERM/ENOMEM past RLIMIT_MEMLOCK, dump-excluded only */
+}
+
+static void *key_region(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)lfe_tlsrec_key_protect(p, n);
+	return p;
+}
+
+void *lfe_tlsrec_key_alloc(size_t n)
+{
+	if (n > KEY_CHUNK)
+		return NULL;
+	if (key_free_list == NULL) {
+		uint8_t *reg = key_region(KEY_REGION);
+		if (reg == NULL)
+			return NULL;
+		for (size_t off = KEY_REGION; off >= KEY_CHUNK; off -= KEY_CHUNK) {
+			struct key_free *f = (struct key_free *)(reg + off - KEY_CHUNK);
+			f->next = key_free_list;
+			key_free_list = f;
+		}
+	}
+	struct key_free *f = key_free_list;
+	key_free_list = f->next;
+	memset(f, 0, KEY_CHUNK);
+	return f;
+}
+
+void lfe_tlsrec_key_free(void *p, size_t n)
+{
+	(void)n;
+	if (p == NULL)
+		return;
+	OPENSSL_cleanse(p, KEY_CHUNK);
+	struct key_free *f = p;
+	f->next = key_free_list;
+	key_free_list = f;
+}
+
+_Static_assert(sizeof(struct lfe_tlsrec) <= KEY_CHUNK, "a record layer fits a key chunk");
+
 /* ------------------------------------------------------------- keys */
 
 /* HKDF-Expand (EVP_KDF "HKDF", expand only) keyed with one secret: the
  * fetch, the digest lookup and the key are set once for the labels of
  * that secret (each derive then takes only its info). */
+static EVP_KDF *hkdf;   /* fetched once per process (default library context) */
+static pthread_once_t hkdf_once = PTHREAD_ONCE_INIT;
+
+static void hkdf_fetch(void)
+{
+	hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);   /* kept to the process's end */
+	ERR_clear_error();
+}
+
 static EVP_KDF_CTX *hkdf_new(const char *md, const uint8_t *secret, size_t slen)
 {
-	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
-	EVP_KDF_CTX *kc = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+	pthread_once(&hkdf_once, hkdf_fetch);
+	EVP_KDF_CTX *kc = hkdf ? EVP_KDF_CTX_new(hkdf) : NULL;
 	int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
 	OSSL_PARAM p[] = {
 		OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
@@ -162,7 +237,6 @@ static EVP_KDF_CTX *hkdf_new(const char *md, const uint8_t *secret, size_t slen)
 		OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, slen),
 		OSSL_PARAM_construct_end(),
 	};
-	EVP_KDF_free(kdf);   /* the context holds its own reference */
 	if (kc && EVP_KDF_CTX_set_params(kc, p) != 1) {
 		EVP_KDF_CTX_free(kc);   /* cleanses the key it holds */
 		kc = NULL;
@@ -196,9 +270,8 @@ static int expand_label(EVP_KDF_CTX *kc, const char *label, uint8_t *out, size_t
 	return 0;
 }
 
-/* Key and IV of d from its secret (the sequence number restarts):
- * aesgcm's schedule when r->fast, and d->ctx keyed when there is one (made
- * at the creation without r->fast, or by dir_evp). */
+/* Key and IV of d from its secret (the sequence number restarts), d->ctx
+ * keyed. */
 static int dir_key(struct lfe_tlsrec *r, struct dir *d, int enc)
 {
 	uint8_t key[32];
@@ -207,9 +280,7 @@ static int dir_key(struct lfe_tlsrec *r, struct dir *d, int enc)
 	if (rc == 0)
 		rc = expand_label(kc, "iv", d->iv, IV_LEN);
 	EVP_KDF_CTX_free(kc);
-	if (rc == 0 && r->fast && lfe_aesgcm_init(&d->g, key, r->key_len) < 0)
-		rc = -EIO;
-	if (rc == 0 && d->ctx && EVP_CipherInit_ex(d->ctx, r->cipher, NULL, key, NULL, enc) != 1)
+	if (rc == 0 && EVP_CipherInit_ex(d->ctx, r->cipher, NULL, key, NULL, enc) != 1)
 		rc = -EIO;
 	OPENSSL_cleanse(key, sizeof key);
 	if (rc < 0)
@@ -229,21 +300,6 @@ static int dir_update(struct lfe_tlsrec *r, struct dir *d, int enc)
 		memcpy(d->secret, next, r->hash_len);
 	OPENSSL_cleanse(next, sizeof next);
 	return rc < 0 ? rc : dir_key(r, d, enc);
-}
-
-/* d's EVP context, made and keyed on first use: a record over AESGCM_MAX
- * on a connection that has aesgcm.c. 0, -ENOMEM or -EIO. */
-static int dir_evp(struct lfe_tlsrec *r, struct dir *d, int enc)
-{
-	if (d->ctx)
-		return 0;
-	d->ctx = EVP_CIPHER_CTX_new();
-	if (d->ctx == NULL)
-		return -ENOMEM;
-	uint64_t seq = d->seq;
-	int rc = dir_key(r, d, enc);   /* the same key and IV again */
-	d->seq = seq;
-	return rc;
 }
 
 /* The handover of either side: the peer's secret opens, ours seals. */
@@ -313,22 +369,20 @@ struct lfe_tlsrec *lfe_tlsrec_new_keys(uint16_t suite, const uint8_t *rd_secret,
 	if (secret_len != hash_len)
 		goto out;
 	*err = -ENOMEM;
-	r = aligned_alloc(_Alignof(struct lfe_tlsrec), sizeof *r);   /* aesgcm's 16-byte keys */
+	r = lfe_tlsrec_key_alloc(sizeof *r);
 	if (r == NULL)
 		goto out;
-	memset(r, 0, sizeof *r);
 	r->md = md;
 	r->gcm = gcm;
-	r->fast = gcm && lfe_aesgcm_available();
 	r->cipher = cipher;
 	r->key_len = key_len;
 	r->hash_len = hash_len;
-	if (!r->fast) {
-		r->rd.ctx = EVP_CIPHER_CTX_new();
-		r->wr.ctx = EVP_CIPHER_CTX_new();
-		if (r->rd.ctx == NULL || r->wr.ctx == NULL)
-			goto fail;
-	}
+	r->ku_tokens = LFE_TLSREC_KU_BURST;
+	r->wr_limit = LFE_TLSREC_WRITE_LIMIT;
+	r->rd.ctx = EVP_CIPHER_CTX_new();
+	r->wr.ctx = EVP_CIPHER_CTX_new();
+	if (r->rd.ctx == NULL || r->wr.ctx == NULL)
+		goto fail;
 	memcpy(r->rd.secret, rd_secret, hash_len);
 	memcpy(r->wr.secret, wr_secret, hash_len);
 	*err = -EIO;
@@ -350,21 +404,17 @@ void lfe_tlsrec_free(struct lfe_tlsrec *r)
 		return;
 	EVP_CIPHER_CTX_free(r->rd.ctx);   /* cleanses its key schedule */
 	EVP_CIPHER_CTX_free(r->wr.ctx);
-	OPENSSL_cleanse(r, sizeof *r);    /* aesgcm's key schedules too */
-	free(r);
+	lfe_tlsrec_key_free(r, sizeof *r);   /* wiped */
 }
 
-int lfe_tlsrec_use_evp(struct lfe_tlsrec *r)
+void lfe_tlsrec_now(struct lfe_tlsrec *r, uint64_t now_us)
 {
-	if (!r->fast)
-		return 0;
-	r->fast = false;
-	int rc = dir_evp(r, &r->rd, 0);
-	if (rc == 0)
-		rc = dir_evp(r, &r->wr, 1);
-	lfe_aesgcm_wipe(&r->rd.g);
-	lfe_aesgcm_wipe(&r->wr.g);
-	return rc;
+	r->now_us = now_us;
+}
+
+void lfe_tlsrec_set_write_limit(struct lfe_tlsrec *r, uint64_t records)
+{
+	r->wr_limit = records;
 }
 
 /* ------------------------------------------------------------ records */
@@ -430,14 +480,7 @@ static int seal(struct lfe_tlsrec *r, uint8_t type, const uint8_t *p, size_t n, 
 	if (n)
 		memmove(c, p, n);
 	c[n] = type;
-	if (r->fast && n + 1 <= AESGCM_MAX) {
-		uint8_t nc[IV_LEN];
-		nonce(d, nc);
-		lfe_aesgcm_seal(&d->g, nc, out, LFE_TLSREC_HDR, c, n + 1, c, c + n + 1);
-		d->seq++;
-		return (int)(LFE_TLSREC_HDR + clen);
-	}
-	if (dir_evp(r, d, 1) < 0 || set_nonce(r, d, 1) != 1 ||
+	if (set_nonce(r, d, 1) != 1 ||
 	    EVP_EncryptUpdate(d->ctx, NULL, &l, out, LFE_TLSREC_HDR) != 1 ||
 	    EVP_EncryptUpdate(d->ctx, c, &l, c, (int)n + 1) != 1 ||
 	    EVP_EncryptFinal_ex(d->ctx, c + n + 1, &l) != 1 || tag(d, c + n + 1, true) != 1) {
@@ -454,6 +497,8 @@ int lfe_tlsrec_write(struct lfe_tlsrec *r, const uint8_t *p, size_t n, uint8_t *
 
 	if (n > LFE_TLSREC_PLAIN_MAX || cap < n + LFE_TLSREC_WRITE_OVERHEAD)
 		return -ENOBUFS;
+	if (r->wr_limit && r->wr.seq + 1 >= r->wr_limit)
+		r->ku_owed = true;   /* §5.5: the KeyUpdate is the key's last record */
 	if (r->ku_owed) {
 		static const uint8_t ku[] = { HS_KEY_UPDATE, 0, 0, 1, 0 };   /* update_not_requested */
 		int k = seal(r, CT_HANDSHAKE, ku, sizeof ku, out, cap);
@@ -493,6 +538,26 @@ static int bad(struct lfe_tlsrec *r, uint8_t alert)
 	return -EBADMSG;
 }
 
+/* One KeyUpdate from the budget (tlsrec.h): refilled by one for each
+ * LFE_TLSREC_KU_REFILL_US of lfe_tlsrec_now's clock, up to the burst. */
+static bool ku_budget(struct lfe_tlsrec *r)
+{
+	if (r->now_us > r->ku_last_us) {
+		uint64_t earned = (r->now_us - r->ku_last_us) / LFE_TLSREC_KU_REFILL_US;
+		if (earned) {
+			uint64_t t = r->ku_tokens + earned;
+			r->ku_tokens = t > LFE_TLSREC_KU_BURST ? LFE_TLSREC_KU_BURST : (uint32_t)t;
+			r->ku_last_us += earned * LFE_TLSREC_KU_REFILL_US;
+		}
+	}
+	if (r->ku_last_us == 0 || r->ku_last_us > r->now_us)
+		r->ku_last_us = r->now_us;   /* the first reading */
+	if (r->ku_tokens == 0)
+		return false;
+	r->ku_tokens--;
+	return true;
+}
+
 /* A KeyUpdate, alone in its record (§4.6.3; a handshake message must not
  * span a key change, and we take no other post-handshake message). */
 static int key_update(struct lfe_tlsrec *r, const uint8_t *m, size_t n)
@@ -503,7 +568,7 @@ static int key_update(struct lfe_tlsrec *r, const uint8_t *m, size_t n)
 		return bad(r, LFE_TLS_ALERT_DECODE_ERROR);
 	if (m[4] > 1)
 		return bad(r, ALERT_ILLEGAL_PARAMETER);
-	if (++r->ku_run > LFE_TLSREC_KEY_UPDATES_MAX)
+	if (++r->ku_run > LFE_TLSREC_KEY_UPDATES_MAX || !ku_budget(r))
 		return bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);   /* a flood: each costs 3 HKDFs */
 	if (dir_update(r, &r->rd, 0) < 0)
 		return bad(r, LFE_TLS_ALERT_INTERNAL_ERROR);
@@ -575,6 +640,8 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 
 	*plen = 0;
 	*need = LFE_TLSREC_HDR;
+	if (r->closed)
+		return -EPIPE;   /* after close_notify nothing is opened (§6.1) */
 	if (len < LFE_TLSREC_HDR)
 		return 0;
 	/* After the handshake only protected records: a change_cipher_spec,
@@ -601,22 +668,14 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 		return -ERANGE;
 	}
 	const uint8_t *c = in + LFE_TLSREC_HDR;
-	if (r->fast && m <= AESGCM_MAX) {
-		uint8_t nc[IV_LEN];
-		nonce(d, nc);
-		if (lfe_aesgcm_open(&d->g, nc, in, LFE_TLSREC_HDR, c, m, c + m, out) < 0)
-			return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);   /* nothing written */
-	} else {
-		uint8_t t[LFE_TLSREC_TAG];
-		memcpy(t, c + m, sizeof t);
-		if (dir_evp(r, d, 0) < 0 || set_nonce(r, d, 0) != 1 ||
-		    EVP_DecryptUpdate(d->ctx, NULL, &l, in, LFE_TLSREC_HDR) != 1 ||
-		    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 || tag(d, t, false) != 1 ||
-		    EVP_DecryptFinal_ex(d->ctx, out + m, &l) != 1) {
-			ERR_clear_error();
-			OPENSSL_cleanse(out, m);
-			return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);
-		}
+	uint8_t t[LFE_TLSREC_TAG];
+	memcpy(t, c + m, sizeof t);
+	if (set_nonce(r, d, 0) != 1 || EVP_DecryptUpdate(d->ctx, NULL, &l, in, LFE_TLSREC_HDR) != 1 ||
+	    EVP_DecryptUpdate(d->ctx, out, &l, c, (int)m) != 1 || tag(d, t, false) != 1 ||
+	    EVP_DecryptFinal_ex(d->ctx, out + m, &l) != 1) {
+		ERR_clear_error();
+		OPENSSL_cleanse(out, m);
+		return bad(r, LFE_TLS_ALERT_BAD_RECORD_MAC);
 	}
 	d->seq++;
 	size_t i = m;
@@ -629,16 +688,27 @@ int lfe_tlsrec_read(struct lfe_tlsrec *r, const uint8_t *in, size_t len, uint8_t
 	int rc = 0;
 	switch (type) {
 	case CT_APPDATA:
+		if (n == 0) {
+			/* Empty records reset nothing (else they would refill the
+			 * KeyUpdate run) and are bounded as OpenSSL bounds them. */
+			if (++r->empty_run > LFE_TLSREC_EMPTY_MAX)
+				rc = bad(r, LFE_TLS_ALERT_UNEXPECTED_MESSAGE);
+			break;
+		}
 		r->ku_run = 0;
+		r->empty_run = 0;
 		*plen = n;
 		return (int)*need;
 	case CT_ALERT:
-		if (n != 2)
+		if (n != 2) {
 			rc = bad(r, LFE_TLS_ALERT_DECODE_ERROR);
-		else if (out[1] == LFE_TLS_ALERT_CLOSE_NOTIFY)
+		} else if (out[1] == LFE_TLS_ALERT_CLOSE_NOTIFY) {
+			r->closed = true;
 			rc = -EPIPE;
-		else
+		}
+		else {
 			rc = -ECONNRESET;   /* their fatal alert: we only close */
+		}
 		break;
 	case CT_HANDSHAKE:
 		if (r->client && n > 0 && out[0] == HS_NEW_SESSION_TICKET)

@@ -7,11 +7,9 @@
  * offload, OpenSSL keeps the handshake and hands the traffic keys over:
  * one EVP_CIPHER_CTX per direction keyed once, per record only the nonce
  * (IV xor the 64-bit sequence number) is set, AAD is the 5-byte header.
- * AES-GCM records of up to 256 bytes, on a CPU with AES-NI and PCLMULQDQ,
- * go through aesgcm.h instead of EVP (one call a record, no parameter
- * lookups: a bind's two records ~1 µs through EVP, ~0.4 µs here); larger
- * ones through EVP, whose stitched assembly is faster per byte (its
- * context made on the first such record). ChaCha20-Poly1305 always EVP.
+ * The cipher is always OpenSSL's EVP (never a primitive of ours): a
+ * bind's record pair ~0.46 µs this way against ~1.5 µs through
+ * OpenSSL's records. The HKDF is fetched once per process.
  * Suites: TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384,
  * TLS_CHACHA20_POLY1305_SHA256 (CCM suites stay on OpenSSL).
  *
@@ -35,10 +33,20 @@
  * limits (ciphertext 2^14 + 256, plaintext 2^14), an inner plaintext of
  * zeros, a bad tag, is -EBADMSG with the alert to send in
  * lfe_tlsrec_alert_due(). A KeyUpdate must sit alone in one record;
- * more than LFE_TLSREC_KEY_UPDATES_MAX of them with no application data
- * record between is a flood (each costs three HKDF derivations on the
- * worker: ~60k instructions for a 27-byte record) and fails. A
- * sequence number never wraps: the record after 2^64 - 1 fails (-ERANGE).
+ * more than LFE_TLSREC_KEY_UPDATES_MAX of them with no non-empty
+ * application data record between, or beyond the budget over time
+ * (LFE_TLSREC_KU_BURST below), is a flood (each costs three HKDF
+ * derivations on the worker: ~60k instructions for a 27-byte record) and
+ * fails with unexpected_message; so do more than LFE_TLSREC_EMPTY_MAX
+ * empty application data records in a row (an empty record resets
+ * neither run). After close_notify nothing more is opened: every later
+ * read is -EPIPE. A sequence number never wraps: the record after
+ * 2^64 - 1 fails (-ERANGE). Outbound, our own KeyUpdate
+ * (update_not_requested) goes before the record that would pass
+ * LFE_TLSREC_WRITE_LIMIT records under one key (RFC 8446 §5.5).
+ *
+ * Key material (the struct: keys' secrets, IVs) is in memory from
+ * lfe_tlsrec_key_alloc: excluded from core dumps, locked where allowed.
  *
  * Client mode (lfe_tlsrec_set_client; lfe_tlsrec_new_client sets it): the
  * same, but a TLS 1.3 server sends NewSessionTickets whenever it likes
@@ -75,7 +83,23 @@ struct lfe_tlsrec;
 #define LFE_TLSREC_WRITE_OVERHEAD (2u * (LFE_TLSREC_HDR + 1u + LFE_TLSREC_TAG) + 5u)
 
 #define LFE_TLSREC_SECRET_MAX 48u
-#define LFE_TLSREC_KEY_UPDATES_MAX 8u   /* in a row, no data record between */
+#define LFE_TLSREC_KEY_UPDATES_MAX 8u   /* in a row, no non-empty data record between */
+#define LFE_TLSREC_EMPTY_MAX       32u  /* empty data records in a row (as OpenSSL) */
+/* The KeyUpdate budget over time: LFE_TLSREC_KU_BURST at first, one more
+ * each LFE_TLSREC_KU_REFILL_US of lfe_tlsrec_now's clock, never above the
+ * burst. Why: each KeyUpdate costs the worker three HKDF derivations
+ * (~3 µs) against ~80 ns for a data record, and the runs above only
+ * bound floods between data; a peer needs a new key only near its usage
+ * limit (2^24.5 AES-GCM records, RFC 8446 §5.5) or to answer ours, so a
+ * legitimate connection never sees the bound: one KeyUpdate per 10 s
+ * costs a core at most 0.3 µs/s per connection. Without a clock (never
+ * told the time) the burst is the connection's lifetime budget. */
+#define LFE_TLSREC_KU_BURST        32u
+#define LFE_TLSREC_KU_REFILL_US    10000000u
+/* Records sealed under one write key before our own KeyUpdate (RFC 8446
+ * §5.5: AES-GCM's limit is 2^24.5 full-size records; 2^24 for every
+ * suite). lfe_tlsrec_set_write_limit lowers it (tests). */
+#define LFE_TLSREC_WRITE_LIMIT     (1ull << 24)
 
 /* Captured by the keylog callback during the handshake; the caller owns
  * it (embedded in its per-connection state) and keeps it alive while the
@@ -88,7 +112,8 @@ struct lfe_tlsrec_secrets {
 /* The keylog callback (SSL_CTX_set_keylog_callback). */
 void lfe_tlsrec_keylog(const SSL *ssl, const char *line);
 
-/* Have lfe_tlsrec_keylog fill sec for ssl (sec zeroed here): 0 or -ENOMEM. */
+/* Have lfe_tlsrec_keylog fill sec for ssl (sec zeroed here): 0 or -ENOMEM.
+ * sec NULL detaches (the caller may then free what it watched). */
 int lfe_tlsrec_watch(SSL *ssl, struct lfe_tlsrec_secrets *sec);
 
 /* OPENSSL_cleanse sec (and detach nothing: the SSL may already be gone). */
@@ -139,11 +164,27 @@ uint64_t lfe_tlsrec_tickets(const struct lfe_tlsrec *r);
 /* Wipe the keys and free (NULL is a no-op). */
 void lfe_tlsrec_free(struct lfe_tlsrec *r);
 
-/* AES-GCM through OpenSSL's EVP from now on, as a CPU without AES-NI gets
- * it (tests: each path against the other; benchmarks: the comparison).
- * Sequence numbers and keys carry on. 0, -ENOMEM or -EIO (then only
- * lfe_tlsrec_free). */
-int lfe_tlsrec_use_evp(struct lfe_tlsrec *r);
+/* The caller's clock (µs, monotonic) for the KeyUpdate budget: call
+ * before lfe_tlsrec_read when time has moved (cheap: a store). */
+void lfe_tlsrec_now(struct lfe_tlsrec *r, uint64_t now_us);
+
+/* At most records records are sealed under one write key, the last of
+ * them our KeyUpdate (default LFE_TLSREC_WRITE_LIMIT; 0: never, and a
+ * sequence number runs to its end): a test hook. */
+void lfe_tlsrec_set_write_limit(struct lfe_tlsrec *r, uint64_t records);
+
+/* Memory for key material: zeroed, never in a core dump (MADV_DONTDUMP),
+ * locked in memory while RLIMIT_MEMLOCK allows; n ≤ 512 (NULL beyond, or
+ * with no memory). lfe_tlsrec_key_free wipes it (NULL: no-op). Either may
+ * be called on any thread (free lists are per thread). */
+void *lfe_tlsrec_key_alloc(size_t n);
+void lfe_tlsrec_key_free(void *p, size_t n);
+
+/* The same for n bytes the caller mapped at p (page-aligned, whole pages
+ * of its own: madvise and mlock act on pages): 1 excluded from dumps and
+ * locked, 0 excluded only (RLIMIT_MEMLOCK), or -errno (neither; e.g.
+ * EINVAL for a range that splits a huge page). */
+int lfe_tlsrec_key_protect(void *p, size_t n);
 
 /* One record from in (len bytes). Returns the record's size (consumed)
  * with *plen plaintext bytes in out (cap ≥ LFE_TLSREC_PLAIN_MAX + 1; 0

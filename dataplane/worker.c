@@ -53,6 +53,7 @@
 #include "dataplane/unmapguard.h"
 #include "glue.h"
 #include "tlsoff.h"
+#include "tlsrec.h"
 #include "verifier.h"
 #include "ldap/dn.h"
 #include "worker.h"
@@ -64,7 +65,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"binds_throttled", "throttled_src", "throttled_dn", "throttled_dn_global",
 	"throttle_penalties",
 	"bind_cache_hits", "bind_cache_misses", "bind_cache_invalidated", "bind_cache_peeked",
-	"searches", "search_unindexed",
+	"searches", "search_unindexed", "search_yielded",
 	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
 	"arp_replies", "arp_requests", "icmp_replies",
 	"steered_out", "steered_in",
@@ -80,6 +81,7 @@ const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"tls_cancelled", "tls_queue_depth",
 	"tls_started", "tls_failed",
 	"tls_handover",
+	"tls_handshake_expired", "tls_record_expired", "tls_record_pool_empty",
 	"dn_pool_bytes", "dn_pool_dry",
 	"pdu_small_held", "pdu_small_peak",
 	"busy_cycles", "total_cycles",
@@ -544,6 +546,9 @@ static void publish(struct lfe_worker *w)
 	w->st.tls_offloaded = w->sc.st.offloaded;
 	w->st.tls_busy = w->sc.st.busy;
 	w->st.tls_handover = w->sc.st.handover;
+	w->st.tls_handshake_expired = w->sc.st.handshake_expired;
+	w->st.tls_record_expired = w->sc.st.record_expired;
+	w->st.tls_record_pool_empty = w->sc.st.record_pool_empty;
 	w->st.tls_cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx);
 	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
 	w->st.tcp_drop_paws = ts->drop_paws;
@@ -623,6 +628,7 @@ int lfe_worker_main(void *arg)
 		w->turn_tsc = t0;
 
 		w->now_us = tsc_to_us(w, t0);
+		w->sc.now_us = w->now_us;
 		if (w->now_us - w->last_renew_us >= LFE_RENEW_US) {
 			lfe_store_reader_renew(w->rd);
 			w->last_renew_us = w->now_us;
@@ -765,6 +771,11 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	lfe_arp_cache_init(&w->arp, 300u * 1000000u);
 	w->sc.off = d->tlsoff;   /* main.c makes it before the workers */
 	w->sc.worker = idx;
+	/* Unfinished TLS records: a quarter of the connections at once. */
+	if (lfe_stream_core_pool(&w->sc, RTE_MIN(RTE_MAX(d->cfg.max_conns_per_core / 4u, 16u), 4096u)) < 0) {
+		snprintf(err, errlen, "worker %u: no memory for the TLS record pool", idx);
+		goto fail;
+	}
 	lfe_log_src_init(&w->log, &d->log, &w->log_ring);
 	w->ip_id = (uint16_t)rte_rand();
 
@@ -788,8 +799,12 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		}
 	}
 	if (c->bind_cache) {
-		size_t csz = lfe_credcache_mem_size(c->bind_cache);
-		void *cmem = csz ? rte_malloc_socket("lfe_credcache", csz, RTE_CACHE_LINE_SIZE, socket) : NULL;
+		/* Whole pages of its own: its keys and tags kept out of core
+		 * dumps (and swap, where RLIMIT_MEMLOCK allows). */
+		size_t csz = RTE_ALIGN_CEIL(lfe_credcache_mem_size(c->bind_cache), 4096u);
+		void *cmem = csz ? rte_malloc_socket("lfe_credcache", csz, 4096u, socket) : NULL;
+		if (cmem)
+			(void)lfe_tlsrec_key_protect(cmem, csz);
 		w->cc = cmem ? lfe_credcache_init(cmem, csz, c->bind_cache, NULL, &rc) : NULL;
 		if (w->cc == NULL) {
 			rte_free(cmem);
@@ -998,6 +1013,7 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 		}
 		free(vec);
 	}
+	lfe_stream_core_pool_free(&w->sc);
 	lfe_tcp_free(w->tcp);
 	lfe_dnpool_free(w->dns);   /* after the sessions gave their DNs back */
 	w->dns = NULL;

@@ -64,6 +64,7 @@ struct lfe_wstats {
 	 * binds whose key the bind peek had made (w->bind_peek). */
 	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated, bind_cache_peeked;
 	uint64_t searches, search_unindexed;
+	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
 	uint64_t arp_replies, arp_requests, icmp_replies;
 	uint64_t steered_out, steered_in;
@@ -89,6 +90,10 @@ struct lfe_wstats {
 	uint64_t tls_started, tls_failed;
 	/* TLS 1.3 connections handed over to ldapfe's record layer (tlsrec.h) */
 	uint64_t tls_handover;
+	/* TLS deadlines and the per-core pool of unfinished records
+	 * (stream.h): handshakes past handshake_timeout_ms, records past
+	 * pdu_timeout_ms, records that found no pool buffer */
+	uint64_t tls_handshake_expired, tls_record_expired, tls_record_pool_empty;
 	/* the sessions' DN pool (ldap/dnpool.h): bytes of chunks held now (a
 	 * gauge: bound identities and binds in flight), binds refused busy
 	 * for want of a chunk */

@@ -45,6 +45,35 @@ struct opts {
 	unsigned limit, timeout, count;
 };
 
+/* A derived socket path is used only when its directory belongs to root or
+ * to the caller and no one else may write to it: otherwise anyone could
+ * have put a socket there that answers as the daemon (a fake status, a
+ * reload "ok" that reloaded nothing). 0, or -EPERM with the reason. */
+static int trusted_dir(const char *sock)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(sock, '/');
+	struct stat st;
+
+	if (slash == NULL || slash == sock)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - sock), sock);
+	if (stat(dir, &st) < 0)
+		return 0;   /* nothing there: connect says so */
+	if ((st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & 0022)) {
+		errf("%s: owned by uid %u with mode %03o: not trusted (only root's or yours, not "
+		     "writable by others); name the socket with --daemon PATH",
+		     dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The daemon's socket: --daemon PATH (a socket or EAL's runtime directory),
+ * else EAL's runtime directory of --prefix: /var/run/dpdk/PREFIX for a
+ * daemon started as root (the package's), $XDG_RUNTIME_DIR/dpdk/PREFIX for
+ * one a user started. Never /tmp/dpdk (EAL's choice for a user without
+ * XDG_RUNTIME_DIR), where any local user can create the directory first. */
 static int sock_path(struct opts *o)
 {
 	int n;
@@ -57,17 +86,16 @@ static int sock_path(struct opts *o)
 	} else {
 		const char *p = o->prefix ? o->prefix : "rte";
 		const char *xdg = getenv("XDG_RUNTIME_DIR");
-		if (getuid() == 0)
-			n = snprintf(o->path, sizeof(o->path), "/var/run/dpdk/%s/%s", p, SOCK_NAME);
+		if (getuid() != 0 && xdg && *xdg)
+			n = snprintf(o->path, sizeof(o->path), "%s/dpdk/%s/%s", xdg, p, SOCK_NAME);
 		else
-			n = snprintf(o->path, sizeof(o->path), "%s/dpdk/%s/%s", xdg && *xdg ? xdg : "/tmp", p,
-				     SOCK_NAME);
+			n = snprintf(o->path, sizeof(o->path), "/var/run/dpdk/%s/%s", p, SOCK_NAME);
 	}
 	if (n < 0 || (size_t)n >= sizeof(o->path)) {
 		errf("control socket path too long");
 		return -ENAMETOOLONG;
 	}
-	return 0;
+	return o->daemon ? 0 : trusted_dir(o->path);
 }
 
 /* Send one request, read the whole answer. 0 and *body (malloc'd, NUL-

@@ -81,6 +81,10 @@ static void on_signal(int sig)
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Provider bytes in a log line: escaped (lfe_sync_escape), at most ~200
+ * characters; the buffer lives until the end of the enclosing statement. */
+#define ESC(p, n) lfe_sync_escape((p), (n), (char[256]){ 0 }, 256)
+
 static void logf_(const char *fmt, ...)
 {
 	va_list ap;
@@ -276,7 +280,7 @@ static int batch_commit(struct sync *s, bool with_cookie)
 static void note_change(struct sync *s, const char *kind, const char *dn, size_t len)
 {
 	snprintf(s->last_kind, sizeof(s->last_kind), "%s", kind);
-	snprintf(s->last_dn, sizeof(s->last_dn), "%.*s", (int)(len < 255 ? len : 255), dn);
+	lfe_sync_escape(dn, len, s->last_dn, sizeof(s->last_dn));   /* one line of the record */
 	s->last_change = time(NULL);
 }
 
@@ -395,15 +399,33 @@ static int apply_entry(struct sync *s, LDAPMessage *msg, const struct berval *uu
 		return RUN_RETRY;
 	}
 	nl = lfe_dn_normalize((const uint8_t *)dn.bv_val, dn.bv_len, ndn, sizeof(ndn));
-	if (nl <= 0) {
-		logf_("skipped %.*s: invalid DN", (int)(dn.bv_len > 200 ? 200 : dn.bv_len), dn.bv_val);
-		s->skipped++;
-		ber_free(ber, 0);
-		return 0;
-	}
 	if ((rc = batch_open(s)) < 0)
 		goto out;
 	ol = lfe_store_sync_get(s->st, key, klen, old, sizeof(old) - 1);
+	if (nl <= 0) {
+		/* A DN the store cannot hold (over LFE_DN_MAX bytes, too many
+		 * RDNs or AVAs, bad syntax). If this UUID was stored under
+		 * another DN, this is a rename into it: the old entry goes, or
+		 * it would keep binding with its old password and lock state
+		 * and every later change to it would be skipped. */
+		logf_("skipped %s: invalid DN", ESC(dn.bv_val, dn.bv_len));
+		s->skipped++;
+		if (ol > 0) {
+			struct below b = { old, (size_t)ol };
+
+			if ((rc = lfe_store_each(s->st, below_fn, &b)) == 1) {
+				logf_("subtree rename of %s: full refresh", ESC(old, (size_t)ol));
+				rc = RUN_REFRESH;
+				goto out;
+			}
+			if (rc < 0 || (rc = drop_entry(s, old, (size_t)ol, key, klen)) < 0)
+				goto out;
+			logf_("%s removed: renamed to a DN the store cannot hold", ESC(old, (size_t)ol));
+			note_change(s, "delete", old, (size_t)ol);
+		}
+		rc = 0;
+		goto out;
+	}
 	if (ol > 0 && ((size_t)ol != (size_t)nl || memcmp(old, ndn, (size_t)nl) != 0)) {
 		/* Renamed. The provider sends only the entry itself: when it has
 		 * entries below it here, their DNs moved too, and a full refresh
@@ -411,7 +433,7 @@ static int apply_entry(struct sync *s, LDAPMessage *msg, const struct berval *uu
 		struct below b = { old, (size_t)ol };
 
 		if ((rc = lfe_store_each(s->st, below_fn, &b)) == 1) {
-			logf_("subtree rename of %.*s: full refresh", (int)ol, old);
+			logf_("subtree rename of %s: full refresh", ESC(old, (size_t)ol));
 			rc = RUN_REFRESH;
 			goto out;
 		}
@@ -441,7 +463,7 @@ static int apply_entry(struct sync *s, LDAPMessage *msg, const struct berval *uu
 			goto out;
 	}
 	if (why) {
-		logf_("skipped %.*s: %s", (int)(dn.bv_len > 200 ? 200 : dn.bv_len), dn.bv_val, why);
+		logf_("skipped %s: %s", ESC(dn.bv_val, dn.bv_len), why);
 		s->skipped++;
 		rc = drop_entry(s, ndn, (size_t)nl, key, klen);
 		goto out;
@@ -459,8 +481,7 @@ out:
 	free_attrs(s, n);
 	ber_free(ber, 0);
 	if (rc < 0 && rc != RUN_RETRY && rc != RUN_REFRESH) {
-		logf_("store error on %.*s: %s", (int)(dn.bv_len > 200 ? 200 : dn.bv_len),
-		      dn.bv_val, strerror(-rc));
+		logf_("store error on %s: %s", ESC(dn.bv_val, dn.bv_len), strerror(-rc));
 		return RUN_FATAL;
 	}
 	return rc;
@@ -485,7 +506,7 @@ static int apply_delete(struct sync *s, const struct berval *uuid, const char *d
 		return 0;           /* never stored (skipped, or outside the filter) */
 	rc = drop_entry(s, ndn, (size_t)nl, key, klen);
 	if (rc < 0) {
-		logf_("store error deleting %.*s: %s", (int)nl, ndn, strerror(-rc));
+		logf_("store error deleting %s: %s", ESC(ndn, (size_t)nl), strerror(-rc));
 		return RUN_FATAL;
 	}
 	/* LDAP deletes leaves only: a "delete" of an entry with entries below
@@ -588,8 +609,8 @@ static int sweep(struct sync *s, const char *below, size_t below_len)
 		return RUN_FATAL;
 	}
 	if (w.n && below)
-		logf_("%.*s left the search scope: %zu entries below it removed", (int)below_len,
-		      below, w.n);
+		logf_("%s left the search scope: %zu entries below it removed", ESC(below, below_len),
+		      w.n);
 	else if (w.n)
 		logf_("present phase: %zu entries no longer on the provider removed", w.n);
 	return 0;
@@ -800,7 +821,7 @@ static int on_result(struct sync *s, LDAPMessage *msg)
 			rc = RUN_RETRY;
 	} else if (err != LDAP_SUCCESS) {
 		logf_("sync search on %s failed: %s (%d)%s%s", s->o->base, ldap_err2string(err), err,
-		      text && *text ? ": " : "", text ? text : "");
+		      text && *text ? ": " : "", text ? ESC(text, strlen(text)) : "");
 		rc = err == LDAP_BUSY || err == LDAP_UNAVAILABLE || err == LDAP_SERVER_DOWN ||
 		     err == LDAP_TIMELIMIT_EXCEEDED ? RUN_RETRY : RUN_FATAL;
 	} else {
@@ -841,6 +862,24 @@ static void disconnect(struct sync *s)
 	s->ld = NULL;
 }
 
+/* The provider's certificate is always checked, whatever LDAPTLS_REQCERT,
+ * ldap.conf or an ldaprc say (TLS_REQCERT never/allow/try would let an
+ * impostor take the bind password and plant entries): demand on this
+ * handle, TLS 1.2 at least, then a context of its own built from these
+ * options (LDAP_OPT_X_TLS_NEWCTX), so no global context is used. */
+static int tls_demand(struct sync *s)
+{
+	int demand = LDAP_OPT_X_TLS_DEMAND, min = LDAP_OPT_X_TLS_PROTOCOL_TLS1_2, zero = 0, rc;
+
+	if ((rc = ldap_set_option(s->ld, LDAP_OPT_X_TLS_REQUIRE_CERT, &demand)) != LDAP_OPT_SUCCESS ||
+	    (rc = ldap_set_option(s->ld, LDAP_OPT_X_TLS_PROTOCOL_MIN, &min)) != LDAP_OPT_SUCCESS)
+		return rc;
+	if (s->o->cacert &&
+	    (rc = ldap_set_option(s->ld, LDAP_OPT_X_TLS_CACERTFILE, s->o->cacert)) != LDAP_OPT_SUCCESS)
+		return rc;
+	return ldap_set_option(s->ld, LDAP_OPT_X_TLS_NEWCTX, &zero);
+}
+
 /* Connect and bind. RUN_STOP (0) on success, RUN_FATAL for errors a retry
  * will not fix (credentials, TLS setup, URI syntax), RUN_RETRY otherwise. */
 static int connect_provider(struct sync *s)
@@ -856,14 +895,16 @@ static int connect_provider(struct sync *s)
 	ldap_set_option(s->ld, LDAP_OPT_PROTOCOL_VERSION, &v3);
 	ldap_set_option(s->ld, LDAP_OPT_NETWORK_TIMEOUT, &tmo);
 	ldap_set_option(s->ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF);
-	if (s->o->cacert) {
-		int zero = 0;
-
-		ldap_set_option(s->ld, LDAP_OPT_X_TLS_CACERTFILE, s->o->cacert);
-		ldap_set_option(s->ld, LDAP_OPT_X_TLS_NEWCTX, &zero);
+	if ((rc = tls_demand(s)) != LDAP_SUCCESS) {
+		logf_("cannot set up TLS for %s: %s", s->o->uri, ldap_err2string(rc));
+		disconnect(s);
+		return RUN_FATAL;
 	}
 	if (s->o->starttls && (rc = ldap_start_tls_s(s->ld, NULL, NULL)) != LDAP_SUCCESS) {
-		logf_("StartTLS with %s failed: %s", s->o->uri, ldap_err2string(rc));
+		if (rc == LDAP_SERVER_DOWN)
+			logf_("cannot reach %s: %s (%d)", s->o->uri, ldap_err2string(rc), rc);
+		else
+			logf_("StartTLS with %s failed: %s", s->o->uri, ldap_err2string(rc));
 		goto fail;
 	}
 	rc = ldap_sasl_bind_s(s->ld, s->o->binddn ? s->o->binddn : "", LDAP_SASL_SIMPLE,
@@ -1017,6 +1058,11 @@ static int run(struct sync *s)
 		if (stop_flag)
 			return EXIT_OK;
 		rc = connect_provider(s);
+		if (rc == RUN_STOP && !ever && lfe_sync_check_access(s->ld, s->o) < 0 &&
+		    s->o->require_lock_attrs) {
+			logf_("refusing to start (--require-lock-attrs)");
+			return EXIT_FAIL;
+		}
 		if (rc == RUN_STOP) {
 			ever = true;
 			rc = run_search(s, !s->o->once && s->o->interval == 0);
@@ -1047,6 +1093,33 @@ static int run(struct sync *s)
 		sleep_interruptible(backoff);
 		backoff = backoff * 2 > s->o->max_backoff ? s->o->max_backoff : backoff * 2;
 	}
+}
+
+char *lfe_sync_escape(const char *p, size_t n, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)p[i];
+		bool plain = c >= 0x20 && c < 0x7f && c != '\\';
+
+		if (o + (plain ? 1 : 4) + 3 >= cap) {       /* room for "..." and NUL */
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (plain) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = '\0';
+	return out;
 }
 
 int lfe_sync_status_field(const char *st, const char *name, char *out, size_t cap)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,8 +64,37 @@ static int64_t cookie_csn_time(const char *c, size_t n)
 	return -1;
 }
 
+/* A value of the status record or the cookie on the terminal: the consumer
+ * stored DNs escaped (lfe_sync_escape), but a record of an older version,
+ * the cookie, or the provider URI may hold any byte: controls, DEL and
+ * bytes >= 0x80 are shown as \xHH (a backslash stays, so stored escapes
+ * read once). */
+static const char *shown(const char *p, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *p && o + 8 < cap; p++) {
+		uint8_t c = (uint8_t)*p;
+
+		if (c >= 0x20 && c < 0x7f) {
+			out[o++] = (char)c;
+			continue;
+		}
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[c >> 4];
+		out[o++] = hex[c & 15];
+	}
+	if (*p)
+		memcpy(out + o, "...", 3), o += 3;
+	out[o] = '\0';
+	return out;
+}
+
 static int show_status(struct lfe_store *st)
 {
+	char sh[4 * (LFE_STORE_COOKIE_MAX + 1) + 8];
 	char buf[LFE_STORE_SYNC_VAL_MAX + 1], v[512], ck[LFE_STORE_COOKIE_MAX + 1];
 	ssize_t n = lfe_store_sync_get(st, LFE_SYNC_STATUS_KEY, strlen(LFE_SYNC_STATUS_KEY), buf, sizeof(buf) - 1);
 	ssize_t cl = lfe_store_sync_cookie_get(st, (uint8_t *)ck, sizeof(ck) - 1);
@@ -77,10 +107,10 @@ static int show_status(struct lfe_store *st)
 	buf[n] = '\0';
 	ck[cl > 0 ? cl : 0] = '\0';
 	lfe_sync_status_field(buf, "provider", v, sizeof(v));
-	printf("provider:       %s\n", v);
+	printf("provider:       %s\n", shown(v, sh, sizeof(sh)));
 	lfe_sync_status_field(buf, "base", v, sizeof(v));
-	printf("base:           %s\n", v);
-	printf("cookie:         %s\n", cl > 0 ? ck : "(none: next run is a full refresh)");
+	printf("base:           %s\n", shown(v, sh, sizeof(sh)));
+	printf("cookie:         %s\n", cl > 0 ? shown(ck, sh, sizeof(sh)) : "(none: next run is a full refresh)");
 	lfe_sync_status_field(buf, "last_change", v, sizeof(v));
 	change_t = strtoll(v, NULL, 10);
 	{
@@ -89,7 +119,8 @@ static int show_status(struct lfe_store *st)
 		lfe_sync_status_field(buf, "last_kind", kind, sizeof(kind));
 		lfe_sync_status_field(buf, "last_dn", dn, sizeof(dn));
 		if (change_t > 0)
-			printf("last change:    %s %s, %" PRId64 " s ago\n", kind, dn, now - change_t);
+			printf("last change:    %s %s, %" PRId64 " s ago\n", kind, shown(dn, sh, sizeof(sh)),
+			       now - change_t);
 		else
 			printf("last change:    none\n");
 	}
@@ -125,7 +156,8 @@ static void help(void)
 {
 	printf("usage: ldapfectl [--store PATH] sync -H URI -b BASE [-D BINDDN -y PWFILE] [-Z]\n"
 	       "         [-f FILTER] [-s sub|one|base] [-a ATTR]... [--interval SECONDS] [--once]\n"
-	       "         [--batch N] [--max-backoff SECONDS] [--cacert FILE]\n"
+	       "         [--batch N] [--max-backoff SECONDS] [--cacert FILE] [--insecure]\n"
+	       "         [--require-lock-attrs]\n"
 	       "       ldapfectl [--store PATH] sync --status\n\n"
 	       "Keep the store equal to an LDAP directory with the Content Synchronization\n"
 	       "operation (RFC 4533; OpenLDAP syncprov, 389-ds Content Synchronization plugin):\n"
@@ -133,7 +165,12 @@ static void help(void)
 	       "refresh with --once. The password is read from PWFILE (one line), never from\n"
 	       "the command line. Kept attributes: objectClass uid mail cn userPassword\n"
 	       "entryUUID pwdAccountLockedTime nsAccountLock pwdEndTime shadowExpire and each\n"
-	       "-a ATTR. --status prints the provider, cookie, last change and lag.\n");
+	       "-a ATTR. --status prints the provider, cookie, last change and lag.\n\n"
+	       "The provider's certificate is always verified (TLS_REQCERT and LDAPTLS_REQCERT\n"
+	       "are overridden); --cacert or TLS_CACERT names a CA the system does not trust.\n"
+	       "ldap:// needs -Z (StartTLS); --insecure allows it in clear (test setups only).\n"
+	       "At start it warns when the bound account cannot read a lock attribute (a locked\n"
+	       "account would then bind); --require-lock-attrs makes that an exit 1.\n");
 }
 
 static int read_pwfile(const char *path, char *out, size_t cap, size_t *len)
@@ -155,9 +192,38 @@ static int read_pwfile(const char *path, char *out, size_t cap, size_t *len)
 	return 0;
 }
 
+/* Every URI of -H (libldap takes a list, spaces or commas between them)
+ * must be ldaps://, ldapi://, or ldap:// with -Z: a cleartext ldap://
+ * sends the bind password to whoever answers and takes their entries. That
+ * needs --insecure. -1 when fine, else the usage exit status. */
+static int check_uris(const struct opts *o)
+{
+	const char *p = o->r.uri;
+
+	while (*p) {
+		size_t n = strcspn(p, " ,");
+
+		if (n == 0) {
+			p++;
+			continue;
+		}
+		if (n >= 7 && strncasecmp(p, "ldap://", 7) == 0) {
+			if (!o->r.starttls && !o->r.insecure)
+				return usage("%s: ldap:// without StartTLS sends the password and the "
+					     "entries in clear; add -Z, use ldaps://, or --insecure",
+					     o->r.uri);
+		} else if (!(n >= 8 && (strncasecmp(p, "ldaps://", 8) == 0 ||
+					strncasecmp(p, "ldapi://", 8) == 0))) {
+			return usage("%s: not an ldap://, ldaps:// or ldapi:// URI", o->r.uri);
+		}
+		p += n;
+	}
+	return -1;
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE };
+	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE, O_REQLOCK };
 	static const struct option lo[] = {
 		{ "uri", required_argument, NULL, 'H' }, { "bind-dn", required_argument, NULL, 'D' },
 		{ "password-file", required_argument, NULL, 'y' },
@@ -168,10 +234,12 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "max-backoff", required_argument, NULL, O_BACKOFF },
 		{ "status", no_argument, NULL, O_STATUS }, { "cacert", required_argument, NULL, O_CACERT },
 		{ "store", required_argument, NULL, O_STORE }, { "help", no_argument, NULL, 'h' },
+		{ "insecure", no_argument, NULL, O_INSECURE },
+		{ "require-lock-attrs", no_argument, NULL, O_REQLOCK },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t na = 0;
-	int opt;
+	int opt, rc;
 
 	for (size_t i = 0; i < N_BASE_ATTRS; i++)
 		o->attrs[na++] = base_attrs[i];
@@ -190,6 +258,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'b': o->r.base = optarg; break;
 		case 'f': o->r.filter = optarg; break;
 		case 'Z': o->r.starttls = true; break;
+		case O_INSECURE: o->r.insecure = true; break;
+		case O_REQLOCK: o->r.require_lock_attrs = true; break;
 		case O_ONCE: o->r.once = true; break;
 		case O_STATUS: o->status = true; break;
 		case O_CACERT: o->r.cacert = optarg; break;
@@ -239,6 +309,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		return usage("%s", "name the provider with -H URI (ldap://, ldaps://, ldapi://)");
 	if (!o->r.base)
 		return usage("%s", "name the search base with -b BASE");
+	if ((rc = check_uris(o)) >= 0)
+		return rc;
 	if (o->r.binddn && !o->pwfile)
 		return usage("%s", "-D needs -y PWFILE (the password is never taken from the command line)");
 	return -1;

@@ -16,6 +16,8 @@ struct lfe_sync_opts {
 	const char *const *attrs;
 	int scope;                      /* LDAP_SCOPE_* */
 	bool starttls;
+	bool insecure;                  /* ldap:// without StartTLS allowed (--insecure) */
+	bool require_lock_attrs;        /* exit 1 when a lock attribute is hidden (--require-lock-attrs) */
 	bool once;                      /* one refreshOnly search, then exit */
 	unsigned interval;              /* refreshOnly every N s; 0: refreshAndPersist */
 	unsigned batch;                 /* entries per commit in an initial refresh */
@@ -33,5 +35,18 @@ int lfe_sync_run(struct lfe_store *st, const struct lfe_sync_opts *o, const char
  * (or "-", returning -ENOENT). */
 #define LFE_SYNC_STATUS_KEY "status"
 int lfe_sync_status_field(const char *status, const char *name, char *out, size_t cap);
+
+/* At start (sync_access.c): whether the bound account may read each lock
+ * attribute (backend/acctlock.h) on up to two entries the sync search
+ * selects; a warning on stderr for each it may not. 0, or -EACCES when one
+ * is hidden. */
+struct ldap;   /* libldap's LDAP */
+int lfe_sync_check_access(struct ldap *ld, const struct lfe_sync_opts *o);
+
+/* Provider bytes made safe for a terminal, a log line and the status
+ * record: printable ASCII is copied, every other byte (controls, DEL,
+ * bytes >= 0x80) and the backslash become \xHH; past cap-1 bytes the text
+ * ends in "...". Always NUL-terminates (cap >= 4). Returns out. */
+char *lfe_sync_escape(const char *p, size_t n, char *out, size_t cap);
 
 #endif

@@ -10,7 +10,7 @@ pkgs=(
   libdpdk-dev dpdk liblmdb-dev lmdb-utils libssl-dev libnuma-dev
   libldap2-dev libargon2-dev libcrypt-dev libmicrohttpd-dev
   # real clients and peers the tests use
-  ldap-utils slapd python3 python3-ldap3 argon2 whois
+  ldap-utils slapd python3 python3-ldap3 python3-cryptography argon2 whois
   prometheus  # the metrics test scrapes with a real Prometheus server (and promtool)
   openssl curl systemd man-db  # TLS test certificates, /metrics GETs, unit and man page checks
   dpkg-dev debhelper  # the package test (dpkg-buildpackage, dh with meson)

@@ -382,6 +382,55 @@ int main(void)
 	CHECK_EQ(st.visited, 0);
 
 	test_whole(rd);
+	/* Secrets at the store's search, without the session's re-check
+	 * (issue 32): items on userPassword/authPassword are Undefined, so
+	 * (userPassword=*) finds nothing though the entry has one, NOT does
+	 * not turn it TRUE, and an OR still finds the entry by its uid. */
+	{
+		struct lfe_bytes ocv[2] = { S("top"), S("inetOrgPerson") }, u = S("keeper"),
+				 pw = S("{SSHA}aGFzaGhhc2hoYXNoaGFzaA=="), apw = S("MD5$Zm9v$YmFy");
+		struct lfe_ldap_attr a[4] = {
+			{ .type = S("objectClass"), .vals = ocv, .n_vals = 2 },
+			{ .type = S("uid"), .vals = &u, .n_vals = 1 },
+			{ .type = S("userPassword"), .vals = &pw, .n_vals = 1 },
+			{ .type = S("authPassword"), .vals = &apw, .n_vals = 1 },
+		};
+		CHECK_EQ(lfe_store_put(s, S("uid=keeper,ou=people," SUFFIX), a, 4, false), 0);
+		CHECK_EQ(lfe_store_reader_renew(rd), 0);
+		static const struct { const char *attr, *val; uint8_t op; uint32_t want; } sec[] = {
+			{ "userPassword", NULL, 0xa0, 0 },                  /* (&(uid=)(x=*)) */
+			{ "userPassword", "{SSHA}aGFzaGhhc2hoYXNoaGFzaA==", 0xa0, 0 },
+			{ "USERPASSWORD;x-opt", NULL, 0xa0, 0 },
+			{ "2.5.4.35", NULL, 0xa0, 0 },
+			{ "authPassword", NULL, 0xa0, 0 },
+			{ "userPassword", "nomatch", 0xa2, 0 },             /* (&(uid=)(!(x=v))) */
+			{ "userPassword", NULL, 0xa1, 1 },          /* (&(uid=)(|(uid=)(x=*))) */
+		};
+		for (size_t i = 0; i < sizeof sec / sizeof sec[0]; i++) {
+			size_t at;
+			f.n = 0;
+			at = f.n;
+			bb_eq(&f, "uid", "keeper");
+			size_t item = f.n;
+			if (sec[i].op == 0xa1)
+				bb_eq(&f, "uid", "keeper");
+			if (sec[i].val)
+				bb_eq(&f, sec[i].attr, sec[i].val);
+			else
+				bb_octets(&f, 0x87, sec[i].attr);
+			if (sec[i].op != 0xa0)
+				bb_wrap(&f, item, sec[i].op);
+			bb_wrap(&f, at, 0xa0);
+			res = (struct result){ 0 };
+			CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res,
+					&st, &clock), LFE_RC_SUCCESS);
+			if (res.n != sec[i].want) {
+				failures++;
+				fprintf(stderr, "secret case %zu (%s): %u entries, want %u\n", i,
+					sec[i].attr, res.n, sec[i].want);
+			}
+		}
+	}
 
 	lfe_store_reader_free(rd);
 	lfe_store_close(s);

@@ -170,6 +170,11 @@ static void test_decay(void)
 	CHECK(lfe_throttle_estimate(t, &k, LFE_THR_SRC, t0 + 999 * MS) == 4);
 	/* Half a window into the next epoch: half of the previous one counts. */
 	CHECK(lfe_throttle_estimate(t, &k, LFE_THR_SRC, t0 + 1500 * MS) == 2);
+	/* Between exact fractions the estimate rounds up, never below the
+	 * true count (issue 32): 4 x 0.499999, 4 x 0.249, 4 x 0.001. */
+	CHECK(lfe_throttle_estimate(t, &k, LFE_THR_SRC, t0 + 1500 * MS + 1) == 2);
+	CHECK(lfe_throttle_estimate(t, &k, LFE_THR_SRC, t0 + 1751 * MS) == 1);
+	CHECK(lfe_throttle_estimate(t, &k, LFE_THR_SRC, t0 + 1999 * MS) == 1);
 	CHECK(lfe_throttle_estimate(t, &k, LFE_THR_SRC, t0 + 2000 * MS) == 0);
 	/* Four more two windows later: still under the threshold. */
 	for (int i = 0; i < 4; i++)

@@ -4,7 +4,7 @@
  * flushes in 4 KiB pieces, one record in and one record out per bind),
  * against an in-process OpenSSL client whose time is not counted.
  *
- * usage: bench_tls [iterations [ec|rsa|resumed|resumed12|record|tlsrec|tlsrec-evp|resumed-tlsrec]]
+ * usage: bench_tls [iterations [ec|rsa|resumed|resumed12|record|tlsrec|resumed-tlsrec]]
  *        (default 2000 handshakes and 100 times as many records, all rows)
  *
  * Rows, each the median of 5 runs, nanoseconds of the server's calls
@@ -19,10 +19,8 @@
  *             as stream.c's input and output paths do them with OpenSSL
  *             ([tls] record_layer = openssl)
  *   tlsrec    the same with ldapfe's record layer (dataplane/tlsrec.h:
- *             record_layer = ldapfe, the default)
- *   tlsrec-evp  the same with AES-GCM through OpenSSL's EVP
- *             (lfe_tlsrec_use_evp: what a CPU without AES-NI gets) instead
- *             of dataplane/aesgcm.c
+ *             record_layer = ldapfe, the default; the cipher by OpenSSL's
+ *             EVP, one context per direction, only the nonce per record)
  *   resumed-tlsrec  resumption, then the handover to tlsrec (secrets from
  *             the keylog, records counted, keys derived, SSL freed: in
  *             "free")
@@ -96,7 +94,6 @@ struct side {
 };
 
 static bool handover_mode;     /* tlsrec rows: hand the server over after its handshake */
-static bool evp_gcm;           /* tlsrec-evp: the server's AES-GCM through EVP */
 
 static void side_new(struct side *s, SSL_CTX *ctx, bool server)
 {
@@ -222,7 +219,7 @@ static int handshake(SSL_CTX *sctx, SSL_CTX *cctx, SSL_SESSION **sess, struct hs
 		t0 = now_ns();
 		r = server_handover(&sv);
 		c->fr += since(t0);
-		if (r < 0 || (evp_gcm && lfe_tlsrec_use_evp(sv.rec) < 0))
+		if (r < 0)
 			return -1;
 	}
 	if (keep_sv) {
@@ -349,7 +346,7 @@ static void bench_rec(SSL_CTX *sctx, SSL_CTX *cctx, long iters)
 		v[r] = ns / iters;
 	}
 	printf("%-22s %8.0f ns (62 B request in, 14 B response out)\n",
-	       !handover_mode ? "record (OpenSSL)" : evp_gcm ? "record (tlsrec, EVP)" : "record (tlsrec)",
+	       !handover_mode ? "record (OpenSSL)" : "record (tlsrec)",
 	       median(v, RUNS));
 	SSL_free(sv.ssl);
 	lfe_tlsrec_free(sv.rec);
@@ -436,9 +433,6 @@ int main(int argc, char **argv)
 	if (!only[0] || strcmp(only, "resumed-tlsrec") == 0)
 		bench_hs("resumed + handover", ec, cctx, true, hs);
 	if (!only[0] || strcmp(only, "tlsrec") == 0)
-		bench_rec(ec, cctx, recs);
-	evp_gcm = true;
-	if (!only[0] || strcmp(only, "tlsrec-evp") == 0)
 		bench_rec(ec, cctx, recs);
 	SSL_CTX_free(ec);
 	SSL_CTX_free(rsa);

@@ -48,6 +48,12 @@
 #   LFE_CG_VGARGS=             more valgrind options, e.g. --cache-sim=yes
 #                             (the dumps then also count simulated cache
 #                             misses: callgrind_bind.py --event DLmr)
+#   LFE_CG_TLS=                1: LDAPS (TLS 1.3, a throwaway P-256
+#                             certificate made here; ldapfe's record layer
+#                             unless LFE_CG_CONF says tls.record_layer=openssl):
+#                             the generator's --tls on port 636, its
+#                             handshakes in the warm-up; the figures are per
+#                             TLS bind, its two records included
 #   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
 set -euo pipefail
 
@@ -79,8 +85,18 @@ STORE=${LFE_CG_STORE:-$WORK/store-$USERS}
 
 CONF=$OUT/ldapfe.conf
 cg_conf "$CONF.base" "$STORE"
+# shellcheck disable=SC2206   # LFE_CG_CONF: words
+ITEMS=(${LFE_CG_CONF:-})
+GEN_TLS=()
+if [[ ${LFE_CG_TLS:-} == 1 ]]; then
+	mkdir -p "$OUT/tls"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$OUT/tls/srv.key" \
+		-out "$OUT/tls/srv.crt" -days 2 -subj "/CN=$SADDR" >/dev/null 2>&1 || die "openssl req failed"
+	ITEMS=(ldap.ldaps_ports=636 "tls.certificate=$OUT/tls/srv.crt" "tls.key=$OUT/tls/srv.key" "${ITEMS[@]}")
+	GEN_TLS=(--tls --tls-version 1.3 --dport 636)
+fi
 # LFE_CG_CONF items go under their sections (appended: a later key wins).
-"$PY" - "$CONF.base" "$CONF" ${LFE_CG_CONF:-} <<'EOF'
+"$PY" - "$CONF.base" "$CONF" "${ITEMS[@]}" <<'EOF'
 import re, sys
 src, dst, items = sys.argv[1], sys.argv[2], sys.argv[3:]
 secs, cur = {}, None
@@ -120,7 +136,7 @@ start_gen() {
 		--src-ip "$CADDR/24" --dst-ip "$SADDR" \
 		--users "$GEN_USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--workload "$WORKLOAD" --conns "$CONNS" --rate max --duration 800 --quiet \
-		--binds-per-conn 0 --connect-timeout-ms 30000 > "$OUT/gen.log" 2>&1 &
+		--binds-per-conn 0 --connect-timeout-ms 30000 "${GEN_TLS[@]}" > "$OUT/gen.log" 2>&1 &
 	GEN_PID=$!
 }
 # The generator gives the memif link 10 s; under valgrind the server's

@@ -29,7 +29,7 @@ rates=()
 for ((r = 0; r < RUNS; r++)); do
 	rm -rf "$LFE_STORE"; mkdir -p "$LFE_STORE"
 	lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
-	ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+	ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" --insecure -D "$PROV_ADMIN" \
 		-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" > "$LFE_WORK/sync.log" 2>&1 &
 	pid=$!
 	for ((i = 0; i < 6000; i++)); do grep -q "refresh done" "$LFE_WORK/sync.log" && break; sleep 0.1; done
@@ -44,7 +44,7 @@ med=$(printf '%s\n' "${rates[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((
 echo "initial refresh, $USERS users: median ${med} entries/s over $RUNS runs (${rates[*]}); consumer RSS ${rss} (peak includes the store pages LMDB maps)"
 
 # ---- change-to-bind delay ----
-ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" --insecure -D "$PROV_ADMIN" \
 	-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" > "$LFE_WORK/sync.log" 2>&1 &
 SYNC=$!
 LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $SYNC"

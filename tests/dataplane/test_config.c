@@ -380,7 +380,8 @@ static void test_search_policy_values(void)
 	CHECK(strcmp(c.search_attrs, "uid, mail") == 0, "attrs untouched: %s", c.search_attrs);
 }
 
-/* [daemon] user/group are looked up at start: unknown names stop it. */
+/* [daemon] user/group are looked up at start: unknown names, uid 0 and gid 0
+ * stop it. */
 static void test_priv_resolve(void)
 {
 	char err[LFE_CFG_ERR_LEN] = "";
@@ -392,7 +393,10 @@ static void test_priv_resolve(void)
 	CHECK(lfe_priv_resolve("nobody", "nosuchgroup-lfe", &u, &g, err) == -ENOENT &&
 	      strstr(err, "[daemon] group"), "%s", err);
 	CHECK(lfe_priv_resolve("nobody", NULL, &u, &g, err) == 0 && u != 0, "nobody: %s", err);
-	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == 0 && g == 0, "explicit group: %s", err);
+	/* gid 0 is refused like uid 0 (priv.h): it keeps root's group files. */
+	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == -EINVAL && strstr(err, "gid 0"),
+	      "explicit group root: %s", err);
+	CHECK(lfe_priv_resolve("nobody", "nogroup", &u, &g, err) == 0 && g != 0, "explicit group: %s", err);
 }
 
 /* [throttle]: every key checked, defaults, and the cross-checks. */
@@ -519,8 +523,49 @@ static void test_metrics_listen(void)
 	      "parse_listen");
 }
 
+/* lfe_config_differs (what a reload compares, control.c): one key changed
+ * from the defaults is found and named; the same value is no difference. */
+static void test_differs(void)
+{
+	static const struct { const char *sec, *key, *val, *name; } kv[] = {
+		{ "tls", "handshake_threads", "2", "[tls] handshake_threads" },
+		{ "tls", "handshake_queue", "128", "[tls] handshake_queue" },
+		{ "tls", "handshake_per_source", "4", "[tls] handshake_per_source" },
+		{ "tls", "handshake_timeout_ms", "100", "[tls] handshake_timeout_ms" },
+		{ "tls", "record_layer", "openssl", "[tls] record_layer" },
+		{ "tls", "protocol_min", "1.3", "[tls] protocol_min" },
+		{ "tls", "ciphersuites", "TLS_AES_128_GCM_SHA256", "[tls] ciphersuites" },
+		{ "tls", "verify_client", "require", "[tls] verify_client" },
+		{ "tls", "ticket_lifetime", "60", "[tls] ticket_lifetime" },
+		{ "ldap", "port", "390", "[ldap] ports" },
+		{ "ldap", "ldaps_ports", "636", "[ldap] ldaps_ports" },
+		{ "ldap", "search_scope", "base", "[ldap] search_scope" },
+		{ "store", "allow_cleartext", "true", "[store] allow_cleartext" },
+		{ "workers", "lcores", "1", "[workers] lcores" },
+		{ "port0", "mtu", "1400", "[port0] mtu" },
+		{ "port1", "mtu", "1400", "[port1]" },   /* a port added */
+		{ "port0", "address", "10.0.0.1/24", "[port0] address" },
+		{ "throttle", "window_ms", "5", "[throttle] window_ms" },
+		{ "admin", "metrics_listen", "", "[admin] metrics_listen" },
+	};
+	static struct lfe_config a, b;
+	char err[LFE_CFG_ERR_LEN], name[80];
+	lfe_config_defaults(&a);
+	CHECK(lfe_config_set(&a, "port0", "dev", "d0", err) == 0, "%s", err);
+	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+		lfe_config_defaults(&b);
+		CHECK(lfe_config_set(&b, "port0", "dev", "d0", err) == 0, "%s", err);
+		CHECK(!lfe_config_differs(&a, &b, name, sizeof name), "defaults differ: %s", name);
+		CHECK(lfe_config_set(&b, kv[i].sec, kv[i].key, kv[i].val, err) == 0, "%s: %s", kv[i].key, err);
+		name[0] = '\0';
+		CHECK(lfe_config_differs(&a, &b, name, sizeof name) && strcmp(name, kv[i].name) == 0,
+		      "%s = %s: named '%s'", kv[i].key, kv[i].val, name);
+	}
+}
+
 int main(void)
 {
+	test_differs();
 	test_metrics_listen();
 	test_set_table();
 	test_values();

@@ -15,9 +15,10 @@
  * generator's side): the client handed over when its handshake completes,
  * a real OpenSSL server's NewSessionTickets skipped and counted; crafted
  * ticket records (several in one, cut, malformed, mixed with a KeyUpdate)
- * and a ticket in server mode refused. The AES-GCM suites run twice: on
- * aesgcm.c (AES-NI) and, for the server, through OpenSSL's EVP
- * (lfe_tlsrec_use_evp) against a peer on aesgcm.c. The split-input and
+ * and a ticket in server mode refused. Budgets: KeyUpdates between empty
+ * records, empty records in a row, the KeyUpdate budget over time, our
+ * KeyUpdate at the (lowered) usage limit, nothing opened after
+ * close_notify. The split-input and
  * garbage-after-handover cases through the stream are in tests/tcp/
  * test_stream.c.
  */
@@ -119,8 +120,6 @@ struct pair {
 
 /* Handshake suite (NULL: the client's default) with OpenSSL on both
  * sides, then hand the server over. */
-static bool evp_pass;   /* main's second pass: the server on EVP's AES-GCM */
-
 static int pair_new(struct pair *pp, SSL_CTX *sctx, SSL_CTX *cctx, const char *suite)
 {
 	struct lfe_tlsrec_secrets sec;
@@ -157,10 +156,6 @@ static int pair_new(struct pair *pp, SSL_CTX *sctx, SSL_CTX *cctx, const char *s
 	CHECK(sec.client_len == 0 && sec.server_len == 0, "secrets not wiped");
 	/* The peer: reads what the server seals, seals as the client. */
 	pp->peer = lfe_tlsrec_new_keys(id, ssec, csec, len, 0, &err);
-	/* The EVP pass: the server on OpenSSL's AES-GCM, the peer on
-	 * aesgcm.c, each checking the other (and OpenSSL's client both). */
-	if (evp_pass && pp->srv)
-		CHECK(lfe_tlsrec_use_evp(pp->srv) == 0, "use_evp");
 	OPENSSL_cleanse(csec, sizeof csec);
 	OPENSSL_cleanse(ssec, sizeof ssec);
 	SSL_free(srv);
@@ -222,6 +217,8 @@ static void traffic(struct pair *pp, const char *name, unsigned n, unsigned ku)
 		/* client → server */
 		unsigned controls = 0;
 		bool requested = false;
+		/* time passes: the KeyUpdate budget refills (one per 10 s) */
+		lfe_tlsrec_now(pp->srv, (uint64_t)(i + 1) * LFE_TLSREC_KU_REFILL_US);
 		if (ku && i % ku == ku - 1) {
 			requested = kus++ % 2 == 1;
 			CHECK(SSL_key_update(pp->cli, requested ? SSL_KEY_UPDATE_REQUESTED
@@ -408,6 +405,75 @@ static void test_bad(SSL_CTX *sctx, SSL_CTX *cctx)
 	pair_free(&pp);
 	printf("bad records: %zu crafted kinds, every bit flipped, every cut, lengths, plaintext "
 	       "records, replay\n", sizeof cases / sizeof cases[0]);
+}
+
+/* The record length limits exactly at and one over (issue 32): a header
+ * of 2^14 + 256 ciphertext bytes is waited for, one more is refused from
+ * the header alone; an inner plaintext of 2^14 + 1 bytes (content and
+ * type, or padded to it with zeros) opens, one more is record_overflow;
+ * 1 + tag bytes is the shortest record that gets to the MAC. */
+static void test_record_limits(SSL_CTX *sctx, SSL_CTX *cctx)
+{
+	struct pair pp;
+	uint8_t alert = 0;
+	size_t pl = 0, need = 0;
+	static uint8_t big[LFE_TLSREC_PLAIN_MAX + 2];
+
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	uint8_t hdr[5] = { 23, 3, 3, (uint8_t)(LFE_TLSREC_CIPHER_MAX >> 8),
+			   (uint8_t)LFE_TLSREC_CIPHER_MAX };
+	int rc = lfe_tlsrec_read(pp.srv, hdr, 5, plain, sizeof plain, &pl, &need);
+	CHECK(rc == 0 && need == LFE_TLSREC_HDR + LFE_TLSREC_CIPHER_MAX &&
+	      lfe_tlsrec_alert_due(pp.srv) == 0,
+	      "header at 2^14 + 256: rc %d need %zu alert %u (want 0, %u, 0)", rc, need,
+	      lfe_tlsrec_alert_due(pp.srv), LFE_TLSREC_HDR + LFE_TLSREC_CIPHER_MAX);
+	/* whole, it opens to over 2^14 + 1: refused before the MAC */
+	memset(rec, 0, LFE_TLSREC_MAX);
+	memcpy(rec, hdr, 5);
+	rc = lfe_tlsrec_read(pp.srv, rec, LFE_TLSREC_MAX, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_RECORD_OVERFLOW,
+	      "record of 2^14 + 256: rc %d alert %u", rc, lfe_tlsrec_alert_due(pp.srv));
+	pair_free(&pp);
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	hdr[3] = (uint8_t)((LFE_TLSREC_CIPHER_MAX + 1) >> 8);
+	hdr[4] = (uint8_t)(LFE_TLSREC_CIPHER_MAX + 1);
+	rc = lfe_tlsrec_read(pp.srv, hdr, 5, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_RECORD_OVERFLOW,
+	      "header at 2^14 + 257: rc %d", rc);
+	pair_free(&pp);
+	/* 1 + tag: the shortest that gets to the MAC (bad MAC, not decode_error) */
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	uint8_t shortest[5 + 1 + LFE_TLSREC_TAG] = { 23, 3, 3, 0, 1 + LFE_TLSREC_TAG };
+	rc = lfe_tlsrec_read(pp.srv, shortest, sizeof shortest, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EBADMSG && lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_BAD_RECORD_MAC,
+	      "1 + tag bytes: rc %d alert %u", rc, lfe_tlsrec_alert_due(pp.srv));
+	pair_free(&pp);
+	/* inner plaintext: 2^14 content + type; 2^14 - 1 + type + one zero;
+	 * then one more byte of each */
+	for (int k = 0; k < 4; k++) {
+		bool over = k >= 2, padded = k % 2;
+		size_t m = LFE_TLSREC_PLAIN_MAX + 1 + over;
+		size_t content = m - 1 - padded;
+		if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+			exit(2);
+		memset(big, 'x', content);
+		big[content] = 23;
+		if (padded)
+			big[m - 1] = 0;
+		rc = crafted(&pp, big, m, &alert);
+		if (!over)
+			CHECK(rc > 0 && alert == 0, "inner plaintext of 2^14 + 1 (%s): rc %d alert %u",
+			      padded ? "padded" : "content", rc, alert);
+		else
+			CHECK(rc == -EBADMSG && alert == LFE_TLS_ALERT_RECORD_OVERFLOW,
+			      "inner plaintext of 2^14 + 2 (%s): rc %d alert %u",
+			      padded ? "padded" : "content", rc, alert);
+		pair_free(&pp);
+	}
+	printf("record limits: header at and over 2^14 + 256, 1 + tag, inner 2^14 + 1 and + 2\n");
 }
 
 /* ---- client mode: the handover on the client's side (ldapfe-gen) ---- */
@@ -621,6 +687,187 @@ static void test_client_bad(SSL_CTX *sctx, SSL_CTX *cctx)
 	       sizeof cases / sizeof cases[0]);
 }
 
+/* A record the peer seals (inner: content || type) read by the server. */
+static int peer_rec(struct pair *pp, const uint8_t *inner, size_t m)
+{
+	uint8_t a;
+	return crafted(pp, inner, m, &a);
+}
+
+static const uint8_t empty_inner[] = { 23 };                 /* empty application data */
+static const uint8_t data_inner[] = { 'x', 23 };
+
+/* Two record layers on the same secrets, each other's peer. */
+static void keys_pair(struct lfe_tlsrec **a, struct lfe_tlsrec **b)
+{
+	uint8_t s1[32], s2[32];
+	int err;
+	for (unsigned i = 0; i < 32; i++)
+		s1[i] = (uint8_t)rnd(), s2[i] = (uint8_t)rnd();
+	*a = lfe_tlsrec_new_keys(0x1301, s1, s2, 32, 0, &err);
+	*b = lfe_tlsrec_new_keys(0x1301, s2, s1, 32, 0, &err);
+	if (*a == NULL || *b == NULL)
+		exit(2);
+}
+
+static void test_budgets(SSL_CTX *sctx, SSL_CTX *cctx)
+{
+	struct pair pp;
+	int rc = 0;
+	unsigned n = 0;
+
+	/* KeyUpdates between empty records: the empty ones reset nothing,
+	 * the ninth KeyUpdate fails (the bug: each empty record reset it).
+	 * The peer sends KeyUpdate + empty record on each write (its usage
+	 * limit at 1 record). */
+	struct lfe_tlsrec *a, *b;
+	keys_pair(&a, &b);
+	lfe_tlsrec_set_write_limit(b, 1);
+	size_t pl, need;
+	unsigned kus = 0;
+	for (n = 0; n < 40; n++) {
+		int k = lfe_tlsrec_write(b, NULL, 0, rec, sizeof rec);
+		CHECK(k == 22 + 27, "KeyUpdate + empty record: %d", k);
+		if ((rc = lfe_tlsrec_read(a, rec, (size_t)k, plain, sizeof plain, &pl, &need)) <= 0)
+			break;
+		kus++;
+		if ((rc = lfe_tlsrec_read(a, rec + rc, (size_t)k - (size_t)rc, plain, sizeof plain, &pl,
+					  &need)) <= 0)
+			break;
+	}
+	CHECK(kus == LFE_TLSREC_KEY_UPDATES_MAX && rc == -EBADMSG &&
+	      lfe_tlsrec_alert_due(a) == LFE_TLS_ALERT_UNEXPECTED_MESSAGE,
+	      "KeyUpdates between empty records: %u read, rc %d", kus, rc);
+	lfe_tlsrec_free(a);
+	lfe_tlsrec_free(b);
+
+	/* Empty records in a row: LFE_TLSREC_EMPTY_MAX pass, the next fails;
+	 * a data record between resets the run. */
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	for (n = 0; n < LFE_TLSREC_EMPTY_MAX; n++)
+		CHECK(peer_rec(&pp, empty_inner, 1) > 0, "empty record %u", n);
+	CHECK(peer_rec(&pp, data_inner, 2) > 0, "data after %u empty records", n);
+	for (n = 0; n < 100; n++)
+		if ((rc = peer_rec(&pp, empty_inner, 1)) <= 0)
+			break;
+	CHECK(n == LFE_TLSREC_EMPTY_MAX && rc == -EBADMSG &&
+	      lfe_tlsrec_alert_due(pp.srv) == LFE_TLS_ALERT_UNEXPECTED_MESSAGE,
+	      "empty records in a row: %u passed, rc %d", n, rc);
+	pair_free(&pp);
+
+	/* The budget over time: with data between every KeyUpdate, the burst
+	 * passes and then one per LFE_TLSREC_KU_REFILL_US of the clock. */
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	uint64_t now = 1000000;
+	lfe_tlsrec_now(pp.srv, now);
+	unsigned passed = 0;
+	for (n = 0; n < 200; n++) {
+		SSL_key_update(pp.cli, SSL_KEY_UPDATE_NOT_REQUESTED);
+		CHECK(SSL_write_ex(pp.cli, "x", 1, &(size_t){ 0 }) == 1, "data write");
+		uint8_t got[16];
+		size_t got_len = 0;
+		if ((rc = server_reads(&pp, got, &got_len, NULL)) <= 0)
+			break;
+		passed++;
+	}
+	CHECK(passed == LFE_TLSREC_KU_BURST && rc == -EBADMSG,
+	      "KeyUpdates with data between, no time passing: %u passed, rc %d", passed, rc);
+	pair_free(&pp);
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_128_GCM_SHA256") < 0)
+		exit(2);
+	lfe_tlsrec_now(pp.srv, now);
+	passed = 0;
+	for (n = 0; n < 100; n++) {
+		if (n >= LFE_TLSREC_KU_BURST)
+			now += LFE_TLSREC_KU_REFILL_US;   /* one earned each time */
+		lfe_tlsrec_now(pp.srv, now);
+		SSL_key_update(pp.cli, SSL_KEY_UPDATE_NOT_REQUESTED);
+		CHECK(SSL_write_ex(pp.cli, "x", 1, &(size_t){ 0 }) == 1, "data write");
+		uint8_t got[16];
+		size_t got_len = 0;
+		if ((rc = server_reads(&pp, got, &got_len, NULL)) <= 0)
+			break;
+		passed++;
+	}
+	CHECK(passed == 100, "KeyUpdates within the budget over time: %u passed, rc %d", passed, rc);
+	pair_free(&pp);
+
+	/* Our KeyUpdate at the usage limit (lowered to 5 records): OpenSSL's
+	 * client reads every record across the key changes. */
+	if (pair_new(&pp, sctx, cctx, "TLS_AES_256_GCM_SHA384") < 0)
+		exit(2);
+	lfe_tlsrec_set_write_limit(pp.srv, 5);
+	kus = 0;
+	for (n = 0; n < 23; n++) {
+		char msg[8];
+		int ml = snprintf(msg, sizeof msg, "m%u", n);
+		int k = lfe_tlsrec_write(pp.srv, (const uint8_t *)msg, (size_t)ml, rec, sizeof rec);
+		kus += k > ml + 22;
+		BIO_write(SSL_get_rbio(pp.cli), rec, k);
+		char got[16];
+		size_t r = 0;
+		CHECK(SSL_read_ex(pp.cli, got, sizeof got, &r) == 1 && r == (size_t)ml &&
+		      memcmp(got, msg, r) == 0, "record %u after our KeyUpdates", n);
+	}
+	/* The ticket record and 3 data records under the first key, then its
+	 * 5th record the KeyUpdate; 4 data records and a KeyUpdate a key on. */
+	CHECK(kus == 5, "our KeyUpdates at a limit of 5 records: %u", kus);
+	ERR_clear_error();
+
+	/* close_notify, then a record: not opened, -EPIPE again. */
+	SSL_shutdown(pp.cli);
+	uint8_t got[64];
+	size_t got_len = 0;
+	CHECK(server_reads(&pp, got, &got_len, NULL) == -EPIPE, "close_notify");
+	int k = lfe_tlsrec_seal_inner(pp.peer, data_inner, 2, rec, sizeof rec);
+	rc = lfe_tlsrec_read(pp.srv, rec, (size_t)k, plain, sizeof plain, &pl, &need);
+	CHECK(rc == -EPIPE && pl == 0, "a record after close_notify: %d, %zu bytes", rc, pl);
+	pair_free(&pp);
+	printf("budgets: KeyUpdates between empty records, %u empty records in a row, the budget "
+	       "over time, our KeyUpdate at the usage limit, close_notify\n", LFE_TLSREC_EMPTY_MAX);
+}
+
+/* The VmFlags of the mapping holding p (/proc/self/smaps), or "". */
+static void vmflags(const void *p, char *out, size_t cap)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	out[0] = '\0';
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)p >= a && (uintptr_t)p < b;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0)
+			snprintf(out, cap, "%s", line + 8);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Key material is never in a core dump: the record layer's memory (and
+ * the ticket keys', the same allocator) is MADV_DONTDUMP ("dd"), locked
+ * ("lo") where RLIMIT_MEMLOCK allows. */
+static void test_key_memory(void)
+{
+	uint8_t s[32] = { 7 };
+	int err;
+	struct lfe_tlsrec *r = lfe_tlsrec_new_keys(0x1301, s, s, 32, 0, &err);
+	char fl[512];
+	CHECK(r != NULL, "new_keys: %d", err);
+	vmflags(r, fl, sizeof fl);
+	CHECK(strstr(fl, " dd") != NULL, "record layer memory not MADV_DONTDUMP: VmFlags%s", fl);
+	printf("key memory: VmFlags%s", fl);
+	lfe_tlsrec_free(r);
+	void *k = lfe_tlsrec_key_alloc(400);
+	CHECK(k != NULL && lfe_tlsrec_key_alloc(513) == NULL, "key_alloc sizes");
+	for (unsigned i = 0; k && i < 400; i++)
+		CHECK(((uint8_t *)k)[i] == 0, "key_alloc zeroed");
+	lfe_tlsrec_key_free(k, 400);
+}
+
 /* The nonce never repeats: the write sequence number stops at 2^64 - 1. */
 static void test_seq_end(void)
 {
@@ -628,6 +875,7 @@ static void test_seq_end(void)
 	int err;
 	struct lfe_tlsrec *r = lfe_tlsrec_new_keys(0x1301, s, s, 32, UINT64_MAX - 1, &err);
 	CHECK(r != NULL, "new_keys: %d", err);
+	lfe_tlsrec_set_write_limit(r, 0);   /* else our KeyUpdate comes long before */
 	CHECK(lfe_tlsrec_write(r, (const uint8_t *)"x", 1, rec, sizeof rec) > 0, "last record");
 	CHECK(lfe_tlsrec_write(r, (const uint8_t *)"x", 1, rec, sizeof rec) == -ERANGE,
 	      "a record past the last sequence number");
@@ -650,12 +898,11 @@ int main(void)
 		test_suite(s1, cctx, suites[i], 1);
 	test_suite(s0, cctx, suites[0], 0);
 	test_suite(s2, cctx, suites[1], 2);
-	evp_pass = true;   /* AES-GCM through EVP, as a CPU without AES-NI has it */
-	test_suite(s1, cctx, suites[0], 1);
-	test_suite(s2, cctx, suites[1], 2);
-	evp_pass = false;
 	test_bad(s1, cctx);
+	test_budgets(s1, cctx);
+	test_record_limits(s1, cctx);
 	test_seq_end();
+	test_key_memory();
 
 	/* The client's side: a client context whose keylog feeds tlsrec. */
 	SSL_CTX *ck = SSL_CTX_new(TLS_client_method());

@@ -176,7 +176,8 @@ lfe_start() {
 	# Empty it here: the background job's own redirection may come after
 	# the first grep below, which would then see a previous run's "ready".
 	: > "$LFE_LOG"
-	ip netns exec "$LFE_SRV" "$LFE_LDAPFE" -l "$lcores" --no-pci --no-huge -m 768 \
+	# LFE_WRAP (optional): a command line the daemon runs under (setpriv ...).
+	ip netns exec "$LFE_SRV" ${LFE_WRAP:-} "$LFE_LDAPFE" -l "$lcores" --no-pci --no-huge -m 768 \
 		--file-prefix "$LFE_PREFIX" --log-level=lib.eal:error -- \
 		--config "$conf" "$@" > "$LFE_LOG" 2>&1 &
 	LFE_PID=$!

@@ -1,6 +1,8 @@
 # tests/integration/sync_provider.sh — an OpenLDAP provider for the sync
 # consumer's tests and benchmark: back-mdb with the syncprov and ppolicy
-# overlays, rootdn cn=admin. Source it; needs LFE_WORK and LFE_SUFFIX.
+# overlays, rootdn cn=admin (uid=user8 may not read pwdAccountLockedTime: a
+# sync account that cannot see locks). Source it; needs LFE_WORK and
+# LFE_SUFFIX.
 #
 #   prov_conf                      write $PROV_DIR/slapd.conf
 #   prov_users N [PREFIX]          LDIF: suffix, ou=people, N users
@@ -52,6 +54,7 @@ syncprov-checkpoint 100 1
 $( [[ -n ${1:-} ]] && echo "syncprov-sessionlog $1" )
 overlay ppolicy
 access to attrs=userPassword by anonymous auth by * none
+access to attrs=pwdAccountLockedTime by dn.exact="uid=user8,ou=people,$LFE_SUFFIX" none by * read
 access to * by * read
 CONF
 }

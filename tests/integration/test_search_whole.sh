@@ -274,6 +274,29 @@ print("figure binds beside a slow 2,000-entry reader: p50 %.0f us p99 %.0f us (s
 n = got.count(b"\x64")   # rough: entries tag (checked exactly by ldapsearch above)
 print("slowread entries ~%d" % n)
 assert pct(busy, 99) < max(20000, 5 * pct(alone, 99)), "binds starved by a slow reader"
+# A client time limit (1 s) on the same enumeration read slowly for 2 s:
+# the time waiting for room counts, the search ends timeLimitExceeded (3)
+# with the entries sent so far (slapd counts its time the same way).
+req = tlv(0x63, tlv(4, suf.encode()) + tlv(10, b"\x02") + tlv(10, b"\x00") + tlv(2, b"\x00") +
+          tlv(2, b"\x01") + tlv(1, b"\x00") + flt_b + tlv(0x30, b""))
+s = socket.create_connection((addr, 389))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.sendall(tlv(0x30, tlv(2, b"\x09") + req))
+got = bytearray()
+t0 = time.time()
+s.settimeout(10)
+while time.time() - t0 < 2 and not got.endswith(b"\x04\x00\x04\x00"):
+    got.extend(s.recv(1024))
+    time.sleep(0.02)
+while not got.endswith(b"\x04\x00\x04\x00"):
+    b = s.recv(65536)
+    if not b:
+        break
+    got.extend(b)
+s.close()
+done = got[-14:]
+print("timelimit done", done.hex(), "after", got.count(b"\x64\x82") + got.count(b"\x64\x81"), "entries")
+assert b"\x65\x07\x0a\x01\x03\x04\x00\x04\x00" in done, done.hex()
 ' "$LFE_SADDR" "$LFE_SUFFIX" "$SLAPD" | tee "$LFE_WORK/figures" >&2
 grep -q "^slowread" "$LFE_WORK/figures" || lfe_fail "figures"
 

@@ -17,12 +17,15 @@ done
 
 N_USERS=20000
 PURL="ldap://127.0.0.1:3890/"
+# The consumer's connection: StartTLS with the provider's test CA (ldap://
+# alone is refused without --insecure).
+TLSOPT=(-Z --cacert "$LFE_WORK/provider/ca.crt")
 SYNC_PID=
 SYNC_LOG=$LFE_WORK/sync.log
 
 sync_start() {   # sync_start [ARGS...]: consumer in the client namespace
 	# ip netns exec execs: $! is the consumer itself, for kill -9
-	ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+	ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" "${TLSOPT[@]}" -D "$PROV_ADMIN" \
 		-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --max-backoff 2 "$@" >>"$SYNC_LOG" 2>&1 &
 	SYNC_PID=$!
 	LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $SYNC_PID"
@@ -124,12 +127,12 @@ lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
 
 # wrong provider password, unreachable provider: exit 1 and the reason
 printf 'not-the-password' > "$LFE_WORK/wrong.pw"
-rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" -D "$PROV_ADMIN" \
+rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "$PURL" "${TLSOPT[@]}" -D "$PROV_ADMIN" \
 	-y "$LFE_WORK/wrong.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
 lfe_eq "wrong provider password: exit" "$rc" 1
 [[ $out == *"refused the bind"*"Invalid credentials (49)"* ]] || lfe_fail "wrong password reason: $out"
 rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "ldap://127.0.0.1:3999/" \
-	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
+	"${TLSOPT[@]}" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
 lfe_eq "unreachable provider: exit" "$rc" 1
 [[ $out == *"cannot reach"* ]] || lfe_fail "unreachable reason: $out"
 
@@ -146,7 +149,7 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_STORE" sync -H "ldap://127.0.0.1:3891/" \
-	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
+	"${TLSOPT[@]}" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" 2>&1) || rc=$?
 kill -TERM "$NOSYNC"; wait "$NOSYNC" 2>/dev/null || true
 lfe_eq "provider without the sync control: exit" "$rc" 1
 [[ $out == *"does not support the Content Synchronization control"* ]] || lfe_fail "no-syncprov reason: $out"
@@ -271,9 +274,25 @@ grep -q "skipped uid=badpw,ou=people,$LFE_SUFFIX: userPassword" "$SYNC_LOG" || l
 lfe_log "ok: unstorable entries logged with their DN, skipped and counted"
 printf 'dn: uid=%s,ou=people,%s\nchangetype: delete\n\n' toolong "$LFE_SUFFIX" badpw "$LFE_SUFFIX" \
 	| pmod >/dev/null || lfe_fail "delete the unstorable entries"
+# a rename into a DN the store cannot hold (an RDN of 17 AVAs, over
+# LFE_DN_MAX_AVAS; back-mdb on the provider keeps RDNs under 512 bytes, so
+# not the 1,024-byte case): the old entry goes (before: it kept binding,
+# and every later change was skipped)
+U6=$(lfe_dn user6)
+lfe_eq "user6 binds before its rename" "$(bind "$U6" pw-6)" 0
+rdn="uid=user6+cn=c+sn=s+mail=m@x+givenName=g+title=t+l=l+st=st+street=r+postalCode=1+o=o"
+rdn+="+telephoneNumber=1+description=d+initials=i+employeeNumber=1+displayName=n+roomNumber=1"
+printf 'dn: %s\nchangetype: modrdn\nnewrdn: %s\ndeleteoldrdn: 0\n' "$U6" "$rdn" \
+	| pmod > "$LFE_WORK/modrdn.out" 2>&1 || lfe_fail "modrdn into 17 AVAs: $(cat "$LFE_WORK/modrdn.out")"
+wait_bind "$U6" pw-6 49 "renamed into an unstorable DN: old DN refused"
+lfe_ctl show "$U6" >/dev/null 2>&1 && lfe_fail "renamed into an unstorable DN: old entry still stored"
+grep -q "uid=user6,ou=people,$LFE_SUFFIX removed: renamed to a DN the store cannot hold" "$SYNC_LOG" ||
+	lfe_fail "the removal is not logged"
+printf 'dn: %s,ou=people,%s\nchangetype: delete\n' "$rdn" "$LFE_SUFFIX" | pmod >/dev/null ||
+	lfe_fail "delete the renamed entry"
 
 # TLS: StartTLS (-Z) and ldaps:// with the test CA; an untrusted
-# certificate is an exit 1 with the reason
+# certificate is an exit 1 with the reason; ldap:// without -Z is refused
 for mode in "-H $PURL -Z" "-H ldaps://127.0.0.1:6360/"; do
 	rm -rf "$LFE_WORK/store3"; mkdir -p "$LFE_WORK/store3"
 	"$LFE_CTL" --store "$LFE_WORK/store3" init --suffix "$LFE_SUFFIX" >/dev/null
@@ -287,12 +306,30 @@ rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_WORK/store3" sync -H "$P
 	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --once 2>&1) || rc=$?
 lfe_eq "StartTLS with an untrusted certificate: exit" "$rc" 1
 [[ $out == *"StartTLS with $PURL failed"* ]] || lfe_fail "untrusted certificate reason: $out"
+rc=0; out=$(lfe_cli timeout 20 "$LFE_CTL" --store "$LFE_WORK/store3" sync -H "$PURL" \
+	-D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --once 2>&1) || rc=$?
+lfe_eq "ldap:// without StartTLS: exit" "$rc" 2
+[[ $out == *"without StartTLS"* ]] || lfe_fail "ldap:// without StartTLS: $out"
+
+# a sync account that cannot read a lock attribute (uid=user8, by the
+# provider's ACL): a warning at start, or exit 1 with --require-lock-attrs;
+# the admin (reads everything) gets no warning
+printf "pw-8" > "$LFE_WORK/u7.pw"
+for req in "" --require-lock-attrs; do
+	rc=0; out=$(lfe_cli timeout 30 "$LFE_CTL" --store "$LFE_WORK/store3" sync -H "$PURL" "${TLSOPT[@]}" \
+		-D "$(lfe_dn user8)" -y "$LFE_WORK/u7.pw" -b "$LFE_SUFFIX" -f "(uid=user1)" --once $req 2>&1) || rc=$?
+	[[ $out == *"warning: the sync account cannot read pwdAccountLockedTime"* ]] ||
+		lfe_fail "hidden lock attribute ($req): no warning: $out"
+	lfe_eq "hidden lock attribute ${req:-(warning only)}: exit" "$rc" "$([[ -n $req ]] && echo 1 || echo 0)"
+done
+grep -q "cannot read" "$SYNC_LOG" && lfe_fail "a warning for the admin: $(grep "cannot read" "$SYNC_LOG")"
+lfe_log "ok: a sync account that cannot read pwdAccountLockedTime is warned about, refused on request"
 
 # scale-out shape: a second consumer (refreshOnly, --once) into a second
 # store ends equal to the first
 mkdir -p "$LFE_WORK/store2"
 "$LFE_CTL" --store "$LFE_WORK/store2" init --suffix "$LFE_SUFFIX" >/dev/null
-lfe_cli timeout 60 "$LFE_CTL" --store "$LFE_WORK/store2" sync -H "$PURL" -D "$PROV_ADMIN" \
+lfe_cli timeout 60 "$LFE_CTL" --store "$LFE_WORK/store2" sync -H "$PURL" "${TLSOPT[@]}" -D "$PROV_ADMIN" \
 	-y "$PROV_DIR/admin.pw" -b "$LFE_SUFFIX" --once 2>>"$SYNC_LOG" || lfe_fail "sync --once"
 lfe_ctl export -o "$LFE_WORK/s1.ldif" >/dev/null
 "$LFE_CTL" --store "$LFE_WORK/store2" export -o "$LFE_WORK/s2.ldif" >/dev/null
@@ -308,7 +345,7 @@ lfe_log "ok: a second consumer (refreshOnly) gives an equal store"
 # old passwords stop working there.
 mkdir -p "$LFE_WORK/store4"
 "$LFE_CTL" --store "$LFE_WORK/store4" init --suffix "$LFE_SUFFIX" >/dev/null
-ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_WORK/store4" sync -H "$PURL" -D "$PROV_ADMIN" \
+ip netns exec "$LFE_CLI" "$LFE_CTL" --store "$LFE_WORK/store4" sync -H "$PURL" "${TLSOPT[@]}" -D "$PROV_ADMIN" \
 	-y "$PROV_DIR/admin.pw" -b "ou=people,$LFE_SUFFIX" > "$LFE_WORK/sync4.log" 2>&1 &
 SYNC4=$!
 LFE_EXTRA_PIDS="$LFE_EXTRA_PIDS $SYNC4"

@@ -6,8 +6,9 @@
 # issued before the reload still resumes after it; a key that does not
 # match refuses the whole reload (ldapfectl exits 1 naming the key, SIGHUP
 # logs it) and the old certificate is still served; [ldap] require_tls
-# changes live; a certificate for another host, once loaded, is rejected by
-# a client that checks the name.
+# changes live; every other [tls] key is applied (status, a client) or the
+# reload refused naming it; a certificate for another host, once loaded, is
+# rejected by a client that checks the name.
 source "$(dirname "$0")/lib.sh"
 lfe_init tlsreload 29
 lfe_make_store
@@ -110,6 +111,73 @@ lfe_eq "ldapfectl reload (require_tls = bind)" "$(ctl reload 2>&1 | head -1)" "r
 lfe_eq "cleartext bind after: confidentialityRequired" "$(clear_rc)" 13
 lfe_eq "StartTLS bind after" "$(lfe_cli env LDAPTLS_CACERT="$P/ca.crt" timeout 10 ldapwhoami -x \
 	-ZZ -H "ldap://$LFE_SADDR" -D "$(lfe_dn bob)" -w bob-pw 2>&1)" "dn:$(lfe_dn bob)"
+
+# Every other [tls] key through ldapfectl reload: applied live (status
+# shows it, a client sees it) or the whole reload refused naming the key
+# (before issue 28, handshake_threads, handshake_queue and
+# handshake_per_source answered "reloaded" and changed nothing, and status
+# did not show record_layer).
+settls() {   # settls KEY VALUE: the key in the [tls] section (the file's last)
+	sed -i "/^$1 = /d" "$conf"
+	echo "$1 = $2" >> "$conf"
+}
+tstat() {
+	"$PY" -c 'import json,sys; t=json.loads(sys.argv[1])["/ldapfe/stats"]["total"]
+print(t[sys.argv[2]])' "$(lfe_telemetry /ldapfe/stats)" "$1"
+}
+live() {   # live KEY VALUE: reloaded
+	settls "$1" "$2"
+	lfe_eq "reload ($1 = $2)" "$(ctl reload 2>&1 | head -1)" "reloaded $conf"
+}
+refused() {   # refused KEY VALUE: refused naming the key, status unchanged, key restored
+	local before rc=0 err
+	before=$(ctl status | grep '^tls: ')
+	cp "$conf" "$conf.good"
+	settls "$1" "$2"
+	err=$(ctl reload 2>&1) || rc=$?
+	lfe_eq "reload ($1 = $2) exits 1" "$rc" 1
+	grep -q "\[tls\] $1: cannot change while running" <<<"$err" ||
+		lfe_fail "the refusal does not name [tls] $1: $err"
+	lfe_eq "status after the refused $1" "$(ctl status | grep '^tls: ')" "$before"
+	mv "$conf.good" "$conf"
+}
+refused handshake_threads 2
+refused handshake_queue 128
+refused handshake_per_source 4
+grep -q "handshake_threads 1 queue 256 per_source 16" <<<"$(ctl status)" ||
+	lfe_fail "status does not show the handshake settings: $(ctl status | grep tls)"
+live handshake_timeout_ms 2500
+grep -q "handshake_timeout_ms 2500," <<<"$(ctl status)" ||
+	lfe_fail "status does not show handshake_timeout_ms 2500: $(ctl status | grep tls)"
+h0=$(tstat tls_handover)
+lfe_sclient -connect "$LFE_SADDR:636" -tls1_3 > /dev/null
+h1=$(tstat tls_handover)
+[[ $h1 -gt $h0 ]] || lfe_fail "record_layer = ldapfe: no handover ($h0 -> $h1)"
+live record_layer openssl
+grep -q "record_layer openssl," <<<"$(ctl status)" ||
+	lfe_fail "status does not show record_layer openssl: $(ctl status | grep tls)"
+lfe_sclient -connect "$LFE_SADDR:636" -tls1_3 > /dev/null
+lfe_eq "record_layer = openssl: no handover after the reload" "$(tstat tls_handover)" "$h1"
+live record_layer ldapfe
+live ciphersuites TLS_CHACHA20_POLY1305_SHA256
+grep -q "TLS_CHACHA20_POLY1305_SHA256" <<<"$(lfe_sclient -connect "$LFE_SADDR:636" -tls1_3)" ||
+	lfe_fail "ciphersuites: ChaCha20-Poly1305 not negotiated after the reload"
+lfe_log "ok: ciphersuites applied"
+live protocol_min 1.3
+lfe_sclient -connect "$LFE_SADDR:636" -tls1_2 | grep -q "BEGIN CERTIFICATE" &&
+	lfe_fail "protocol_min = 1.3: a TLS 1.2 handshake still completes"
+lfe_log "ok: protocol_min applied (TLS 1.2 refused)"
+live protocol_min 1.2
+live ciphers ECDHE-ECDSA-AES256-GCM-SHA384
+grep -q "ECDHE-ECDSA-AES256-GCM-SHA384" <<<"$(lfe_sclient -connect "$LFE_SADDR:636" -tls1_2)" ||
+	lfe_fail "ciphers: not applied for TLS 1.2"
+lfe_log "ok: ciphers applied"
+live ticket_lifetime 600
+grep -q "lifetime hint: 600 " <<<"$(lfe_sclient -connect "$LFE_SADDR:636" -tls1_3)" ||
+	lfe_fail "ticket_lifetime: no 600 s ticket lifetime hint after the reload"
+lfe_log "ok: ticket_lifetime applied"
+live verify_client optional
+live ca "$P/ca.crt"
 
 # A certificate for another host: served after the reload, and refused by
 # a client that checks the name (libldap, LDAPTLS_REQCERT=demand).

@@ -1614,6 +1614,85 @@ static void test_secret_filters(void)
 	fx_fini(&f);
 }
 
+/* A backend that evaluates secrets like any attribute (issue 32): for a
+ * filter that is one presence item on a secret type, or its negation, it
+ * emits the entries holding a secret (or holding none), with everything
+ * they hold. The session must still treat the item as Undefined: no
+ * entry, and never a secret. */
+struct evalall {
+	lfe_be_emit_fn emit;
+	void *ctx;
+	int want;                   /* 1: entries with a secret, 0: without */
+	int emitted;                /* what the backend handed the session */
+};
+static int evalall_count;
+
+static int evalall_emit(void *c, const struct lfe_ldap_entry *en)
+{
+	struct evalall *e = c;
+	int has = 0;
+	struct lfe_bytes type, list;
+	uint32_t n_vals;
+	size_t cur = 0;
+	while (en->next_attr(en, &cur, &type, &n_vals, &list) == 1)
+		has |= lfe_attr_is_secret(type.p, type.len);
+	if (has != e->want)
+		return 0;
+	e->emitted++;
+	return e->emit(e->ctx, en);
+}
+
+static int evalall_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit,
+			  void *emit_ctx)
+{
+	const uint8_t *f = s->req->filter.p;
+	size_t n = s->req->filter.len;
+	struct evalall e = { emit, emit_ctx, 1, 0 };
+	if (n > 2 && f[0] == 0xa2) {             /* (!(x=*)) */
+		e.want = 0;
+		f += 2, n -= 2;
+	}
+	if (n < 2 || f[0] != 0x87 || f[1] != n - 2 ||
+	    !lfe_attr_is_secret(f + 2, n - 2))
+		return matchall_search(ctx, s, emit, emit_ctx);
+	int rc = matchall_search(ctx, s, evalall_emit, &e);
+	evalall_count += e.emitted;
+	return rc;
+}
+
+static void test_secret_evalall(void)
+{
+	static const char *const filters[] = {
+		"(userPassword=*)", "(!(userPassword=*))", "(authPassword=*)",
+		"(!(authPassword=*))", "(userPassword;x-legacy=*)", "(2.5.4.35=*)",
+	};
+	static const char *const lists[][3] = { { NULL }, { "*", "+" }, { "userPassword", "uid" } };
+	for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+		for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+			struct fx f;
+			fx_init_secrets(&f);
+			f.ops.search = evalall_search;
+			struct pdu in = { .n = 0 }, filt = { .n = 0 };
+			f_str(&filt, filters[i]);
+			struct sreq r = { SUFFIX, 2, 0, 0, &filt, { NULL } };
+			for (int k = 0; k < 3 && lists[l][k]; k++)
+				r.attrs[k] = lists[l][k];
+			search_req(&in, 2, &r);
+			evalall_count = 0;
+			int n = fx_run(&f, &in);
+			/* the backend did match: the session is what refuses */
+			CHECK(evalall_count > 0, "%s: the backend matched nothing", filters[i]);
+			CHECK(n == 1, "%s (attrs %zu): %d responses, want the result only", filters[i], l,
+			      n);
+			for (int k = 0; k < n; k++)
+				CHECK(!has_secret(&f.r[k]), "%s: a secret returned", filters[i]);
+			if (n >= 1)
+				check_result(&f.r[n - 1], 2, 5, 0, NULL);
+			fx_fini(&f);
+		}
+	}
+}
+
 /* The search access policy: who, where, which attributes. */
 static void test_policy(void)
 {
@@ -2078,6 +2157,7 @@ int main(void)
 	test_filter_limits();
 	test_secret_attrs();
 	test_secret_filters();
+	test_secret_evalall();
 	test_policy();
 	ldap_unbind_ext(ld, NULL, NULL);
 	if (failures) {

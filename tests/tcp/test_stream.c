@@ -627,6 +627,7 @@ static void tenv_fini(struct tenv *e)
 		free(k->smem);
 	}
 	lfe_tlsoff_free(e->core->off);   /* releases the cancelled steps still out */
+	lfe_stream_core_pool_free(e->core);
 	free(e->core);
 	SSL_CTX_free(e->sctx);
 	SSL_CTX_free(e->cctx);
@@ -1064,9 +1065,42 @@ static void test_tls_records(void)
 	tenv_fini(&e);
 }
 
+/* The core's pool of record buffers (stream.h): a started record takes
+ * one, with its start for the deadline; a connection that finds none is
+ * reset and counted; the deadlines' starts (handshake, record) are set
+ * and cleared. */
+static void test_tls_pool(void)
+{
+	struct tenv e;
+	rec_layer = true;   /* ldapfe's record layer: server_ctx's keylog */
+	tenv_init(&e, 0, 8, 8, SNDBUF);
+	rec_layer = false;
+	CHECK(lfe_stream_core_pool(e.core, 1) == 0, "pool");
+	e.core->now_us = 5000;
+	struct tconn *a = tconnect(&e, RADDR, 0), *b = tconnect(&e, RADDR + 1, 0);
+	CHECK(lfe_stream_handshake_since(&a->st) == 5000, "handshake start: %llu",
+	      (unsigned long long)lfe_stream_handshake_since(&a->st));
+	CHECK(tpump(&e, 0), "handshakes");
+	CHECK(e.core->st.handover == 2 && lfe_stream_handshake_since(&a->st) == 0 &&
+	      lfe_stream_record_since(&a->st) == 0, "handed over, no deadline");
+	static const uint8_t part[] = { 23, 3, 3, 0x40, 0x11, 1, 2, 3 };   /* 16,401 announced */
+	e.core->now_us = 7000;
+	tseg(&e, a, LFE_TCP_ACK | LFE_TCP_PSH, part, sizeof part);
+	CHECK(lfe_stream_record_since(&a->st) == 7000 && e.core->pool_top == 0 && !a->reset,
+	      "a's started record: since %llu, pool %u", (unsigned long long)lfe_stream_record_since(&a->st),
+	      e.core->pool_top);
+	tseg(&e, b, LFE_TCP_ACK | LFE_TCP_PSH, part, sizeof part);
+	lfe_tcp_flush(e.t, e.now);
+	CHECK(b->reset && e.core->st.record_pool_empty == 1, "b: no buffer left: reset %d, counted %llu",
+	      b->reset, (unsigned long long)e.core->st.record_pool_empty);
+	tenv_fini(&e);
+	printf("record pool: 1 buffer, a second started record reset\n");
+}
+
 int main(void)
 {
 	test_write();
+	test_tls_pool();
 	run("inline binds", 4000, false);
 	run("pending binds", 1500, true);
 	/* tests/gen's regression: 16,385 binds on one connection. */

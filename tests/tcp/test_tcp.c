@@ -524,6 +524,16 @@ static const struct tcase cases[] = {
 		HANDSHAKE, SYN(0, 1460), OUT(A, 1, 1, 0), ACTIVE(1), OPENS(1), STAT(challenge_acks, 1), END}},
 	{"bad_ack_challenge", APP_SILENT, .steps = {
 		HANDSHAKE, IN(A, 1, 5000, 10), OUT(A, 1, 1, 0), RX(0), STAT(drop_bad_ack, 1), END}},
+	/* RFC 5961 §5.2 from below: an ACK under snd_una - max window (64 KiB
+	 * here) is a blind injection, dropped with a challenge ACK; one inside
+	 * [snd_una - max window, snd_una] is old but acceptable. */
+	{"old_ack_below_window_challenge", APP_SILENT, .steps = {
+		HANDSHAKE, IN(A, 1, -200000, 10), OUT(A, 1, 1, 0), RX(0), STAT(drop_bad_ack, 1),
+		STAT(challenge_acks, 1), IN(A, 1, 1 - 65536, 10), OUT(A, 1, 1, 0), RX(0),
+		STAT(drop_bad_ack, 2), END}},
+	{"old_ack_in_window_accepted", APP_SILENT, .steps = {
+		HANDSHAKE, IN(A, 1, 1 - 65535, 10), RX(10), STAT(drop_bad_ack, 0),
+		STAT(challenge_acks, 0), END}},
 	{"challenge_acks_rate_limited", APP_SILENT, .steps = {
 		HANDSHAKE, IN(R, 50, 0, 0), IN(R, 50, 0, 0), IN(R, 50, 0, 0), IN(R, 50, 0, 0), IN(R, 50, 0, 0),
 		IN(R, 50, 0, 0), IN(R, 50, 0, 0), IN(R, 50, 0, 0), IN(R, 50, 0, 0), IN(R, 50, 0, 0),

@@ -331,6 +331,88 @@ static void test_cookie_ts_bits(void)
 			}
 }
 
+/* SYN cookies made and checked directly (issue 32): every MSS of the table
+ * round-trips, the largest table value not over min(peer's, ours) is
+ * taken, a cookie is good in its 2^26 us period and the next one and not
+ * after, and any change of key, tuple, peer ISN, MSS bits or clock bits
+ * refuses it. */
+static void test_cookie_make_check(void)
+{
+	static const uint16_t table[8] = {536, 1024, 1220, 1360, 1400, 1440, 1460, 8960};
+	const uint64_t key[2] = {0x0123456789abcdefull, 0xfedcba9876543210ull};
+	const uint64_t key2[2] = {0x0123456789abcdefull, 0xfedcba9876543211ull};
+	const uint64_t P = 1ull << 26;   /* the cookie clock's period, us */
+	struct lfe_tcp_seg syn = {.laddr = LADDR, .raddr = RADDR, .lport = LPORT, .rport = RPORT,
+				  .seq = 0x89abcdefu, .flags = LFE_TCP_SYN};
+	for (int i = 0; i < 8; i++) {
+		for (int d = -1; d <= 1; d++) {
+			/* peer's MSS one under, at, one over the table value */
+			syn.mss = (uint16_t)(table[i] + d);
+			uint16_t want = d < 0 ? (i ? table[i - 1] : table[0]) : table[i];
+			for (uint64_t now = 5 * P; now < 5 * P + 2 * P; now += P / 2) {
+				uint32_t ck = lfe_tcp_cookie_make(key, &syn, 9000, now);
+				struct lfe_tcp_seg ack = syn;
+				ack.flags = LFE_TCP_ACK;
+				ack.seq = syn.seq + 1;
+				ack.ack = ck + 1;
+				ack.mss = 0;
+				CHECK(lfe_tcp_cookie_check(key, &ack, now) == want,
+				      "mss %u: got %u want %u", syn.mss, lfe_tcp_cookie_check(key, &ack, now),
+				      want);
+				/* ours is the limit: at the table value, one under */
+				ack.ack = lfe_tcp_cookie_make(key, &syn, table[i], now) + 1;
+				CHECK(lfe_tcp_cookie_check(key, &ack, now) == want,
+				      "our mss %u, peer's %u", table[i], syn.mss);
+				if (i > 0) {
+					ack.ack = lfe_tcp_cookie_make(key, &syn, table[i] - 1, now) + 1;
+					CHECK(lfe_tcp_cookie_check(key, &ack, now) == table[i - 1],
+					      "our mss %u: got %u", table[i] - 1,
+					      lfe_tcp_cookie_check(key, &ack, now));
+				}
+			}
+		}
+	}
+	/* No MSS option: 536. */
+	syn.mss = 0;
+	struct lfe_tcp_seg ack = syn;
+	ack.flags = LFE_TCP_ACK;
+	ack.seq = syn.seq + 1;
+	ack.ack = lfe_tcp_cookie_make(key, &syn, 1460, 7 * P) + 1;
+	CHECK(lfe_tcp_cookie_check(key, &ack, 7 * P) == 536, "no MSS option");
+	/* Age: made at the last us of period 6, the first us of period 6. */
+	syn.mss = 1460;
+	for (int k = 0; k < 2; k++) {
+		uint64_t made = k ? 6 * P : 7 * P - 1;
+		ack.ack = lfe_tcp_cookie_make(key, &syn, 1460, made) + 1;
+		CHECK(lfe_tcp_cookie_check(key, &ack, made) == 1460, "same period");
+		CHECK(lfe_tcp_cookie_check(key, &ack, 7 * P) == 1460, "the next period: accepted");
+		CHECK(lfe_tcp_cookie_check(key, &ack, 8 * P - 1) == 1460, "end of the next period");
+		CHECK(lfe_tcp_cookie_check(key, &ack, 8 * P) == 0, "two periods on: refused");
+		CHECK(lfe_tcp_cookie_check(key, &ack, 9 * P) == 0, "three periods on: refused");
+		CHECK(lfe_tcp_cookie_check(key, &ack, 10 * P + 5) == 0, "four periods on (clock bits "
+		      "equal again): refused");
+	}
+	/* Anything else changed: refused. */
+	ack.ack = lfe_tcp_cookie_make(key, &syn, 1460, 7 * P) + 1;
+	CHECK(lfe_tcp_cookie_check(key, &ack, 7 * P) == 1460, "good");
+	CHECK(lfe_tcp_cookie_check(key2, &ack, 7 * P) == 0, "another key");
+	struct lfe_tcp_seg bad = ack;
+	bad.seq++;
+	CHECK(lfe_tcp_cookie_check(key, &bad, 7 * P) == 0, "another peer ISN");
+	bad = ack, bad.rport++;
+	CHECK(lfe_tcp_cookie_check(key, &bad, 7 * P) == 0, "another port");
+	bad = ack, bad.raddr++;
+	CHECK(lfe_tcp_cookie_check(key, &bad, 7 * P) == 0, "another address");
+	for (uint32_t bit = 27; bit < 32; bit++) {
+		bad = ack, bad.ack ^= 1u << bit;
+		CHECK(lfe_tcp_cookie_check(key, &bad, 7 * P) == 0, "bit %u flipped", bit);
+	}
+	for (uint32_t bit = 0; bit < 27; bit += 5) {
+		bad = ack, bad.ack ^= 1u << bit;
+		CHECK(lfe_tcp_cookie_check(key, &bad, 7 * P) == 0, "hash bit %u flipped", bit);
+	}
+}
+
 /* One hash per tuple gives the ISN and the timestamp offset (its two
  * halves): they differ from each other and from tuple to tuple, and are
  * stable for a tuple (a cookie connection relies on that). */
@@ -509,6 +591,7 @@ int main(void)
 	test_no_options_peer();
 	test_sack_rexmit();
 	test_cookie_ts_bits();
+	test_cookie_make_check();
 	test_tuple_secret();
 	test_cookie_options();
 	test_active();
