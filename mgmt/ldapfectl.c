@@ -22,7 +22,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ldap.h>
@@ -1133,6 +1135,34 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		if (!kv_has_type(&kv, "sn") && kv_add(&kv, "sn", 2, rv->bv_val, rv->bv_len) < 0)
 			goto oom;
 	}
+	/* The operational attributes clients cache on (RFC 4530 entryUUID,
+	 * RFC 4512 timestamps), unless given: returned for "+" or by name. */
+	static char uuid[37], now[16];
+	if (!kv_has_type(&kv, "entryUUID")) {
+		uint8_t u[16];
+		if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u)) {
+			errf("cannot draw an entryUUID");
+			goto out;
+		}
+		u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);   /* version 4 */
+		u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);   /* RFC 4122 variant */
+		snprintf(uuid, sizeof(uuid),
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+			 u[12], u[13], u[14], u[15]);
+		if (kv_add(&kv, "entryUUID", 9, uuid, 36) < 0)
+			goto oom;
+	}
+	time_t t = time(NULL);
+	struct tm tmv;
+	if (!gmtime_r(&t, &tmv) || strftime(now, sizeof(now), "%Y%m%d%H%M%SZ", &tmv) != 15) {
+		errf("cannot read the clock");
+		goto out;
+	}
+	if (!kv_has_type(&kv, "createTimestamp") && kv_add(&kv, "createTimestamp", 15, now, 15) < 0)
+		goto oom;
+	if (!kv_has_type(&kv, "modifyTimestamp") && kv_add(&kv, "modifyTimestamp", 15, now, 15) < 0)
+		goto oom;
 	if (want_pw) {
 		if (read_password(true, pw, sizeof(pw), &pwlen) < 0)
 			goto out;

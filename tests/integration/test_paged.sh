@@ -9,7 +9,9 @@
 #    the one added after the place comes, nothing twice;
 #  - a cookie replayed, one from another connection, one for another
 #    filter: unwillingToPerform (53); size 0 with the cookie ends it;
-#  - a critical unknown control: unavailableCriticalExtension (12).
+#  - a critical unknown control: unavailableCriticalExtension (12);
+#  - entryUUID, createTimestamp, modifyTimestamp set by ldapfectl user add,
+#    returned for "+" or by name, not for "*".
 # On the old code the DSE had no supportedControl and the (non-critical)
 # control was ignored: one answer of 2,000, no pages.
 source "$(dirname "$0")/lib.sh"
@@ -132,4 +134,17 @@ exec 7>&-
 rc=0; wait "$pypid" || rc=$?
 cat "$LFE_WORK/py.out" >&2
 lfe_eq "ldap3 paged run" "$rc" 0
+# Operational attributes ldapfectl user add sets: for "+" or by name only.
+plus=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" "+")
+for a in entryUUID createTimestamp modifyTimestamp; do
+	grep -q "^$a: " <<<"$plus" || { echo "$plus" >&2; lfe_fail "'+' lacks $a"; }
+done
+grep -Eq '^entryUUID: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' <<<"$plus" ||
+	lfe_fail "entryUUID not a version 4 UUID"
+grep -Eq '^modifyTimestamp: 20[0-9]{12}Z$' <<<"$plus" || lfe_fail "modifyTimestamp not GeneralizedTime"
+star=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" "*")
+grep -q "^createTimestamp: " <<<"$star" && lfe_fail "'*' returned createTimestamp"
+named=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" entryUUID)
+grep -q "^entryUUID: " <<<"$named" || lfe_fail "entryUUID by name"
+lfe_log "ok: entryUUID, createTimestamp, modifyTimestamp set by ldapfectl user add, for + or by name"
 echo "PASS"
