@@ -26,6 +26,8 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static const char *const base_attrs[] = {
 	"objectClass", "uid", "mail", "cn", "userPassword", "entryUUID",
+	/* what clients cache on, kept from the provider (issue 26) */
+	"createTimestamp", "modifyTimestamp", "entryCSN",
 	/* what the bind path checks (backend/acctlock.h) */
 	"pwdAccountLockedTime", "nsAccountLock", "pwdEndTime", "shadowExpire",
 };

@@ -167,6 +167,13 @@ wait_equal 10 "initial refresh equals the provider after kill -9 and restart"
 
 lfe_start "$(lfe_conf)" 0
 U1=$(lfe_dn user1) U2=$(lfe_dn user2) U3=$(lfe_dn user3) U4=$(lfe_dn user4) U5=$(lfe_dn user5)
+# The operational attributes clients cache on are kept from the provider
+# and returned through ldapfe for "+" (issue 26).
+plus=$(lfe_cli timeout 5 ldapsearch -x -LLL -H "ldap://$LFE_SADDR/" -s base -b "$U1" "+" 2>&1) || true
+for a in entryUUID entryCSN createTimestamp modifyTimestamp; do
+	grep -q "^$a: " <<<"$plus" || { echo "$plus" >&2; lfe_fail "synced entry lacks $a for +"; }
+done
+lfe_log "ok: entryUUID, entryCSN, createTimestamp, modifyTimestamp kept by sync, returned for +"
 lfe_eq "user1 binds through ldapfe" "$(bind "$U1" pw-1)" 0
 lfe_eq "user2 ({SSHA}) binds through ldapfe" "$(bind "$U2" pw-2)" 0
 
