@@ -1300,6 +1300,22 @@ static void test_controls(void)
 	}
 	CHECK(strcmp(bound(&f), BOB) == 0, "bound '%s'", bound(&f));
 	fx_fini(&f);
+
+	/* The control table names the operations: paged results marked
+	 * critical on a bind is refused (12); on a search without a value
+	 * (RFC 2696 requires one) it is a protocol error (2). */
+	static const struct ctl pcrit[] = { { "1.2.840.113556.1.4.319", 1 } };
+	fx_init(&f);
+	in.n = 0;
+	bind_ctl(&in, 1, 3, BOB, "b0b", pcrit, 1);
+	search_ctl(&in, 2, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { "1.1" } }, pcrit, 1);
+	if (fx_run(&f, &in) == 2) {
+		check_result(&f.r[0], 1, 1, 12, NULL);
+		check_result(&f.r[1], 2, 5, 2, NULL);
+	} else {
+		CHECK(0, "paged controls: %d responses", f.nr);
+	}
+	fx_fini(&f);
 }
 
 static void test_unbind_abandon(void)
