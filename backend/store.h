@@ -219,8 +219,8 @@ int lfe_store_batch_commit(struct lfe_store *st);
 void lfe_store_batch_abort(struct lfe_store *st);
 
 /* Make (or remake) the bind index from "entries" in one write transaction
- * and set the store's format to 2 (format 1 builds then refuse it): for a
- * store made by a format 1 build. Readers that open the store afterwards
+ * and raise a format 1 store to 2 (format 1 builds then refuse it; a
+ * format 3 store stays 3): for a store made by a format 1 build. Readers that open the store afterwards
  * use it. A rebuild draws a new key. -EBUSY inside a batch. */
 int lfe_store_bind_index_build(struct lfe_store *st);
 

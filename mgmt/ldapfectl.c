@@ -1621,8 +1621,8 @@ static const struct cmd commands[] = {
 	  "objectClass, entryUUID) in one transaction; older ldapfe builds refuse it.\n" },
 	{ "reindex", cmd_reindex, "reindex",
 	  "(Re)build the bind index (a store made by an older ldapfe has none: binds\n"
-	  "then read the whole entries) in one transaction; the store becomes format 2,\n"
-	  "which older ldapfe builds refuse.\n" },
+	  "then read the whole entries) in one transaction; a format 1 store becomes\n"
+	  "format 2, which older ldapfe builds refuse (ldapfectl upgrade: format 3).\n" },
 	{ "sync", cmd_sync, "sync -H URI -b BASE [-D DN -y PWFILE] [-Z] ... | sync --status",
 	  "Keep the store in sync with an LDAP directory (RFC 4533); see: ldapfectl sync --help\n" },
 	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */
