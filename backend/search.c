@@ -183,9 +183,16 @@ static int index_cb(void *ctx, const char *ndn, size_t len)
 	return consider(ctx, ndn, len);
 }
 
+/* The planner: of the filter's equality items on indexed types (the
+ * filter itself, or the top level of an AND), the one whose index lists
+ * the fewest entries (counts the store keeps: one lookup each). Every
+ * entry the filter matches is in each such list, so any of them is
+ * complete; the smallest visits the fewest candidates. A search resumed
+ * in a later call plans again and goes on after the last DN finished:
+ * every list is in DN order, so a changed choice misses nothing. */
+#define PLAN_MAX_ITEMS 16
 static int run(struct walk *x)
 {
-	static const char *const indexed[] = { "uid", "mail", "cn", "objectClass" };
 	const struct lfe_search_params *p = x->p;
 	struct lfe_entry_view e;
 
@@ -199,17 +206,37 @@ static int run(struct walk *x)
 			consider(x, p->base_ndn, p->base_ndn_len);
 		return x->rc;
 	}
-	for (size_t i = 0; i < sizeof(indexed) / sizeof(indexed[0]); i++) {
-		struct lfe_bytes v;
-		int rc = lfe_filter_find_eq(p->req->filter.p, p->req->filter.len, indexed[i], &v);
-		if (rc < 0)
-			return LFE_RC_PROTOCOL_ERROR;
-		if (rc == 0)
+	struct lfe_bytes types[PLAN_MAX_ITEMS], vals[PLAN_MAX_ITEMS];
+	int n = lfe_filter_eq_items(p->req->filter.p, p->req->filter.len, types, vals,
+				    PLAN_MAX_ITEMS);
+	if (n < 0)
+		return LFE_RC_PROTOCOL_ERROR;
+	char name[LFE_STORE_INDEX_NAME_MAX], best_name[LFE_STORE_INDEX_NAME_MAX];
+	int best = -1;
+	uint64_t best_n = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t cnt;
+		if (types[i].len >= sizeof(name))
 			continue;
-		rc = lfe_store_index_each_after(x->r, indexed[i], v.p, v.len, x->cur->after,
-						x->cur->after_len, index_cb, x);
+		memcpy(name, types[i].p, types[i].len);
+		name[types[i].len] = '\0';
+		int rc = lfe_store_index_count(x->r, name, vals[i].p, vals[i].len, &cnt);
 		if (rc == -ENOTSUP)
 			continue;
+		if (rc < 0)
+			return LFE_RC_OTHER;
+		if (best < 0 || cnt < best_n) {
+			best = i;
+			best_n = cnt;
+			memcpy(best_name, name, types[i].len + 1);
+		}
+		if (cnt == 0)
+			break;
+	}
+	x->st.planned_count = best_n;
+	if (best >= 0) {
+		int rc = lfe_store_index_each_after(x->r, best_name, vals[best].p, vals[best].len,
+						    x->cur->after, x->cur->after_len, index_cb, x);
 		if (rc < 0 && rc != -ENOENT)
 			return LFE_RC_OTHER;
 		return x->rc;

@@ -95,6 +95,7 @@ struct lfe_search_stats {
 	uint8_t limited;                /* 1: ended by a budget (11) */
 	uint8_t yielded;                /* 1: yielded (LFE_SEARCH_YIELD) */
 	uint8_t unindexed;              /* 1: refused, no index serves the filter */
+	uint64_t planned_count;         /* entries the chosen index listed */
 };
 
 /* Run the search (or its next part, with a cursor); returns the LDAP result

@@ -74,25 +74,19 @@
 #define LFE_STORE_SCHEME_MAX    32u
 #define BYTES(lit)              ((struct lfe_bytes){ (const uint8_t *)(lit), sizeof(lit) - 1 })
 
-enum { IDX_UID, IDX_MAIL, IDX_CN, IDX_OC, N_IDX, IDX_NONE = N_IDX };
+/* Slots 0..N_IDX-1 are the equality indexes the store declares (meta
+ * "index", format 3; formats 1 and 2 have the four of LEGACY_INDEXES), in
+ * databases "idx.<canonical name>". */
+enum { N_IDX = LFE_STORE_MAX_INDEX, IDX_NONE = N_IDX };
 enum { DB_ENTRIES = N_IDX, DB_META, DB_BIND, N_DB };
 
-static const char *const db_names[N_DB] = {
-	[IDX_UID] = "idx.uid", [IDX_MAIL] = "idx.mail", [IDX_CN] = "idx.cn",
-	[IDX_OC] = "idx.objectclass", [DB_ENTRIES] = "entries", [DB_META] = "meta",
-	[DB_BIND] = "bind",
-};
+static const char *const db_fixed[] = { [DB_ENTRIES - N_IDX] = "entries",
+					[DB_META - N_IDX] = "meta", [DB_BIND - N_IDX] = "bind" };
+#define DB_NAME(i) db_fixed[(i) - N_IDX]
 
-/* Names (and RFC 4519 aliases) of the indexed attribute types. */
-static const struct {
-	const char *name;
-	unsigned idx;
-} idx_names[] = {
-	{ "uid", IDX_UID }, { "userid", IDX_UID },
-	{ "mail", IDX_MAIL }, { "rfc822mailbox", IDX_MAIL },
-	{ "cn", IDX_CN }, { "commonname", IDX_CN },
-	{ "objectclass", IDX_OC },
-};
+#define LEGACY_INDEXES "uid,mail,cn,objectclass"
+#define DEFAULT_INDEXES \
+	"uid,uidnumber,gidnumber,cn,mail,memberuid,member,uniquemember,memberof,objectclass,entryuuid"
 
 #define META_FORMAT      "format"
 #define META_SUFFIX      "suffix"
@@ -101,11 +95,13 @@ static const struct {
 #define META_COOKIE      "sync.cookie"
 #define META_PWDEFAULT   "pw.default"
 #define META_BINDKEY     "bind.key"     /* format 2: the bind index's SipHash key */
+#define META_INDEX       "index"        /* format 3: the indexed types, ',' between */
+#define META_IDXKEY      "index.key"    /* format 3: SipHash key of long index values */
 
 /* Messages that name both versions must be static (store.h); format
  * versions are small, so a table covers every one we can meet. */
-_Static_assert(LFE_STORE_FORMAT_VERSION == 2, "update version_msgs");
-#define VMSG(n) "store format version " #n ", this build reads format versions 1 and 2"
+_Static_assert(LFE_STORE_FORMAT_VERSION == 3, "update version_msgs");
+#define VMSG(n) "store format version " #n ", this build reads format versions 1 to 3"
 static const char *const version_msgs[] = {
 	VMSG(0), VMSG(1), VMSG(2), VMSG(3), VMSG(4), VMSG(5), VMSG(6), VMSG(7),
 	VMSG(8), VMSG(9), VMSG(10), VMSG(11), VMSG(12), VMSG(13), VMSG(14), VMSG(15),
@@ -137,7 +133,14 @@ struct lfe_store {
 	 * when this build can hash it, else the bare "{SCHEME}". */
 	struct lfe_bind_job dummy;
 	bool dummy_slow;
-	uint32_t fmt;               /* format version of the store (1 or 2) */
+	uint32_t fmt;               /* format version of the store (1 to 3) */
+	/* The declared indexes: slot i is "idx.<idx_name[i]>", values keyed by
+	 * the type's matching rule (index_key). */
+	unsigned n_idx;
+	char idx_name[N_IDX][LFE_STORE_INDEX_NAME_MAX];
+	uint8_t idx_rule[N_IDX];
+	char idx_list[N_IDX * LFE_STORE_INDEX_NAME_MAX];   /* meta "index" as loaded */
+	uint64_t idx_key[2];        /* format 3: hash key of long values */
 	/* Format 2: the bind index "bind" (see "Bind index" below) exists and
 	 * every writer keeps it; its key is the store's, in meta. */
 	bool bix;
@@ -155,6 +158,9 @@ struct lfe_store_reader {
 	struct lfe_store *st;
 	MDB_txn *txn;
 	MDB_cursor *cur[N_IDX];
+	uint64_t cur_live;          /* bit i: cur[i] renewed in this txn */
+	uint64_t idx_txn;           /* txn whose meta "index" idx_ok reflects */
+	uint64_t idx_ok;            /* bit i: slot i is still declared */
 	MDB_cursor *ecur;           /* on "entries": the bind lookup */
 	MDB_cursor *bcur;           /* on "bind" (format 2), else NULL */
 	bool live;                  /* txn is a snapshot (its last renew worked) */
@@ -168,6 +174,7 @@ struct lfe_store_reader {
 };
 
 static int bix_new_key(struct lfe_store *st, MDB_txn *txn);
+static int idx_new_key(struct lfe_store *st, MDB_txn *txn);
 static void bix_hints_new(struct lfe_store_reader *r);
 
 static int map_err(int rc)
@@ -200,24 +207,49 @@ static int ascii_lower(int c)
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-static unsigned idx_of_type(const uint8_t *type, size_t len)
+static void st_u64_fwd(uint8_t *b, uint64_t v)
 {
-	for (size_t i = 0; i < sizeof(idx_names) / sizeof(idx_names[0]); i++)
-		if (lfe_attr_type_eq(type, len, (const uint8_t *)idx_names[i].name,
-				     strlen(idx_names[i].name)))
-			return idx_names[i].idx;
+	for (int i = 0; i < 8; i++, v >>= 8)
+		b[i] = (uint8_t)v;
+}
+
+static unsigned idx_of_type(const struct lfe_store *st, const uint8_t *type, size_t len)
+{
+	for (unsigned i = 0; i < st->n_idx; i++)
+		if (lfe_attr_type_eq(type, len, (const uint8_t *)st->idx_name[i],
+				     strlen(st->idx_name[i])))
+			return i;
 	return IDX_NONE;
 }
 
-/* Index key of a value: ASCII case folded for case-ignore types, leading and
+/* Index key of a value under its type's matching rule (lfe_attr_rule, the
+ * rule the filter evaluator uses): a DN-valued type's value normalized as a
+ * DN when it is one; ASCII case folded for case-ignore types; leading and
  * trailing spaces dropped, inner runs of spaces folded to one (the
- * insignificant-space rule of RFC 4518, ASCII only). Returns the length
- * (0: nothing to index) or -ENOSPC when the key would exceed cap. */
-static ssize_t index_key(bool fold, const uint8_t *v, size_t len, uint8_t *out, size_t cap)
+ * insignificant-space rule of RFC 4518, ASCII only). Two values the
+ * evaluator calls equal always get the same key; a key may be shared by
+ * values it calls different (" a" and "a"; a hash collision), which only
+ * adds candidates, and the filter is evaluated on every candidate. An
+ * empty key is the key "\0"; a key longer than cap is replaced by "\0\0"
+ * and the 128-bit SipHash of the whole key under the store's index key
+ * (an attacker cannot aim values at one key). Returns the length, >= 1. */
+#define KEY_HASHED_LEN 18u
+static ssize_t index_key(const struct lfe_store *st, unsigned idx, const uint8_t *v,
+			 size_t len, uint8_t *out, size_t cap)
 {
+	char dn[LFE_DN_MAX + 1];
+	enum lfe_match_rule rule = (enum lfe_match_rule)st->idx_rule[idx];
+	bool fold = rule == LFE_MR_CASE_IGNORE, space = false, hashing = false;
+	struct lfe_siphash h;
 	size_t i = 0, n = 0;
-	bool space = false;
 
+	if (rule == LFE_MR_DN) {
+		ssize_t dl = lfe_dn_normalize(v, len, dn, sizeof(dn));
+		if (dl >= 0) {
+			v = (const uint8_t *)dn;
+			len = (size_t)dl;
+		}
+	}
 	while (i < len && v[i] == ' ')
 		i++;
 	for (; i < len; i++) {
@@ -225,21 +257,35 @@ static ssize_t index_key(bool fold, const uint8_t *v, size_t len, uint8_t *out, 
 			space = true;
 			continue;
 		}
-		if (n + (space ? 2 : 1) > cap)
-			return -ENOSPC;
+		uint8_t c[2];
+		size_t m = 0;
 		if (space)
-			out[n++] = ' ';
+			c[m++] = ' ';
 		space = false;
-		out[n++] = (uint8_t)(fold ? ascii_lower(v[i]) : v[i]);
+		c[m++] = (uint8_t)(fold ? ascii_lower(v[i]) : v[i]);
+		if (!hashing && n + m > cap) {
+			lfe_siphash_init(&h, st->idx_key, 1);
+			lfe_siphash_update(&h, out, n);
+			hashing = true;
+		}
+		if (hashing) {
+			lfe_siphash_update(&h, c, m);
+		} else {
+			memcpy(out + n, c, m);
+			n += m;
+		}
 	}
+	if (hashing) {
+		uint64_t w[2];
+		lfe_siphash_final128(&h, w);
+		out[0] = out[1] = 0;
+		st_u64_fwd(out + 2, w[0]);
+		st_u64_fwd(out + 10, w[1]);
+		return KEY_HASHED_LEN;
+	}
+	if (n == 0)
+		out[n++] = 0;
 	return (ssize_t)n;
-}
-
-static bool idx_fold(unsigned idx, const uint8_t *type, size_t len)
-{
-	/* objectClass compares with objectIdentifierMatch: descriptors are
-	 * case-insensitive even where the DN rules do not list the type. */
-	return idx == IDX_OC || lfe_attr_is_case_ignore(type, len);
 }
 
 /* ---- open / init / close ---- */
@@ -284,6 +330,47 @@ static int copy_str(char *dst, size_t cap, MDB_val v)
 	return 0;
 }
 
+/* Fill the index table from a list "a,b,c" (meta "index"): -EBADMSG when
+ * a name is not a canonical type name, repeats, or there are too many. */
+static int set_index_list(struct lfe_store *st, const char *list, size_t len)
+{
+	unsigned n = 0;
+	size_t i = 0;
+
+	if (len >= sizeof(st->idx_list))
+		return -EBADMSG;
+	while (i < len) {
+		size_t j = i;
+		char canon[LFE_STORE_INDEX_NAME_MAX];
+		while (j < len && list[j] != ',')
+			j++;
+		if (n == N_IDX || j - i == 0 || j - i >= LFE_STORE_INDEX_NAME_MAX)
+			return -EBADMSG;
+		ssize_t cl = lfe_attr_canon((const uint8_t *)list + i, j - i, canon, sizeof(canon));
+		if (cl != (ssize_t)(j - i) || memcmp(canon, list + i, j - i) != 0)
+			return -EBADMSG;
+		for (unsigned k = 0; k < n; k++)
+			if (strcmp(st->idx_name[k], canon) == 0)
+				return -EBADMSG;
+		memcpy(st->idx_name[n], canon, (size_t)cl + 1);
+		st->idx_rule[n] = (uint8_t)lfe_attr_rule((const uint8_t *)canon, (size_t)cl);
+		n++;
+		i = j + 1;
+	}
+	st->n_idx = n;
+	memcpy(st->idx_list, list, len);
+	st->idx_list[len] = '\0';
+	return 0;
+}
+
+static int idx_dbi_open(MDB_txn *txn, struct lfe_store *st, unsigned i, unsigned flags)
+{
+	char name[LFE_STORE_INDEX_NAME_MAX + 8];
+
+	snprintf(name, sizeof(name), "idx.%s", st->idx_name[i]);
+	return map_err(mdb_dbi_open(txn, name, MDB_DUPSORT | flags, &st->dbi[i]));
+}
+
 /* Read meta and open every named DB. -ENOENT when the store has never been
  * initialised. */
 static int load_meta(struct lfe_store *st, const char **msg)
@@ -298,7 +385,7 @@ static int load_meta(struct lfe_store *st, const char **msg)
 		*msg = "cannot begin a read transaction";
 		return rc;
 	}
-	rc = map_err(mdb_dbi_open(txn, db_names[DB_META], 0, &st->dbi[DB_META]));
+	rc = map_err(mdb_dbi_open(txn, DB_NAME(DB_META), 0, &st->dbi[DB_META]));
 	if (rc < 0) {
 		*msg = rc == -ENOENT ? "store not initialised" : "cannot open the meta database";
 		goto out;
@@ -313,9 +400,9 @@ static int load_meta(struct lfe_store *st, const char **msg)
 	      (uint32_t)((const uint8_t *)v.mv_data)[1] << 8 |
 	      (uint32_t)((const uint8_t *)v.mv_data)[2] << 16 |
 	      (uint32_t)((const uint8_t *)v.mv_data)[3] << 24;
-	if (fmt != 1 && fmt != LFE_STORE_FORMAT_VERSION) {
+	if (fmt < 1 || fmt > LFE_STORE_FORMAT_VERSION) {
 		*msg = fmt < sizeof(version_msgs) / sizeof(version_msgs[0]) ? version_msgs[fmt] :
-		       "store format version above 15, this build reads format versions 1 and 2";
+		       "store format version above 15, this build reads format versions 1 to 3";
 		rc = -EPROTO;
 		goto out;
 	}
@@ -341,11 +428,32 @@ static int load_meta(struct lfe_store *st, const char **msg)
 		goto out;
 	}
 	st->fmt = fmt;
+	if (fmt >= 3) {
+		rc = meta_get(txn, st, META_INDEX, &v);
+		if (rc == 0)
+			rc = set_index_list(st, v.mv_data, v.mv_size);
+		if (rc == 0) {
+			rc = meta_get(txn, st, META_IDXKEY, &v);
+			if (rc == 0 && v.mv_size != 16)
+				rc = -EBADMSG;
+		}
+		if (rc == 0) {
+			st->idx_key[0] = ld_u64(v.mv_data);
+			st->idx_key[1] = ld_u64((const uint8_t *)v.mv_data + 8);
+		}
+	} else {
+		rc = set_index_list(st, LEGACY_INDEXES, strlen(LEGACY_INDEXES));
+	}
+	if (rc < 0) {
+		*msg = "store meta has no valid index list or index key";
+		rc = rc == -ENOENT ? -EBADMSG : rc;
+		goto out;
+	}
 	for (int i = 0; i < N_DB; i++) {
-		if (i == DB_META || (i == DB_BIND && fmt < 2))
+		if (i == DB_META || (i == DB_BIND && fmt < 2) || (i < N_IDX && (unsigned)i >= st->n_idx))
 			continue;
-		rc = map_err(mdb_dbi_open(txn, db_names[i], i < N_IDX ? MDB_DUPSORT : 0,
-					  &st->dbi[i]));
+		rc = i < N_IDX ? idx_dbi_open(txn, st, (unsigned)i, 0) :
+		     map_err(mdb_dbi_open(txn, DB_NAME(i), 0, &st->dbi[i]));
 		if (rc < 0) {
 			*msg = "store lacks one of its databases";
 			rc = rc == -ENOENT ? -EBADMSG : rc;
@@ -476,7 +584,7 @@ struct lfe_store *lfe_store_open(const char *path, unsigned flags, size_t map_si
 		why = "mdb_env_create failed";
 		goto fail;
 	}
-	mdb_env_set_maxdbs(st->env, N_DB + 2);
+	mdb_env_set_maxdbs(st->env, N_DB + 4);
 	mdb_env_set_maxreaders(st->env, LFE_STORE_MAX_READERS);
 	/* A reader takes the writer's map size from the file unless told. */
 	if (map_size || !st->rdonly)
@@ -550,12 +658,18 @@ int lfe_store_init(struct lfe_store *st, const char *suffix)
 	nl = lfe_dn_normalize((const uint8_t *)suffix, slen, nsuf, sizeof(nsuf));
 	if (nl < 0 || slen >= LFE_DN_MAX || (size_t)nl > st->maxkey)
 		return -EINVAL;
+	rc = set_index_list(st, DEFAULT_INDEXES, strlen(DEFAULT_INDEXES));
+	if (rc < 0)
+		return rc;
 	rc = write_begin(st, &txn);
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < N_DB && rc == 0; i++)
-		rc = map_err(mdb_dbi_open(txn, db_names[i],
-					  MDB_CREATE | (i < N_IDX ? MDB_DUPSORT : 0), &st->dbi[i]));
+	for (int i = 0; i < N_DB && rc == 0; i++) {
+		if (i < N_IDX && (unsigned)i >= st->n_idx)
+			continue;
+		rc = i < N_IDX ? idx_dbi_open(txn, st, (unsigned)i, MDB_CREATE) :
+		     map_err(mdb_dbi_open(txn, DB_NAME(i), MDB_CREATE, &st->dbi[i]));
+	}
 	if (rc == 0) {
 		MDB_val v;
 
@@ -579,9 +693,14 @@ int lfe_store_init(struct lfe_store *st, const char *suffix)
 		rc = meta_put(txn, st, META_ENTRIES, cnt, sizeof(cnt));
 	if (rc == 0)
 		rc = bix_new_key(st, txn);
+	if (rc == 0)
+		rc = meta_put(txn, st, META_INDEX, st->idx_list, strlen(st->idx_list));
+	if (rc == 0)
+		rc = idx_new_key(st, txn);
 	if (rc < 0) {
 		mdb_txn_abort(txn);
 		st->bix = false;
+		st->n_idx = 0;
 		return rc;
 	}
 	rc = map_err(mdb_txn_commit(txn));
@@ -666,12 +785,13 @@ struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
 		free(r);
 		return NULL;
 	}
-	for (int i = 0; i < N_IDX; i++) {
+	for (unsigned i = 0; i < st->n_idx; i++) {
 		if (mdb_cursor_open(r->txn, st->dbi[i], &r->cur[i]) != 0) {
 			lfe_store_reader_free(r);
 			return NULL;
 		}
 	}
+	r->cur_live = ~(uint64_t)0;
 	if (mdb_cursor_open(r->txn, st->dbi[DB_ENTRIES], &r->ecur) != 0 ||
 	    (st->bix && mdb_cursor_open(r->txn, st->dbi[DB_BIND], &r->bcur) != 0)) {
 		lfe_store_reader_free(r);
@@ -710,11 +830,7 @@ int lfe_store_reader_renew(struct lfe_store_reader *r)
 	rc = mdb_txn_renew(r->txn);
 	if (rc != 0)
 		return map_err(rc);
-	for (int i = 0; i < N_IDX; i++) {
-		rc = mdb_cursor_renew(r->txn, r->cur[i]);
-		if (rc != 0)
-			return map_err(rc);
-	}
+	r->cur_live = 0;   /* index cursors are renewed when a search uses them */
 	rc = mdb_cursor_renew(r->txn, r->ecur);
 	if (rc == 0 && r->bcur)
 		rc = mdb_cursor_renew(r->txn, r->bcur);
@@ -840,12 +956,82 @@ uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t 
 	return lfe_entry_get_from(e, type, type_len, 0, vals, cap);
 }
 
+/* The index slot of attr on this reader, its cursor renewed in the
+ * current txn, or IDX_NONE. A slot whose index was dropped since the store
+ * was opened (ldapfectl index del: no longer in meta "index") is refused,
+ * never read as empty: checked once per snapshot. */
+static unsigned reader_idx(struct lfe_store_reader *r, const char *attr)
+{
+	const struct lfe_store *st = r->st;
+	unsigned idx = idx_of_type(st, (const uint8_t *)attr, strlen(attr));
+
+	if (idx == IDX_NONE || !r->live)
+		return IDX_NONE;
+	uint64_t id = mdb_txn_id(r->txn);
+	if (r->idx_txn != id) {
+		MDB_val v;
+		r->idx_ok = 0;
+		if (st->fmt < 3) {
+			r->idx_ok = ~(uint64_t)0;
+		} else if (meta_get(r->txn, (struct lfe_store *)st, META_INDEX, &v) == 0) {
+			for (unsigned i = 0; i < st->n_idx; i++) {
+				size_t nl = strlen(st->idx_name[i]);
+				const char *p = v.mv_data, *end = p + v.mv_size;
+				while (p < end) {
+					const char *c = memchr(p, ',', (size_t)(end - p));
+					size_t l = c ? (size_t)(c - p) : (size_t)(end - p);
+					if (l == nl && memcmp(p, st->idx_name[i], nl) == 0) {
+						r->idx_ok |= 1ull << i;
+						break;
+					}
+					p += l + 1;
+				}
+			}
+		}
+		r->idx_txn = id;
+	}
+	if (!(r->idx_ok & (1ull << idx)))
+		return IDX_NONE;
+	if (!(r->cur_live & (1ull << idx))) {
+		if (mdb_cursor_renew(r->txn, r->cur[idx]) != 0)
+			return IDX_NONE;
+		r->cur_live |= 1ull << idx;
+	}
+	return idx;
+}
+
+int lfe_store_index_count(struct lfe_store_reader *r, const char *attr, const uint8_t *value,
+			  size_t len, uint64_t *count)
+{
+	unsigned idx = reader_idx(r, attr);
+	uint8_t key[512];
+	MDB_val k, d;
+	size_t n;
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	ssize_t kl = index_key(r->st, idx, value, len, key,
+			       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
+	k = mval(key, (size_t)kl);
+	int rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
+	if (rc == MDB_NOTFOUND) {
+		*count = 0;
+		return 0;
+	}
+	if (rc == 0)
+		rc = mdb_cursor_count(r->cur[idx], &n);
+	if (rc != 0)
+		return map_err(rc);
+	*count = n;
+	return 0;
+}
+
 int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
 			       const uint8_t *value, size_t len, const char *after,
 			       size_t after_len,
 			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
 {
-	unsigned idx = idx_of_type((const uint8_t *)attr, strlen(attr));
+	unsigned idx = reader_idx(r, attr);
 	uint8_t key[512];
 	MDB_val k, d;
 	ssize_t kl;
@@ -853,11 +1039,8 @@ int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
 
 	if (idx == IDX_NONE)
 		return -ENOTSUP;
-	kl = index_key(idx_fold(idx, (const uint8_t *)attr, strlen(attr)), value, len,
-		       key, r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
-	/* put refuses values whose key is empty or too long: no entry has one. */
-	if (kl <= 0)
-		return 0;
+	kl = index_key(r->st, idx, value, len, key,
+		       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
 	k = mval(key, (size_t)kl);
 	if (after_len == 0) {
 		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
@@ -925,6 +1108,23 @@ static int bix_new_key(struct lfe_store *st, MDB_txn *txn)
 		st->bix_key[0] = ld_u64(k);
 		st->bix_key[1] = ld_u64(k + 8);
 		st->bix = true;
+	}
+	explicit_bzero(k, sizeof(k));
+	return rc;
+}
+
+/* Format 3: the key of long index values' hashes (index_key), drawn when
+ * the indexes are made (init, upgrade). */
+static int idx_new_key(struct lfe_store *st, MDB_txn *txn)
+{
+	uint8_t k[16];
+
+	if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
+		return -EIO;
+	int rc = meta_put(txn, st, META_IDXKEY, k, sizeof(k));
+	if (rc == 0) {
+		st->idx_key[0] = ld_u64(k);
+		st->idx_key[1] = ld_u64(k + 8);
 	}
 	explicit_bzero(k, sizeof(k));
 	return rc;
@@ -1465,7 +1665,7 @@ static int index_attr(struct lfe_store *st, MDB_txn *txn, unsigned idx,
 		      struct lfe_bytes type, const struct lfe_bytes *vals, uint32_t n,
 		      struct lfe_bytes list, MDB_val *ndn, bool add, bool dn_is_max)
 {
-	bool fold = idx_fold(idx, type.p, type.len);
+	(void)type;
 	uint8_t key[512];
 	size_t cap = st->maxkey < sizeof(key) ? st->maxkey : sizeof(key);
 	struct lfe_bytes v;
@@ -1482,11 +1682,7 @@ static int index_attr(struct lfe_store *st, MDB_txn *txn, unsigned idx,
 		} else if (lfe_record_next_val(&list, &v) != 1) {
 			break;
 		}
-		kl = index_key(fold, v.p, v.len, key, cap);
-		if (kl < 0)
-			return -EINVAL;
-		if (kl == 0)
-			continue;
+		kl = index_key(st, idx, v.p, v.len, key, cap);
 		k = mval(key, (size_t)kl);
 		if (add) {
 			unsigned fl = MDB_NODUPDATA;
@@ -1519,7 +1715,7 @@ static int unindex_record(struct lfe_store *st, MDB_txn *txn, size_t len, MDB_va
 	rc = lfe_record_header(st->scratch, len, &dn, &n_attrs, &off);
 	while (rc == 0 &&
 	       (rc = lfe_record_next_attr(st->scratch, len, &off, &type, &n_vals, &list)) == 1) {
-		unsigned idx = idx_of_type(type.p, type.len);
+		unsigned idx = idx_of_type(st, type.p, type.len);
 
 		rc = idx == IDX_NONE ? 0 :
 		     index_attr(st, txn, idx, type, NULL, 0, list, ndn, false, false);
@@ -1543,14 +1739,11 @@ static bool type_same(struct lfe_bytes a, struct lfe_bytes b)
 	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
 }
 
-/* Check an entry before anything is written: types unique, indexed values
- * short enough to be keys. Fills idx[] (index of each attribute). */
+/* Check an entry before anything is written: types unique. Fills idx[]
+ * (index slot of each attribute; long values are indexed by hash). */
 static int check_attrs(const struct lfe_store *st, const struct lfe_ldap_attr *attrs,
 		       uint32_t n, uint8_t *idx)
 {
-	uint8_t key[512];
-	size_t cap = st->maxkey < sizeof(key) ? st->maxkey : sizeof(key);
-
 	if (n > LFE_STORE_MAX_ATTRS)
 		return -E2BIG;
 	for (uint32_t i = 0; i < n; i++) {
@@ -1559,15 +1752,7 @@ static int check_attrs(const struct lfe_store *st, const struct lfe_ldap_attr *a
 		for (uint32_t j = 0; j < i; j++)
 			if (type_same(attrs[i].type, attrs[j].type))
 				return -EINVAL;
-		idx[i] = (uint8_t)idx_of_type(attrs[i].type.p, attrs[i].type.len);
-		if (idx[i] == IDX_NONE)
-			continue;
-		for (uint32_t k = 0; k < attrs[i].n_vals; k++) {
-			const struct lfe_bytes *v = &attrs[i].vals[k];
-
-			if (v->len > cap && index_key(true, v->p, v->len, key, cap) < 0)
-				return -EINVAL;
-		}
+		idx[i] = (uint8_t)idx_of_type(st, attrs[i].type.p, attrs[i].type.len);
 	}
 	return 0;
 }
@@ -1793,6 +1978,8 @@ int lfe_store_batch_begin(struct lfe_store *st)
 		MDB_val k, d;
 
 		st->max_ok[db] = false;
+		if (db < N_IDX && db >= st->n_idx)
+			continue;
 		if (mdb_cursor_open(txn, st->dbi[db == N_IDX ? DB_ENTRIES : db], &c) != 0)
 			continue;
 		rc = mdb_cursor_get(c, &k, &d, MDB_LAST);
@@ -1846,7 +2033,8 @@ void lfe_store_batch_abort(struct lfe_store *st)
 
 int lfe_store_bind_index_build(struct lfe_store *st)
 {
-	static const uint8_t fmt[4] = { LFE_STORE_FORMAT_VERSION, 0, 0, 0 };
+	/* Format 1 becomes 2; format 3 stays 3. */
+	const uint8_t fmt[4] = { st->fmt >= 3 ? 3 : 2, 0, 0, 0 };
 	MDB_cursor *c = NULL;
 	MDB_txn *txn;
 	MDB_val k, v;
@@ -1861,7 +2049,7 @@ int lfe_store_bind_index_build(struct lfe_store *st)
 	rc = write_begin(st, &txn);
 	if (rc < 0)
 		return rc;
-	rc = map_err(mdb_dbi_open(txn, db_names[DB_BIND], MDB_CREATE, &st->dbi[DB_BIND]));
+	rc = map_err(mdb_dbi_open(txn, DB_NAME(DB_BIND), MDB_CREATE, &st->dbi[DB_BIND]));
 	if (rc == 0)
 		rc = map_err(mdb_drop(txn, st->dbi[DB_BIND], 0));
 	if (rc == 0)
@@ -1889,10 +2077,204 @@ int lfe_store_bind_index_build(struct lfe_store *st)
 	else
 		mdb_txn_abort(txn);
 	if (rc == 0)
-		st->fmt = LFE_STORE_FORMAT_VERSION;
+		st->fmt = fmt[0];
 	else
 		st->bix = st->fmt >= 2;   /* an aborted rebuild leaves the old index */
 	return rc;
+}
+
+/* ---- declared indexes (format 3) ---- */
+
+/* Index every entry's values of the slots in mask (in txn). */
+static int fill_indexes(struct lfe_store *st, MDB_txn *txn, uint64_t mask)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc = map_err(mdb_cursor_open(txn, st->dbi[DB_ENTRIES], &c));
+	if (rc < 0)
+		return rc;
+	/* "entries" is only read here: the cursor's values stay valid while
+	 * the indexes are written. */
+	int mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+	while (mrc == 0 && rc == 0) {
+		struct lfe_bytes dn, type, list;
+		uint32_t n_attrs, n_vals;
+		size_t off;
+
+		rc = lfe_record_header(v.mv_data, v.mv_size, &dn, &n_attrs, &off);
+		while (rc == 0 && (rc = lfe_record_next_attr(v.mv_data, v.mv_size, &off, &type,
+							       &n_vals, &list)) == 1) {
+			unsigned idx = idx_of_type(st, type.p, type.len);
+			rc = idx == IDX_NONE || !(mask & (1ull << idx)) ? 0 :
+			     index_attr(st, txn, idx, type, NULL, 0, list, &k, true, false);
+		}
+		mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	}
+	if (rc == 0 && mrc != MDB_NOTFOUND)
+		rc = map_err(mrc);
+	mdb_cursor_close(c);
+	return rc;
+}
+
+static int index_txn_begin(struct lfe_store *st, MDB_txn **txn)
+{
+	if (st->rdonly)
+		return -EROFS;
+	if (!st->ready)
+		return -ENOENT;
+	if (st->batch)
+		return -EBUSY;
+	return write_begin(st, txn);
+}
+
+/* Commit txn, or abort it and leave the store unusable (its handles may
+ * name databases the abort undid): the caller reports and exits. */
+static int index_txn_end(struct lfe_store *st, MDB_txn *txn, int rc)
+{
+	if (rc == 0)
+		rc = map_err(mdb_txn_commit(txn));
+	else
+		mdb_txn_abort(txn);
+	if (rc < 0)
+		st->ready = false;
+	return rc;
+}
+
+int lfe_store_upgrade(struct lfe_store *st)
+{
+	static const uint8_t fmt3[4] = { 3, 0, 0, 0 };
+	MDB_txn *txn;
+	int rc;
+
+	if (st->ready && st->fmt == 1 && !st->batch && !st->rdonly) {
+		rc = lfe_store_bind_index_build(st);   /* format 1 → 2 first */
+		if (rc < 0)
+			return rc;
+	}
+	rc = index_txn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	if (st->fmt >= 3) {
+		mdb_txn_abort(txn);
+		return -EALREADY;
+	}
+	/* The legacy indexes are among the defaults: emptied and refilled. */
+	rc = set_index_list(st, DEFAULT_INDEXES, strlen(DEFAULT_INDEXES));
+	for (unsigned i = 0; rc == 0 && i < st->n_idx; i++) {
+		rc = idx_dbi_open(txn, st, i, MDB_CREATE);
+		if (rc == 0)
+			rc = map_err(mdb_drop(txn, st->dbi[i], 0));
+	}
+	if (rc == 0)
+		rc = idx_new_key(st, txn);
+	if (rc == 0)
+		rc = fill_indexes(st, txn, ~(uint64_t)0);
+	if (rc == 0)
+		rc = meta_put(txn, st, META_INDEX, st->idx_list, strlen(st->idx_list));
+	if (rc == 0)
+		rc = meta_put(txn, st, META_FORMAT, fmt3, sizeof(fmt3));
+	rc = index_txn_end(st, txn, rc);
+	if (rc == 0)
+		st->fmt = 3;
+	return rc;
+}
+
+int lfe_store_index_add(struct lfe_store *st, const char *attr)
+{
+	char canon[LFE_STORE_INDEX_NAME_MAX], list[sizeof(st->idx_list)];
+	MDB_txn *txn;
+	ssize_t cl = lfe_attr_canon((const uint8_t *)attr, strlen(attr), canon, sizeof(canon));
+	int rc;
+
+	if (cl <= 0 || lfe_attr_is_secret((const uint8_t *)canon, (size_t)cl))
+		return -EINVAL;
+	if (st->ready && st->fmt < 3)
+		return -EPROTO;
+	if (idx_of_type(st, (const uint8_t *)canon, (size_t)cl) != IDX_NONE)
+		return -EEXIST;
+	if (st->n_idx == N_IDX)
+		return -ENOSPC;
+	int ll = snprintf(list, sizeof(list), "%s%s%s", st->idx_list, st->n_idx ? "," : "", canon);
+	if (ll < 0 || (size_t)ll >= sizeof(list))
+		return -ENOSPC;
+	rc = index_txn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	unsigned i = st->n_idx;
+	memcpy(st->idx_name[i], canon, (size_t)cl + 1);
+	st->idx_rule[i] = (uint8_t)lfe_attr_rule((const uint8_t *)canon, (size_t)cl);
+	rc = idx_dbi_open(txn, st, i, MDB_CREATE);
+	if (rc == 0)
+		rc = map_err(mdb_drop(txn, st->dbi[i], 0));
+	st->n_idx++;
+	if (rc == 0)
+		rc = fill_indexes(st, txn, 1ull << i);
+	if (rc == 0)
+		rc = meta_put(txn, st, META_INDEX, list, (size_t)ll);
+	rc = index_txn_end(st, txn, rc);
+	if (rc == 0)
+		memcpy(st->idx_list, list, (size_t)ll + 1);
+	return rc;
+}
+
+int lfe_store_index_del(struct lfe_store *st, const char *attr)
+{
+	char list[sizeof(st->idx_list)];
+	MDB_txn *txn;
+	unsigned idx = idx_of_type(st, (const uint8_t *)attr, strlen(attr));
+	size_t ll = 0;
+	int rc;
+
+	if (st->ready && st->fmt < 3)
+		return -EPROTO;
+	if (idx == IDX_NONE)
+		return -ENOENT;
+	for (unsigned i = 0; i < st->n_idx; i++) {
+		if (i == idx)
+			continue;
+		ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s", ll ? "," : "",
+				       st->idx_name[i]);
+	}
+	rc = index_txn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = map_err(mdb_drop(txn, st->dbi[idx], 1));
+	if (rc == 0)
+		rc = meta_put(txn, st, META_INDEX, list, ll);
+	rc = index_txn_end(st, txn, rc);
+	if (rc == 0) {
+		for (unsigned i = idx; i + 1 < st->n_idx; i++) {
+			memcpy(st->idx_name[i], st->idx_name[i + 1], sizeof(st->idx_name[i]));
+			st->idx_rule[i] = st->idx_rule[i + 1];
+			st->dbi[i] = st->dbi[i + 1];
+		}
+		st->n_idx--;
+		memcpy(st->idx_list, list, ll + 1);
+	}
+	return rc;
+}
+
+int lfe_store_index_list(struct lfe_store *st, struct lfe_store_index *out, unsigned cap)
+{
+	MDB_txn *txn;
+	unsigned n = 0;
+	int rc = map_err(mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn));
+
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < st->n_idx && n < cap; i++, n++) {
+		MDB_stat ms;
+		memset(&out[n], 0, sizeof(out[n]));
+		memcpy(out[n].attr, st->idx_name[i], sizeof(out[n].attr));
+		out[n].rule = st->idx_rule[i];
+		if (mdb_stat(txn, st->dbi[i], &ms) == 0) {
+			out[n].keys = ms.ms_entries;
+			out[n].bytes = (uint64_t)ms.ms_psize *
+				       (ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages);
+		}
+	}
+	mdb_txn_abort(txn);
+	return (int)st->n_idx;
 }
 
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
@@ -2138,7 +2520,7 @@ int lfe_store_clear(struct lfe_store *st)
 	if (st->batch_err)
 		return st->batch_err;
 	rc = 0;
-	for (unsigned db = 0; rc == 0 && db < N_IDX; db++)
+	for (unsigned db = 0; rc == 0 && db < st->n_idx; db++)
 		rc = map_err(mdb_drop(st->batch, st->dbi[db], 0));
 	if (rc == 0)
 		rc = map_err(mdb_drop(st->batch, st->dbi[DB_ENTRIES], 0));

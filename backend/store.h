@@ -2,8 +2,10 @@
  *
  * One LMDB environment (a directory), named databases:
  *   "entries"   normalized DN → versioned entry record (format in record.h)
- *   "idx.<attr>" normalized value → normalized DN (dupsort), for uid, mail,
- *               cn, objectClass
+ *   "idx.<attr>" index key of a value → normalized DN (dupsort): the
+ *               equality indexes the store declares (format 3: meta "index",
+ *               lfe_store_index_add; formats 1-2: uid, mail, cn, objectClass),
+ *               keys by the type's matching rule (lfe_attr_rule)
  *   "meta"      format version, suffix, entry count, sync cookie
  *
  * Readers (the daemon's worker cores) open the store with MDB_RDONLY |
@@ -31,9 +33,15 @@
 
 /* What this build writes: 2 = format 1 plus the bind index "bind" (DN
  * hash → the entry's userPassword and lock attributes, kept by every
- * writer in the entry's transaction). This build reads 1 and 2; a format
- * 1 build refuses 2, so it cannot leave the index stale. */
-#define LFE_STORE_FORMAT_VERSION 2u
+ * writer in the entry's transaction); 3 = format 2 plus declared equality
+ * indexes (meta "index", default DEFAULT_INDEXES in store.c) keyed by each
+ * type's matching rule, long values by a keyed hash (meta "index.key").
+ * This build reads 1 to 3 (1 and 2 with their four fixed indexes); a
+ * format 2 build refuses 3, so it cannot leave an index stale.
+ * lfe_store_upgrade converts. */
+#define LFE_STORE_FORMAT_VERSION 3u
+#define LFE_STORE_MAX_INDEX 32u          /* declared indexes per store */
+#define LFE_STORE_INDEX_NAME_MAX 64u     /* canonical type name + NUL */
 
 struct lfe_store;          /* an open environment */
 struct lfe_store_reader;   /* one read transaction, owned by one thread */
@@ -123,13 +131,20 @@ uint32_t lfe_entry_get_from(const struct lfe_entry_view *e, const char *type, si
  * the session's selection and encoder; valid while ev is. */
 void lfe_entry_source(const struct lfe_entry_view *ev, struct lfe_ldap_entry *e);
 
-/* Index lookup: for each DN with attr == value (value normalized by the
- * store's rules), call fn. fn returns 0 to go on, non-zero to stop.
- * Returns 0, fn's non-zero value when it stopped, -ENOTSUP when attr has
- * no index (indexed: uid, mail, cn, objectClass), or another -errno. */
+/* Index lookup: for each DN with an attr value whose index key is value's
+ * (lfe_attr_rule: every entry the filter item (attr=value) matches, and
+ * possibly more: evaluate the filter on each), call fn. fn returns 0 to go
+ * on, non-zero to stop. Returns 0, fn's non-zero value when it stopped,
+ * -ENOTSUP when attr has no index on this reader (never declared, or
+ * dropped since the store was opened), or another -errno. */
 int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
 			 const uint8_t *value, size_t len,
 			 int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx);
+
+/* How many DNs lfe_store_index_each would visit (0 when none): for the
+ * planner. 0, -ENOTSUP as above, or -errno. */
+int lfe_store_index_count(struct lfe_store_reader *r, const char *attr, const uint8_t *value,
+			  size_t len, uint64_t *count);
 
 /* The same, only for the DNs that sort after `after` (after_len 0: all):
  * a search resumed in a later transaction goes on where it stopped. */
@@ -204,10 +219,35 @@ int lfe_store_batch_commit(struct lfe_store *st);
 void lfe_store_batch_abort(struct lfe_store *st);
 
 /* Make (or remake) the bind index from "entries" in one write transaction
- * and set the store's format to 2 (format 1 builds then refuse it): for a
- * store made by a format 1 build. Readers that open the store afterwards
+ * and raise a format 1 store to 2 (format 1 builds then refuse it; a
+ * format 3 store stays 3): for a store made by a format 1 build. Readers that open the store afterwards
  * use it. A rebuild draws a new key. -EBUSY inside a batch. */
 int lfe_store_bind_index_build(struct lfe_store *st);
+
+/* ---- declared indexes (writer; format 3) ----
+ * add: index attr (any spelling; stored under its canonical name), built
+ * from every entry in one transaction (-EEXIST, -EINVAL secret or bad
+ * name, -ENOSPC LFE_STORE_MAX_INDEX reached, -EPROTO format below 3: run
+ * lfe_store_upgrade). del: drop it (-ENOENT). Readers opened before see an
+ * added index after they reopen the store, and refuse a dropped one
+ * (-ENOTSUP) from their next snapshot. Not in a batch (-EBUSY). A failure
+ * leaves st unusable for writes: close it. */
+int lfe_store_index_add(struct lfe_store *st, const char *attr);
+int lfe_store_index_del(struct lfe_store *st, const char *attr);
+struct lfe_store_index {
+	char attr[LFE_STORE_INDEX_NAME_MAX];
+	unsigned rule;          /* enum lfe_match_rule (ldap/attr.h) */
+	uint64_t keys;          /* (key, DN) pairs */
+	uint64_t bytes;         /* pages the index holds */
+};
+/* Fills up to cap, returns how many the store declares, or -errno. */
+int lfe_store_index_list(struct lfe_store *st, struct lfe_store_index *out, unsigned cap);
+
+/* Convert a format 1 or 2 store to format 3 in one transaction (format 1
+ * first gets its bind index, in its own): the default indexes built, the
+ * format raised. -EALREADY at format 3. Stop writers first; a daemon keeps
+ * serving its old snapshot's indexes and uses the new ones once restarted. */
+int lfe_store_upgrade(struct lfe_store *st);
 
 struct lfe_store_info {
 	uint32_t format_version;

@@ -69,6 +69,20 @@ bool lfe_attr_is_secret(const uint8_t *t, size_t len);
  * case-insensitively? Accepts names, aliases and the known OIDs. */
 bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len);
 
+/* The EQUALITY matching rule of an attribute type (any case, options
+ * ignored), which the filter evaluator and the store's indexes both use:
+ * integerMatch for uidNumber/gidNumber (canonical integers compare as
+ * bytes, so equality is exact), DN normalisation (dn.h) for member,
+ * uniqueMember and memberOf, caseIgnore for the types flagged so, exact
+ * (caseExactIA5Match: memberUid) for the rest and for unknown types. */
+enum lfe_match_rule {
+	LFE_MR_CASE_EXACT = 0,
+	LFE_MR_CASE_IGNORE,
+	LFE_MR_INTEGER,
+	LFE_MR_DN,
+};
+enum lfe_match_rule lfe_attr_rule(const uint8_t *type, size_t len);
+
 /* Canonical lower-case name of an attribute type given by name, alias or
  * known OID ("0.9.2342.19200300.100.1.1" -> "uid"); writes NUL-terminated,
  * returns the length, -EINVAL (not a descr or numericoid: options are

@@ -44,10 +44,13 @@ struct attr_def {
 	const char *alias;  /* lower case; "" for none */
 	uint8_t name_len, oid_len, alias_len;
 	bool case_ignore;
+	uint8_t rule;       /* enum lfe_match_rule of its EQUALITY */
 };
 
+#define ATTR_R(name, oid, alias, ci, rule) \
+	{ name, oid, alias, sizeof(name) - 1, sizeof(oid) - 1, sizeof(alias) - 1, ci, rule }
 #define ATTR(name, oid, alias, ci) \
-	{ name, oid, alias, sizeof(name) - 1, sizeof(oid) - 1, sizeof(alias) - 1, ci }
+	ATTR_R(name, oid, alias, ci, (ci) ? LFE_MR_CASE_IGNORE : LFE_MR_CASE_EXACT)
 
 /* Names and OIDs from RFC 4519, RFC 2798 (inetOrgPerson) and RFC 2307 (nis).
  * case_ignore follows each attribute's EQUALITY rule in OpenLDAP's schema
@@ -75,10 +78,12 @@ static const struct attr_def attr_defs[] = {
 	ATTR("objectclass", "2.5.4.0", "", true), /* objectIdentifierMatch: descr names ignore case */
 	ATTR("userpassword", "2.5.4.35", "", false),
 	ATTR("authpassword", "1.3.6.1.4.1.4203.1.3.4", "", false),  /* RFC 3112 */
-	ATTR("member", "2.5.4.31", "", false),
-	ATTR("uniquemember", "2.5.4.50", "", false),
-	ATTR("uidnumber", "1.3.6.1.1.1.1.0", "", false),
-	ATTR("gidnumber", "1.3.6.1.1.1.1.1", "", false),
+	ATTR_R("member", "2.5.4.31", "", false, LFE_MR_DN),
+	ATTR_R("uniquemember", "2.5.4.50", "", false, LFE_MR_DN),
+	ATTR_R("memberof", "1.2.840.113556.1.2.102", "", false, LFE_MR_DN),
+	ATTR_R("uidnumber", "1.3.6.1.1.1.1.0", "", false, LFE_MR_INTEGER),
+	ATTR_R("gidnumber", "1.3.6.1.1.1.1.1", "", false, LFE_MR_INTEGER),
+	ATTR("entryuuid", "1.3.6.1.1.16.4", "", true),   /* UUIDMatch: hex digits ignore case */
 	ATTR("gecos", "1.3.6.1.1.1.1.2", "", true),
 	ATTR("homedirectory", "1.3.6.1.1.1.1.3", "", false),
 	ATTR("loginshell", "1.3.6.1.1.1.1.4", "", false),
@@ -239,6 +244,15 @@ bool lfe_attr_is_case_ignore(const uint8_t *type, size_t len)
 		return false;
 	const struct attr_def *d = attr_lookup(type, len);
 	return d && d->case_ignore;
+}
+
+enum lfe_match_rule lfe_attr_rule(const uint8_t *type, size_t len)
+{
+	len = lfe_attr_base_len(type, len);
+	if (!type || !type_valid(type, len))
+		return LFE_MR_CASE_EXACT;
+	const struct attr_def *d = attr_lookup(type, len);
+	return d ? (enum lfe_match_rule)d->rule : LFE_MR_CASE_EXACT;
 }
 
 ssize_t lfe_attr_canon(const uint8_t *type, size_t len, char *out, size_t cap)

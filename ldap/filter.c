@@ -378,6 +378,13 @@ static int eval_item(struct evalc *e, enum cmp_kind k, struct lfe_bytes attr,
 	if (n == LFE_FILTER_HIDDEN)
 		return LFE_FILTER_UNDEFINED;
 	bool ci = lfe_attr_is_case_ignore(attr.p, attr.len);
+	/* DN-valued types (lfe_attr_rule): equality of the normalized forms
+	 * when both sides normalize, else of the bytes (the store's index key
+	 * follows the same rule, so index and scan agree). */
+	char na[LFE_DN_MAX + 1], nv[LFE_DN_MAX + 1];
+	ssize_t nal = -1;
+	if (k == CMP_EQ && lfe_attr_rule(attr.p, attr.len) == LFE_MR_DN)
+		nal = lfe_dn_normalize(val.p, val.len, na, sizeof(na));
 
 	for (uint32_t first = 0; first < n; first += EVAL_WINDOW) {
 		if (first > 0) {
@@ -393,6 +400,14 @@ static int eval_item(struct evalc *e, enum cmp_kind k, struct lfe_bytes attr,
 		for (uint32_t i = 0; i < m; i++) {
 			if (!charge(e, cmp_cost(k, vals[i], subs)))
 				return LFE_FILTER_UNDEFINED;
+			if (nal >= 0) {
+				ssize_t nvl = lfe_dn_normalize(vals[i].p, vals[i].len, nv, sizeof(nv));
+				if (nvl >= 0) {
+					if (nvl == nal && memcmp(nv, na, (size_t)nal) == 0)
+						return LFE_FILTER_TRUE;
+					continue;
+				}
+			}
 			if (cmp_one(k, vals[i], val, subs, ci))
 				return LFE_FILTER_TRUE;
 		}
@@ -681,4 +696,37 @@ int lfe_filter_find_eq(const uint8_t *f, size_t len, const char *attr,
 		}
 	}
 	return lfe_ber_error(&b);
+}
+
+int lfe_filter_eq_items(const uint8_t *f, size_t len, struct lfe_bytes *types,
+			struct lfe_bytes *vals, unsigned cap)
+{
+	struct lfe_ber b, s;
+	struct lfe_bytes a, v;
+	unsigned n = 0;
+
+	lfe_ber_init(&b, f, len);
+	int t = lfe_ber_peek(&b);
+	if (t == F_EQ) {
+		if (read_ava(&b, F_EQ, &a, &v) && cap > 0 && !lfe_attr_is_secret(a.p, a.len)) {
+			types[0] = a;
+			vals[0] = v;
+			return 1;
+		}
+		return lfe_ber_error(&b);
+	}
+	if (t != F_AND || !lfe_ber_enter(&b, F_AND, &s))
+		return lfe_ber_error(&b);
+	while (lfe_ber_more(&s) && n < cap) {
+		if (lfe_ber_peek(&s) == F_EQ) {
+			if (read_ava(&s, F_EQ, &a, &v) && !lfe_attr_is_secret(a.p, a.len)) {
+				types[n] = a;
+				vals[n++] = v;
+			}
+		} else if (!lfe_ber_skip(&s)) {
+			break;
+		}
+	}
+	int rc = lfe_ber_error(&b);
+	return rc < 0 ? rc : lfe_ber_error(&s) < 0 ? lfe_ber_error(&s) : (int)n;
 }

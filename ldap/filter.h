@@ -79,4 +79,10 @@ ssize_t lfe_filter_to_string(const uint8_t *f, size_t len, char *out, size_t cap
 int lfe_filter_find_eq(const uint8_t *f, size_t len, const char *attr,
 		       struct lfe_bytes *value);
 
+/* The planner's view: the equalityMatch items of f (f itself, or the
+ * items at the top level of an AND), up to cap, in order, secret types
+ * left out. Returns how many, or a negative errno as above. */
+int lfe_filter_eq_items(const uint8_t *f, size_t len, struct lfe_bytes *types,
+			struct lfe_bytes *vals, unsigned cap);
+
 #endif

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ber.h"
 #include "dn.h"
 #include "dnpool.h"
 #include "filter.h"
@@ -64,6 +65,20 @@
 #define OID_WHOAMI "1.3.6.1.4.1.4203.1.11.3"
 #define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
 #define OID_STARTTLS "1.3.6.1.4.1.1466.20037"     /* RFC 4511 §4.14 */
+#define OID_PAGED "1.2.840.113556.1.4.319"        /* RFC 2696 */
+
+/* The request controls this session honours: the root DSE's
+ * supportedControl is this table, and a critical control is accepted only
+ * when it is here for the request's operation (else
+ * unavailableCriticalExtension, 12; a non-critical one not here is
+ * ignored, RFC 4511 §4.1.11). Later controls are added here. */
+static const struct ctl_def {
+	const char *oid;
+	uint32_t ops;       /* bit (1 << protocolOp tag number) per operation */
+} ctl_table[] = {
+	{ OID_PAGED, 1u << 3 /* SearchRequest */ },
+};
+#define N_CTL (sizeof ctl_table / sizeof ctl_table[0])
 
 _Static_assert(RESULT_RESERVE >= 64u + 96u, "reserve covers header + longest diagnostic");
 _Static_assert(LFE_SESSION_ROOM_MIN >= RESULT_RESERVE + 3u + LFE_DN_MAX + 64u,
@@ -102,7 +117,8 @@ struct lfe_session {
 	bool bound;         /* dn is the bound identity (else: pending or none) */
 	bool tls;           /* under TLS: StartTLS refused */
 	uint8_t hdr[HDR_CAP];
-	struct search_run *run;   /* a search that yielded; NULL: none */
+	struct search_run *run;   /* a search that yielded, or a paged search
+	                           * parked between pages; NULL: none */
 	struct lfe_session_stats st;
 };
 _Static_assert(LFE_DN_MAX < UINT16_MAX, "dn_len holds any DN");
@@ -469,7 +485,7 @@ static uint32_t view_get(void *ctx, struct lfe_bytes type, uint32_t first, struc
 	return v->n;
 }
 
-enum search_stop { SS_NONE, SS_SIZE, SS_ROOM, SS_BIG, SS_CORRUPT, SS_ERR };
+enum search_stop { SS_NONE, SS_SIZE, SS_ROOM, SS_BIG, SS_CORRUPT, SS_ERR, SS_PAGE };
 
 /* An entry larger than the connection can ever queue at once goes out in
  * parts, one per call, each the next window of the same message: off bytes
@@ -494,6 +510,8 @@ struct search_ctx {
 	struct entry_part *part;  /* the entry under way in parts (off 0: none) */
 	enum search_stop stop;
 	int err;
+	uint32_t page_size;       /* paged results: entries in this page (0: not paged) */
+	uint64_t req_hash;        /* paged: the request's identity (page_hash) */
 };
 
 static bool sel_wants_cb(const void *ctx, struct lfe_bytes type)
@@ -531,6 +549,11 @@ static int search_emit(void *vctx, const struct lfe_ldap_entry *e)
 	if (c->part->off == 0 && c->size_limit > 0 && c->n_entries >= (uint32_t)c->size_limit) {
 		c->stop = SS_SIZE;
 		return -EOVERFLOW;
+	}
+	if (c->part->off == 0 && c->page_size > 0 && c->n_entries >= c->page_size) {
+		/* The page is full: this entry comes first in the next one. */
+		c->stop = SS_PAGE;
+		return -EAGAIN;
 	}
 	/* Selection first (sel_wants), then the size of what is left; room
 	 * for SearchResultDone is kept whatever the entries do. */
@@ -595,9 +618,10 @@ static int search_emit(void *vctx, const struct lfe_ldap_entry *e)
 
 /* The root DSE, built from the configuration on each request. */
 struct dse {
-	struct lfe_ldap_attr a[8];
-	struct lfe_bytes v[8];
+	struct lfe_ldap_attr a[9];
+	struct lfe_bytes v[9];
 	struct lfe_bytes ext[2];   /* supportedExtension's values */
+	struct lfe_bytes ctl[N_CTL];   /* supportedControl's: ctl_table */
 	uint32_t n;
 };
 
@@ -627,6 +651,12 @@ static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
 		d->a[d->n - 1].vals = d->ext;
 		d->a[d->n - 1].n_vals = 2;
 	}
+	dse_add(d, "supportedControl", ctl_table[0].oid);
+	for (size_t k = 0; k < N_CTL; k++)
+		d->ctl[k] = (struct lfe_bytes){ (const uint8_t *)ctl_table[k].oid,
+						strlen(ctl_table[k].oid) };
+	d->a[d->n - 1].vals = d->ctl;
+	d->a[d->n - 1].n_vals = N_CTL;
 	dse_add(d, "supportedFeatures", OID_ALL_OPATTRS);
 	dse_add(d, "vendorName", cfg->vendor_name ? cfg->vendor_name : "ldapfe");
 	if (cfg->vendor_version)
@@ -648,9 +678,128 @@ static uint32_t dse_get(void *ctx, struct lfe_bytes type, uint32_t first, struct
 	return 0;
 }
 
+/* ---- paged results (RFC 2696) ----
+ * At most one paged search is open per connection: between pages it is
+ * parked in s->run (the backend's place after the last page, the
+ * request's identity and the cookie; parked, so not resumed). A new paged
+ * search without a cookie ends it, and so does any search that must yield
+ * (needs s->run) and the connection's end. A cookie is 8 bytes:
+ * valid only on this connection, for the request that got it (the same
+ * base, scope, filter, attributes; else unwillingToPerform, 53), and only
+ * for the next page. A page asked for after the store changed goes on
+ * after the last entry sent, in DN order, in the snapshot current then:
+ * every entry present and unchanged throughout is returned exactly once;
+ * one added, changed or deleted meanwhile appears as that snapshot has it
+ * (if it sorts after the place reached). A size of 0 with a cookie ends the
+ * paged search. */
+static bool oid_is(struct lfe_bytes oid, const char *lit);
+
+static void page_free(struct lfe_session *s);
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return (h ^ n) * 0x100000001b3ull;
+}
+
+static uint64_t page_hash(const struct lfe_search_req *r)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	uint8_t sc[4] = { (uint8_t)r->scope, r->deref, (uint8_t)r->types_only, 0 };
+
+	h = fnv(h, r->base.p, r->base.len);
+	h = fnv(h, sc, sizeof sc);
+	h = fnv(h, r->filter.p, r->filter.len);
+	for (uint32_t i = 0; i < r->n_attrs; i++)
+		h = fnv(h, r->attrs[i].p, r->attrs[i].len);
+	return h;
+}
+
+/* The paged-results control of m: 1 with *size and *cookie, 0 when none,
+ * -EBADMSG when its value is malformed. */
+static int paged_control(const struct lfe_ldap_msg *m, uint32_t *size, struct lfe_bytes *cookie)
+{
+	for (uint32_t i = 0; i < m->n_controls; i++) {
+		const struct lfe_ldap_control *ctl = &m->controls[i];
+		if (!oid_is(ctl->oid, OID_PAGED))
+			continue;
+		struct lfe_ber b, q;
+		int64_t sz;
+		if (!ctl->has_value)
+			return -EBADMSG;
+		lfe_ber_init(&b, ctl->value.p, ctl->value.len);
+		if (!lfe_ber_enter(&b, LFE_BER_SEQUENCE, &q) ||
+		    !lfe_ber_int(&q, LFE_BER_INTEGER, 0, INT32_MAX, &sz) ||
+		    !lfe_ber_octets(&q, LFE_BER_OCTETS, cookie) || !lfe_ber_done(&q) ||
+		    !lfe_ber_done(&b))
+			return -EBADMSG;
+		*size = (uint32_t)sz;
+		return 1;
+	}
+	return 0;
+}
+
+/* SearchResultDone with the paged-results response control (size 0:
+ * unknown; cookie of clen bytes, empty at the end). */
+static int done_paged(struct lfe_session_io *io, int32_t msgid, enum lfe_ldap_rc rc,
+		      const char *diag, const uint8_t *cookie, size_t clen)
+{
+	struct lfe_ldap_result r = {
+		.code = rc, .diag = { (const uint8_t *)diag, diag ? strlen(diag) : 0 },
+	};
+	uint8_t res[512], ctl[96];
+	ssize_t n = lfe_ldap_enc_result(res, sizeof res, msgid, LFE_OP_SEARCH_DONE, &r);
+	uint8_t tag;
+	size_t hl, cl;
+	struct lfe_berw w;
+
+	if (n < 0 || lfe_ber_hdr(res, (size_t)n, &tag, &hl, &cl) < 0)
+		return n < 0 ? (int)n : -EIO;
+	lfe_berw_init(&w, ctl, sizeof ctl);
+	size_t m0 = lfe_berw_mark(&w);
+	size_t m1 = lfe_berw_mark(&w);
+	lfe_berw_octets(&w, LFE_BER_OCTETS, cookie, clen);
+	lfe_berw_int(&w, LFE_BER_INTEGER, 0);
+	lfe_berw_wrap(&w, LFE_BER_SEQUENCE, m1);
+	lfe_berw_wrap(&w, LFE_BER_OCTETS, m1);
+	lfe_berw_octets(&w, LFE_BER_OCTETS, OID_PAGED, sizeof OID_PAGED - 1);
+	lfe_berw_wrap(&w, LFE_BER_SEQUENCE, m0);
+	lfe_berw_wrap(&w, 0xa0, m0);                /* controls [0] */
+	ssize_t ctl_len = lfe_berw_finish(&w);
+	if (ctl_len < 0)
+		return (int)ctl_len;
+	/* LDAPMessage: the result's content, then the controls. */
+	size_t body = (size_t)n - hl + (size_t)ctl_len;
+	uint8_t *o = io->out + io->out_len;
+	size_t need = 1 + (body < 128 ? 1 : body < 256 ? 2 : 3) + body;
+	if (room(io) < need)
+		return H_STOP;
+	size_t k = 0;
+	o[k++] = 0x30;
+	if (body < 128) {
+		o[k++] = (uint8_t)body;
+	} else if (body < 256) {
+		o[k++] = 0x81;
+		o[k++] = (uint8_t)body;
+	} else {
+		o[k++] = 0x82;
+		o[k++] = (uint8_t)(body >> 8);
+		o[k++] = (uint8_t)body;
+	}
+	memcpy(o + k, res + hl, (size_t)n - hl);
+	k += (size_t)n - hl;
+	memcpy(o + k, ctl, (size_t)ctl_len);
+	io->out_len += k + (size_t)ctl_len;
+	return H_DONE;
+}
+
 static int search_done(struct lfe_session_io *io, struct search_ctx *c,
 		       enum lfe_ldap_rc rc, const char *diag)
 {
+	if (c->page_size)
+		return done_paged(io, c->msgid, rc, diag, NULL, 0);
 	return reply(io, c->msgid, LFE_OP_SEARCH_DONE, rc, diag);
 }
 
@@ -661,6 +810,10 @@ struct search_run {
 	uint64_t resume[(LFE_BE_RESUME_SIZE + 7) / 8];   /* the backend's, opaque */
 	int32_t msgid;
 	uint32_t n_entries;
+	uint32_t page_size;       /* paged results: this page's size (0: not paged) */
+	bool parked;              /* a paged search between pages: not under way */
+	uint64_t req_hash;
+	uint64_t cookie;          /* parked: the cookie of its next page */
 	struct entry_part part;
 	size_t pdu_len;
 	uint8_t pdu[];
@@ -673,6 +826,17 @@ static void run_free(struct lfe_session *s)
 		buf_put(s, s->run);
 		s->run = NULL;
 	}
+}
+
+static void page_free(struct lfe_session *s)
+{
+	if (s->run && s->run->parked)
+		run_free(s);
+}
+
+static bool run_active(const struct lfe_session *s)
+{
+	return s->run && !s->run->parked;
 }
 
 /* Run the backend's search (its first part, or the next one) and answer
@@ -691,6 +855,30 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 
 	if (c->part->off > 0 && (rc != -EAGAIN || c->stop != SS_NONE))
 		return -ESTALE;   /* the entry went away between its parts: reset */
+	if (c->stop == SS_PAGE && rc == -EAGAIN) {
+		/* A full page: park the backend's place for the next one (in
+		 * the run under way, or a new one). */
+		if (room(io) < RESULT_RESERVE)
+			return H_STOP;
+		struct search_run *r = s->run;
+		if (!r) {
+			r = buf_get(s, sizeof *r);
+			if (!r)
+				return done_paged(io, c->msgid, LFE_RC_ADMIN_LIMIT_EXCEEDED,
+						  "no memory to keep the paged search", NULL, 0);
+			memset(r, 0, sizeof *r);
+			memcpy(r->resume, resume, sizeof r->resume);
+			s->run = r;
+		}
+		r->parked = true;
+		r->req_hash = c->req_hash;
+		r->cookie = fnv(c->req_hash ^ (uint64_t)(uint32_t)c->msgid, r->resume, sizeof r->resume);
+		uint8_t ck[8];
+		memcpy(ck, &r->cookie, 8);
+		return done_paged(io, c->msgid, LFE_RC_SUCCESS, NULL, ck, sizeof ck);
+	}
+	if (c->page_size && rc != -EAGAIN)
+		page_free(s);   /* the last page (or an error): nothing to go on with */
 	if (rc == -EAGAIN && c->stop == SS_NONE) {
 		/* Out of room (the queue drains, then on): no flag; or out of
 		 * its slice with room left: on the next turn. */
@@ -701,6 +889,7 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 	switch (c->stop) {
 	case SS_NONE:
 	case SS_ROOM:
+	case SS_PAGE:
 		break;
 	case SS_SIZE:
 		rc = LFE_RC_SIZE_LIMIT_EXCEEDED;
@@ -797,9 +986,37 @@ __attribute__((noinline)) static int do_search(struct lfe_session *s, struct lfe
 	 * search yields (most end in their first call). */
 	uint64_t resume[(LFE_BE_RESUME_SIZE + 7) / 8];
 	memset(resume, 0, sizeof resume);
+	uint32_t psize = 0;
+	struct lfe_bytes cookie = { NULL, 0 };
+	int pc = paged_control(m, &psize, &cookie);
+	if (pc < 0)
+		return search_done(io, &c, LFE_RC_PROTOCOL_ERROR, "malformed paged results control");
+	if (pc > 0) {
+		c.req_hash = page_hash(req);
+		if (cookie.len > 0) {
+			if (!s->run || !s->run->parked || cookie.len != 8 ||
+			    memcmp(cookie.p, &s->run->cookie, 8) != 0 ||
+			    s->run->req_hash != c.req_hash) {
+				return done_paged(io, m->msgid, LFE_RC_UNWILLING_TO_PERFORM,
+						  "paged results cookie is invalid or expired", NULL, 0);
+			}
+			if (psize == 0) {   /* the client ends it */
+				page_free(s);
+				return done_paged(io, m->msgid, LFE_RC_SUCCESS, NULL, NULL, 0);
+			}
+			memcpy(resume, s->run->resume, sizeof resume);
+			page_free(s);   /* this call goes on from the copy */
+		} else {
+			page_free(s);   /* a new paged search ends the open one */
+			if (psize == 0)
+				return done_paged(io, m->msgid, LFE_RC_SUCCESS, NULL, NULL, 0);
+		}
+		c.page_size = psize;
+	}
 	int h = search_step(s, io, &c, base, (size_t)bl, resume);
 	if (h != H_YIELD)
 		return h;
+	page_free(s);   /* a search under way needs s->run: a parked one ends */
 	struct search_run *r = buf_get(s, sizeof *r + plen);
 	if (!r) {
 		/* Nowhere to keep it: say so, with the entries already sent
@@ -813,6 +1030,9 @@ __attribute__((noinline)) static int do_search(struct lfe_session *s, struct lfe
 	memcpy(r->resume, resume, sizeof resume);
 	r->msgid = m->msgid;
 	r->n_entries = c.n_entries;
+	r->page_size = c.page_size;
+	r->parked = false;
+	r->req_hash = c.req_hash;
 	r->part = part;
 	r->pdu_len = plen;
 	memcpy(r->pdu, pdu, plen);
@@ -844,10 +1064,11 @@ __attribute__((noinline)) static int search_resume(struct lfe_session *s,
 	struct search_ctx c = {
 		.io = io, .sel = &sel, .req = req, .msgid = r->msgid,
 		.size_limit = req->size_limit, .n_entries = r->n_entries, .part = &r->part,
+		.page_size = r->page_size, .req_hash = r->req_hash,
 	};
 	int h = search_step(s, io, &c, base, (size_t)bl, r->resume);
 	r->n_entries = c.n_entries;
-	if (h != H_YIELD)
+	if (h != H_YIELD && !r->parked)
 		run_free(s);
 	return h;
 }
@@ -981,11 +1202,16 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 	if (resp < 0)
 		return protocol_close(s, io, "unexpected protocol operation");
 
-	/* No control is honoured: RFC 4511 §4.1.11 lets non-critical ones be
-	 * ignored and requires refusing the operation for a critical one. */
+	/* RFC 4511 §4.1.11: a control not in ctl_table for this operation is
+	 * ignored when non-critical; a critical one refuses the operation. */
 	bool crit = false;
-	for (uint32_t i = 0; i < m.n_controls; i++)
-		crit |= m.controls[i].critical;
+	for (uint32_t i = 0; i < m.n_controls; i++) {
+		bool known = false;
+		for (size_t k = 0; k < N_CTL && !known; k++)
+			known = oid_is(m.controls[i].oid, ctl_table[k].oid) &&
+				(ctl_table[k].ops & (1u << (m.op & 0x1f)));
+		crit |= m.controls[i].critical && !known;
+	}
 
 	if (s->cfg->require_tls == LFE_REQUIRE_TLS_ALL && !s->tls && !tls_exempt(&m)) {
 		if (m.op == LFE_OP_BIND_REQ)
@@ -1113,7 +1339,7 @@ int lfe_session_process(struct lfe_session *s, struct lfe_session_io *io)
 			io->flags |= LFE_SESS_PENDING;
 			return 0;
 		}
-		if (s->run) {
+		if (run_active(s)) {
 			/* A search that yielded goes on before any later
 			 * request is read. */
 			int h = search_resume(s, io);
@@ -1376,6 +1602,7 @@ void lfe_session_fini(struct lfe_session *s)
 	gather_release(s);
 	dn_drop(s);
 	run_free(s);
+	page_free(s);
 	s->pending = false;
 	s->closed = true;
 }
@@ -1387,7 +1614,7 @@ void lfe_session_set_generation(struct lfe_session *s, uint32_t gen)
 
 bool lfe_session_searching(const struct lfe_session *s)
 {
-	return s->run != NULL;
+	return run_active(s);
 }
 
 bool lfe_session_gathering(const struct lfe_session *s)

@@ -22,7 +22,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ldap.h>
@@ -1133,6 +1135,34 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		if (!kv_has_type(&kv, "sn") && kv_add(&kv, "sn", 2, rv->bv_val, rv->bv_len) < 0)
 			goto oom;
 	}
+	/* The operational attributes clients cache on (RFC 4530 entryUUID,
+	 * RFC 4512 timestamps), unless given: returned for "+" or by name. */
+	static char uuid[37], now[16];
+	if (!kv_has_type(&kv, "entryUUID")) {
+		uint8_t u[16];
+		if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u)) {
+			errf("cannot draw an entryUUID");
+			goto out;
+		}
+		u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);   /* version 4 */
+		u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);   /* RFC 4122 variant */
+		snprintf(uuid, sizeof(uuid),
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+			 u[12], u[13], u[14], u[15]);
+		if (kv_add(&kv, "entryUUID", 9, uuid, 36) < 0)
+			goto oom;
+	}
+	time_t t = time(NULL);
+	struct tm tmv;
+	if (!gmtime_r(&t, &tmv) || strftime(now, sizeof(now), "%Y%m%d%H%M%SZ", &tmv) != 15) {
+		errf("cannot read the clock");
+		goto out;
+	}
+	if (!kv_has_type(&kv, "createTimestamp") && kv_add(&kv, "createTimestamp", 15, now, 15) < 0)
+		goto oom;
+	if (!kv_has_type(&kv, "modifyTimestamp") && kv_add(&kv, "modifyTimestamp", 15, now, 15) < 0)
+		goto oom;
 	if (want_pw) {
 		if (read_password(true, pw, sizeof(pw), &pwlen) < 0)
 			goto out;
@@ -1382,6 +1412,8 @@ out:
 	return result;
 }
 
+static void print_indexes(struct lfe_store *st, bool detail);
+
 static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 {
 	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
@@ -1398,8 +1430,8 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		return EXIT_FAIL;
 	memset(&info, 0, sizeof(info));
 	rc = lfe_store_info(st, &info);
-	lfe_store_close(st);
 	if (rc < 0) {
+		lfe_store_close(st);
 		errf("cannot read store %s: %s", c->store, store_err(rc));
 		return EXIT_FAIL;
 	}
@@ -1410,6 +1442,102 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	       info.suffix_orig[0] ? info.suffix_orig : info.suffix, (unsigned long long)info.entries,
 	       (unsigned long long)info.map_bytes_used, info.format_version,
 	       info.bind_index ? "yes" : "no");
+	print_indexes(st, false);
+	lfe_store_close(st);
+	return EXIT_OK;
+}
+
+static const char *const rule_names[] = {
+	[LFE_MR_CASE_EXACT] = "caseExactMatch", [LFE_MR_CASE_IGNORE] = "caseIgnoreMatch",
+	[LFE_MR_INTEGER] = "integerMatch", [LFE_MR_DN] = "distinguishedNameMatch",
+};
+
+/* "indexes: a b c" (info) or one line per index with its matching rule,
+ * key count and pages (index list). */
+static void print_indexes(struct lfe_store *st, bool detail)
+{
+	struct lfe_store_index ix[LFE_STORE_MAX_INDEX];
+	int n = lfe_store_index_list(st, ix, LFE_STORE_MAX_INDEX);
+
+	if (n < 0)
+		return;
+	if (!detail)
+		fputs("indexes (eq):", stdout);
+	for (int i = 0; i < n && i < (int)LFE_STORE_MAX_INDEX; i++) {
+		if (!detail) {
+			printf(" %s", ix[i].attr);
+			continue;
+		}
+		printf("%s eq %s keys=%llu bytes=%llu\n", ix[i].attr,
+		       ix[i].rule < sizeof(rule_names) / sizeof(rule_names[0]) ? rule_names[ix[i].rule] : "?",
+		       (unsigned long long)ix[i].keys, (unsigned long long)ix[i].bytes);
+	}
+	if (!detail)
+		putchar('\n');
+}
+
+static int cmd_index(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	struct lfe_store *st;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
+			return rc;
+	if (optind == argc)
+		return usage_error(cmd, "missing add, del or list");
+	const char *verb = argv[optind++];
+	bool list = strcmp(verb, "list") == 0, add = strcmp(verb, "add") == 0;
+	if (!list && !add && strcmp(verb, "del") != 0)
+		return usage_error(cmd, "unknown \"%s\" (add, del or list)", verb);
+	if (list ? optind != argc : optind == argc || argc - optind > 2)
+		return usage_error(cmd, "wrong number of arguments");
+	if (!list && argc - optind == 2 && strcmp(argv[optind + 1], "eq") != 0)
+		return usage_error(cmd, "index type \"%s\" not supported (eq)", argv[optind + 1]);
+	if (!(st = open_store(c, list)))
+		return EXIT_FAIL;
+	if (list) {
+		print_indexes(st, true);
+		lfe_store_close(st);
+		return EXIT_OK;
+	}
+	rc = add ? lfe_store_index_add(st, argv[optind]) : lfe_store_index_del(st, argv[optind]);
+	lfe_store_close(st);
+	if (rc < 0) {
+		errf("cannot %s the index of %s: %s", add ? "add" : "drop", argv[optind],
+		     rc == -EPROTO ? "the store is below format 3: run ldapfectl upgrade" :
+		     rc == -EEXIST ? "already indexed" : rc == -ENOENT ? "not indexed" :
+		     rc == -EINVAL ? "not an attribute type that can be indexed" :
+		     rc == -ENOSPC ? "too many indexes" : store_err(rc));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_upgrade(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
+{
+	static const struct option lo[] = { COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	struct lfe_store *st;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1)
+		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
+			return rc;
+	if (optind != argc)
+		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+	if (!(st = open_store(c, false)))
+		return EXIT_FAIL;
+	rc = lfe_store_upgrade(st);
+	lfe_store_close(st);
+	if (rc == -EALREADY) {
+		printf("%s is already format %u\n", c->store, LFE_STORE_FORMAT_VERSION);
+		return EXIT_OK;
+	}
+	if (rc < 0) {
+		errf("cannot upgrade %s: %s", c->store, store_err(rc));
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 
@@ -1480,11 +1608,21 @@ static const struct cmd commands[] = {
 	{ "verify", cmd_verify, "verify [--allow-cleartext] DN",
 	  "Check a password (first line of stdin, or a prompt) against the entry.\n"
 	  "Prints \"ok {SCHEME}\" and exits 0, or prints \"invalid\" and exits 1.\n" },
-	{ "info", cmd_info, "info", "Print the suffix, entry count, store size and format version.\n" },
+	{ "info", cmd_info, "info",
+	  "Print the suffix, entry count, store size, format version and indexes.\n" },
+	{ "index", cmd_index, "index add ATTR [eq] | index del ATTR | index list",
+	  "Declare (add: built from every entry in one transaction), drop or list the\n"
+	  "store's equality indexes; each keys values by its type's matching rule.\n"
+	  "A running daemon uses an added index once restarted; a dropped one it\n"
+	  "stops using at once. Needs format 3 (ldapfectl upgrade).\n" },
+	{ "upgrade", cmd_upgrade, "upgrade",
+	  "Convert a format 1 or 2 store to format 3 (the default indexes: uid,\n"
+	  "uidNumber, gidNumber, cn, mail, memberUid, member, uniqueMember, memberOf,\n"
+	  "objectClass, entryUUID) in one transaction; older ldapfe builds refuse it.\n" },
 	{ "reindex", cmd_reindex, "reindex",
 	  "(Re)build the bind index (a store made by an older ldapfe has none: binds\n"
-	  "then read the whole entries) in one transaction; the store becomes format 2,\n"
-	  "which older ldapfe builds refuse.\n" },
+	  "then read the whole entries) in one transaction; a format 1 store becomes\n"
+	  "format 2, which older ldapfe builds refuse (ldapfectl upgrade: format 3).\n" },
 	{ "sync", cmd_sync, "sync -H URI -b BASE [-D DN -y PWFILE] [-Z] ... | sync --status",
 	  "Keep the store in sync with an LDAP directory (RFC 4533); see: ldapfectl sync --help\n" },
 	/* The running daemon (its control socket: --daemon PATH or --prefix NAME). */

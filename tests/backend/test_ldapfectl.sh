@@ -47,7 +47,7 @@ P=ou=people,$SUF
 # ---- help and usage (exit 2) ----
 run "help" 0 "" help;                           out_has "help" "import [--replace] [--progress] FILE.ldif|-"
 run "--help" 0 "" --help;                       out_has "--help" "COMMAND"
-for c in init import export user passwd del show verify info reindex help; do
+for c in init import export user passwd del show verify info reindex index upgrade help; do
 	run "$c --help" 0 "" "$c" --help;       out_has "$c --help" "usage: ldapfectl"
 	run "help $c" 0 "" help "$c";           out_has "help $c" "$c"
 done
@@ -90,7 +90,7 @@ run "info on empty dir" 1 "" --store "$tmp/empty" info;  err_has "info on empty 
 run "init" 0 "" init --suffix "$SUF";           out_has "init" "suffix $SUF"
 run "init twice" 1 "" init --suffix dc=other;   err_has "init twice" "already initialised (suffix $SUF)"
 run "info empty" 0 "" info
-out_has "info empty" "suffix: $SUF"; out_has "info empty" "entries: 0"; out_has "info empty" "format: 2"; out_has "info empty" "bind index: yes"
+out_has "info empty" "suffix: $SUF"; out_has "info empty" "entries: 0"; out_has "info empty" "format: 3"; out_has "info empty" "bind index: yes"
 out_has "info empty" "size: "
 
 # ---- import the samples ----
@@ -369,6 +369,43 @@ run "del again" 1 "" del "uid=carol,$P";        err_has "del again" "no entry ui
 want_entries "count after del" "$tmp/store" $((n - 1))
 run "global options after the command" 0 "" info --store "$tmp/s389"
 out_has "global options after the command" "entries: 5"
+
+# ---- index and upgrade ----
+run "info lists indexes" 0 "" info
+out_has "info lists indexes" "indexes (eq): uid uidnumber gidnumber cn mail memberuid member uniquemember memberof objectclass entryuuid"
+run "index list" 0 "" index list
+out_has "index list" "uidnumber eq integerMatch keys="
+out_has "index list" "member eq distinguishedNameMatch keys="
+out_has "index list" "memberuid eq caseExactMatch keys="
+run "index add" 0 "" index add loginShell eq
+run "index add again" 1 "" index add LOGINSHELL;  err_has "index add again" "already indexed"
+run "index add secret" 1 "" index add userPassword; err_has "index add secret" "can be indexed"
+run "index add pres" 2 "" index add sn pres;      err_has "index add pres" "not supported"
+run "index list after add" 0 "" index list;       out_has "index list after add" "loginshell eq caseExactMatch keys="
+run "index del" 0 "" index del loginshell
+run "index del again" 1 "" index del loginshell;  err_has "index del again" "not indexed"
+run "index no verb" 2 "" index
+run "upgrade format 3" 0 "" upgrade;              out_has "upgrade format 3" "already format 3"
+# A format 2 store written by the build before format 3 (main at 2026-12-05:
+# ldapfectl init + import of slapcat-example.ldif), LMDB's data.mdb, xz'd.
+mkdir -p "$tmp/f2"
+python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+	"$DATA/store-format2.mdb.xz" "$tmp/f2/data.mdb"
+run "format 2 info" 0 "" --store "$tmp/f2" info;  out_has "format 2 info" "format: 2"
+out_has "format 2 info" "indexes (eq): uid mail cn objectclass"
+export_body "$tmp/f2" >"$tmp/f2.before"
+run "format 2 index add" 1 "" --store "$tmp/f2" index add gecos
+err_has "format 2 index add" "run ldapfectl upgrade"
+run "upgrade" 0 "" --store "$tmp/f2" upgrade
+run "upgraded info" 0 "" --store "$tmp/f2" info;  out_has "upgraded info" "format: 3"
+out_has "upgraded info" "indexes (eq): uid uidnumber gidnumber cn mail memberuid member"
+run "upgraded index list" 0 "" --store "$tmp/f2" index list
+out_has "upgraded index list" "uidnumber eq integerMatch keys=4 "
+out_has "upgraded index list" "member eq distinguishedNameMatch keys=3 "
+out_has "upgraded index list" "entryuuid eq caseIgnoreMatch keys=9 "
+export_body "$tmp/f2" >"$tmp/f2.after"
+same "upgrade keeps every entry" "$tmp/f2.before" "$tmp/f2.after"
+run "upgraded index add" 0 "" --store "$tmp/f2" index add gecos
 
 echo "test_ldapfectl: $passed passed, $failed failed"
 ((failed == 0))

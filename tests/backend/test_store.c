@@ -203,7 +203,7 @@ static void raw_put(const char *path, const char *db, const char *key,
 static void test_version_mismatch(void)
 {
 	static const struct { uint8_t v[4]; const char *found; } cases[] = {
-		{ { 3, 0, 0, 0 }, "version 3" },
+		{ { 4, 0, 0, 0 }, "version 4" },
 		{ { 0, 0, 0, 0 }, "version 0" },
 		{ { 0, 1, 0, 0 }, "above 15" },
 	};
@@ -224,10 +224,10 @@ static void test_version_mismatch(void)
 			st = lfe_store_open(dir("ver"), flags, 0, &err, &msg);
 			CHECK(st == NULL);
 			CHECK_EQ(err, -EPROTO);
-			CHECK(msg && strstr(msg, cases[i].found) && strstr(msg, "versions 1 and 2"));
+			CHECK(msg && strstr(msg, cases[i].found) && strstr(msg, "versions 1 to 3"));
 			lfe_store_close(st);
 		}
-		raw_put(dir("ver"), "meta", "format", (const uint8_t[]){ 2, 0, 0, 0 }, 4);
+		raw_put(dir("ver"), "meta", "format", (const uint8_t[]){ 3, 0, 0, 0 }, 4);
 	}
 	{
 		struct lfe_store *st = lfe_store_open(dir("ver"), LFE_STORE_RDONLY, 0, NULL, NULL);
@@ -268,14 +268,25 @@ static void test_crud(struct lfe_store *st)
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		CHECK_EQ(put(st, refused[i].dn, false, bob), refused[i].rc);
 	CHECK_EQ(put(st, "cn=dup,dc=example,dc=com", false, dup_type), -EINVAL);
-	/* An indexed value longer than a key could hold is refused, not hidden. */
+	/* An indexed value longer than a key could hold is indexed by its
+	 * keyed hash (format 3), found like any other. */
 	memset(big, 'x', sizeof(big));
 	memcpy(big, "uid: ", 5);
 	big[sizeof(big) - 1] = '\0';
 	{
 		const char *lines[] = { big, NULL };
 
-		CHECK_EQ(put(st, "cn=long,dc=example,dc=com", false, lines), -EINVAL);
+		CHECK_EQ(put(st, "cn=long,dc=example,dc=com", false, lines), 0);
+		r = lfe_store_reader_new(st);
+		CHECK(r != NULL);
+		if (r) {
+			big[6] = 'X';   /* uid is caseIgnore */
+			CHECK(!strcmp(lookup(r, "uid", big + 5), "cn=long,dc=example,dc=com"));
+			big[7] = 'y';
+			CHECK(!strcmp(lookup(r, "uid", big + 5), ""));
+			lfe_store_reader_free(r);
+		}
+		CHECK_EQ(lfe_store_del(st, "cn=long,dc=example,dc=com", 25), 0);
 	}
 	CHECK_EQ(put(st, "cn=oid,dc=example,dc=com", false, oid_type), 0);
 	CHECK_EQ(count(st), 3);

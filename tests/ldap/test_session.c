@@ -1077,7 +1077,7 @@ static void test_rootdse(void)
 	f_eq(&cn, "cn", "x");
 	static const char *const all[] = { "objectClass", "namingContexts", "supportedLDAPVersion",
 					   "supportedExtension", "vendorName", "vendorVersion",
-					   "supportedFeatures", NULL };
+					   "supportedFeatures", "supportedControl", NULL };
 	const struct {
 		const char *name;
 		struct sreq req;
@@ -1090,8 +1090,10 @@ static void test_rootdse(void)
 		{ "plus", { "", 0, 0, 0, &any, { "+" } }, 1, all, -1 },
 		{ "named", { "", 0, 0, 0, &any, { "namingcontexts", "supportedExtension" } }, 1,
 		  (const char *const[]){ "namingContexts", "supportedExtension", NULL }, 2 },
-		{ "named, unknown", { "", 0, 0, 0, &any, { "supportedControl" } }, 1,
+		{ "named, unknown", { "", 0, 0, 0, &any, { "supportedSASLMechanisms" } }, 1,
 		  (const char *const[]){ NULL }, 0 },
+		{ "named supportedControl", { "", 0, 0, 0, &any, { "supportedControl" } }, 1,
+		  (const char *const[]){ "supportedControl", NULL }, 1 },
 		{ "1.1", { "", 0, 0, 0, &any, { "1.1" } }, 1, (const char *const[]){ NULL }, 0 },
 		{ "eq objectClass", { "", 0, 0, 0, &top, { NULL } }, 1, all, -1 },
 		{ "eq version", { "", 0, 0, 0, &ver, { "vendorName" } }, 1,
@@ -1130,8 +1132,11 @@ static void test_rootdse(void)
 				CHECK(has_val(e, "supportedExtension", OID_WHOAMI), "whoami oid");
 				CHECK(has_val(e, "vendorName", "ldapfe"), "vendorName");
 				CHECK(has_val(e, "vendorVersion", "0.1.0"), "vendorVersion");
-				CHECK(!attr(e, "supportedControl") && !attr(e, "supportedSASLMechanisms"),
-				      "empty lists must be omitted");
+				/* supportedControl: the session's control table,
+				 * what it honours (paged results, RFC 2696). */
+				CHECK(has_val(e, "supportedControl", "1.2.840.113556.1.4.319"),
+				      "paged results listed");
+				CHECK(!attr(e, "supportedSASLMechanisms"), "empty lists must be omitted");
 			}
 		}
 		CHECK(lfe_tb_counts(f.tb)->searches == 0, "%s: root DSE reached the backend",
@@ -1294,6 +1299,22 @@ static void test_controls(void)
 		CHECK(0, "controls: %d responses", f.nr);
 	}
 	CHECK(strcmp(bound(&f), BOB) == 0, "bound '%s'", bound(&f));
+	fx_fini(&f);
+
+	/* The control table names the operations: paged results marked
+	 * critical on a bind is refused (12); on a search without a value
+	 * (RFC 2696 requires one) it is a protocol error (2). */
+	static const struct ctl pcrit[] = { { "1.2.840.113556.1.4.319", 1 } };
+	fx_init(&f);
+	in.n = 0;
+	bind_ctl(&in, 1, 3, BOB, "b0b", pcrit, 1);
+	search_ctl(&in, 2, &(struct sreq){ SUFFIX, 2, 0, 0, &any, { "1.1" } }, pcrit, 1);
+	if (fx_run(&f, &in) == 2) {
+		check_result(&f.r[0], 1, 1, 12, NULL);
+		check_result(&f.r[1], 2, 5, 2, NULL);
+	} else {
+		CHECK(0, "paged controls: %d responses", f.nr);
+	}
 	fx_fini(&f);
 }
 

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Paged results (RFC 2696) and the control table (issue 26), real clients:
+#  - the root DSE lists 1.2.840.113556.1.4.319 in supportedControl;
+#  - ldapsearch -E pr=100/noprompt over 2,000 accounts: every entry once,
+#    20 pages, result 0;
+#  - python3-ldap3 paging by hand: a page asked for after a write (an
+#    account deleted behind the place reached, one added before it, one
+#    added after it): every account present throughout comes exactly once,
+#    the one added after the place comes, nothing twice;
+#  - a cookie replayed, one from another connection, one for another
+#    filter: unwillingToPerform (53); size 0 with the cookie ends it;
+#  - a critical unknown control: unavailableCriticalExtension (12);
+#  - entryUUID, createTimestamp, modifyTimestamp set by ldapfectl user add,
+#    returned for "+" or by name, not for "*".
+# On the old code the DSE had no supportedControl and the (non-critical)
+# control was ignored: one answer of 2,000, no pages.
+source "$(dirname "$0")/lib.sh"
+command -v ldapsearch >/dev/null || { echo "SKIP: ldapsearch missing (scripts/deps.sh)"; exit 77; }
+lfe_init paged 152
+
+N=2000
+ldif=$LFE_WORK/dir.ldif
+"$PY" - "$LFE_SUFFIX" "$N" >"$ldif" <<'EOF'
+import sys
+suf, n = sys.argv[1], int(sys.argv[2])
+print("dn: %s\nobjectClass: dcObject\nobjectClass: organization\no: example\ndc: example\n" % suf)
+print("dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n" % suf)
+for i in range(n):
+    print("dn: uid=user%04d,ou=people,%s\nobjectClass: inetOrgPerson\nobjectClass: posixAccount\n"
+          "uid: user%04d\ncn: User %d\nsn: user%d\nuidNumber: %d\ngidNumber: 100\n"
+          "homeDirectory: /home/user%d\n" % (i, suf, i, i, i, 10000 + i, i))
+EOF
+mkdir -p "$LFE_STORE"
+lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
+lfe_ctl import "$ldif" >/dev/null
+conf=$(lfe_conf 1)
+lfe_start "$conf" 0
+LFE="ldap://$LFE_SADDR"
+
+dse=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -b "" -s base supportedControl)
+grep -q "^supportedControl: 1.2.840.113556.1.4.319$" <<<"$dse" || { echo "$dse" >&2; lfe_fail "DSE lacks paged results"; }
+lfe_log "ok: root DSE lists paged results"
+
+set +e
+lfe_cli timeout 60 ldapsearch -x -LL -o ldif-wrap=no -H "$LFE" -b "$LFE_SUFFIX" -E pr=100/noprompt \
+	"(objectClass=posixAccount)" dn >"$LFE_WORK/pr.out" 2>"$LFE_WORK/pr.err"
+rc=$?
+set -e
+[[ $rc == 0 ]] || { cat "$LFE_WORK/pr.err" >&2; lfe_fail "ldapsearch -E pr=100 exit $rc"; }
+grep '^dn: ' "$LFE_WORK/pr.out" | sort >"$LFE_WORK/pr.dns" || true
+lfe_eq "paged: entries" "$(wc -l <"$LFE_WORK/pr.dns")" "$N"
+lfe_eq "paged: each once" "$(sort -u "$LFE_WORK/pr.dns" | wc -l)" "$N"
+lfe_eq "paged: pages" "$(grep -c '^# pagedresults: cookie=' "$LFE_WORK/pr.out")" 20
+
+set +e
+lfe_cli timeout 20 ldapsearch -x -LLL -H "$LFE" -b "$LFE_SUFFIX" -e '!1.2.3.4.5' "(uid=user0001)" dn \
+	>/dev/null 2>"$LFE_WORK/crit.err"
+rc=$?
+set -e
+lfe_eq "critical unknown control" "$rc" 12
+
+mkfifo "$LFE_WORK/go"
+# ldap3 by hand, with writes between pages (ldapfectl on the store the
+# daemon reads: its next snapshot has them).
+lfe_py '
+import sys, subprocess
+from ldap3 import Server, Connection, SUBTREE
+addr, suf = sys.argv[1], sys.argv[2]
+P = "1.2.840.113556.1.4.319"
+def conn():
+    return Connection(Server(addr, port=389, connect_timeout=5), receive_timeout=30, auto_bind=True)
+c = conn()
+def page(c, cookie, size=100, flt="(objectClass=posixAccount)"):
+    c.search(suf, flt, SUBTREE, attributes=["uid"], paged_size=size, paged_cookie=cookie)
+    uids = [e["attributes"]["uid"][0] for e in c.response if e["type"] == "searchResEntry"]
+    ctl = c.result.get("controls", {}).get(P)
+    return c.result["result"], uids, (ctl["value"]["cookie"] if ctl else None)
+rc, got, ck = page(c, None)
+assert rc == 0 and len(got) == 100 and ck, (rc, len(got), ck)
+print("PAGE1", got[0], got[-1], flush=True)
+sys.stdout.flush()
+# The shell writes now (see below) and answers on stdin.
+sys.stdin.readline()
+seen = list(got)
+pages = 1
+while ck:
+    rc, got, ck = page(c, ck)
+    assert rc == 0, rc
+    seen += got
+    pages += 1
+dup = {u for u in seen if seen.count(u) > 1}
+assert not dup, dup
+assert "user0050" in seen                      # deleted behind the place: sent before
+assert "user1500" not in seen                  # deleted ahead of the place: gone
+assert "zz-late" in seen                       # added ahead of the place: comes
+assert "aa-early" not in seen                  # added behind the place: not seen
+want = {"user%04d" % i for i in range(2000)} - {"user1500"}
+assert want <= set(seen), sorted(want - set(seen))[:5]
+print("ok: ldap3 paged after writes: %d entries in %d pages, each once" % (len(seen), pages))
+# Cookies: replayed, other connection, other filter -> 53; size 0 ends.
+rc, got, ck1 = page(c, None)
+rc, got, ck2 = page(c, ck1)
+assert rc == 0 and ck2
+rc, got, _ = page(c, ck1)
+assert rc == 53, ("replayed", rc)
+rc, got, ck3 = page(c, None)
+c2 = conn()
+rc, got, _ = page(c2, ck3)
+assert rc == 53, ("other connection", rc)
+rc, got, _ = page(c, ck3, flt="(objectClass=inetOrgPerson)")
+assert rc == 53, ("other filter", rc)
+rc, got, ck4 = page(c, None)
+rc, got, ck5 = page(c, ck4, size=0)
+assert rc == 0 and not got and not ck5, (rc, len(got), ck5)
+rc, got, _ = page(c, ck4)
+assert rc == 53, ("after size 0", rc)
+print("ok: cookies bound to the connection, the request and the next page")
+' "$LFE_SADDR" "$LFE_SUFFIX" < "$LFE_WORK/go" > "$LFE_WORK/py.out" 2>&1 &
+pypid=$!
+
+exec 7>"$LFE_WORK/go"
+for ((i = 0; i < 200; i++)); do grep -q '^PAGE1' "$LFE_WORK/py.out" && break; sleep 0.1; done
+grep -q '^PAGE1 user0000 user0099' "$LFE_WORK/py.out" || { cat "$LFE_WORK/py.out" >&2; lfe_fail "first page"; }
+lfe_ctl del "uid=user0050,ou=people,$LFE_SUFFIX"
+lfe_ctl del "uid=user1500,ou=people,$LFE_SUFFIX"
+for u in aa-early zz-late; do
+	lfe_ctl user add "uid=$u,ou=people,$LFE_SUFFIX" --attr objectClass=inetOrgPerson \
+		--attr objectClass=posixAccount --attr uidNumber=30000 --attr gidNumber=100 \
+		--attr homeDirectory=/home/$u --attr sn=$u >/dev/null
+done
+sleep 0.2   # the daemon's readers renew every 2 ms
+echo go >&7
+exec 7>&-
+rc=0; wait "$pypid" || rc=$?
+cat "$LFE_WORK/py.out" >&2
+lfe_eq "ldap3 paged run" "$rc" 0
+# Operational attributes ldapfectl user add sets: for "+" or by name only.
+plus=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" "+")
+for a in entryUUID createTimestamp modifyTimestamp; do
+	grep -q "^$a: " <<<"$plus" || { echo "$plus" >&2; lfe_fail "'+' lacks $a"; }
+done
+grep -Eq '^entryUUID: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' <<<"$plus" ||
+	lfe_fail "entryUUID not a version 4 UUID"
+grep -Eq '^modifyTimestamp: 20[0-9]{12}Z$' <<<"$plus" || lfe_fail "modifyTimestamp not GeneralizedTime"
+star=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" "*")
+grep -q "^createTimestamp: " <<<"$star" && lfe_fail "'*' returned createTimestamp"
+named=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" entryUUID)
+grep -q "^entryUUID: " <<<"$named" || lfe_fail "entryUUID by name"
+lfe_log "ok: entryUUID, createTimestamp, modifyTimestamp set by ldapfectl user add, for + or by name"
+echo "PASS"
