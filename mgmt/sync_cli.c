@@ -26,6 +26,10 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static const char *const base_attrs[] = {
 	"objectClass", "uid", "mail", "cn", "userPassword", "entryUUID",
+	/* what login clients (SSSD, nslcd) read and the default indexes
+	 * cover: without them a synced store answers their lookups empty */
+	"uidNumber", "gidNumber", "homeDirectory", "loginShell", "gecos",
+	"memberUid", "member", "uniqueMember", "memberOf",
 	/* what clients cache on, kept from the provider (issue 26) */
 	"createTimestamp", "modifyTimestamp", "entryCSN",
 	/* what the bind path checks (backend/acctlock.h) */
@@ -166,8 +170,10 @@ static void help(void)
 	       "refreshAndPersist by default, refreshOnly every SECONDS with --interval, one\n"
 	       "refresh with --once. The password is read from PWFILE (one line), never from\n"
 	       "the command line. Kept attributes: objectClass uid mail cn userPassword\n"
-	       "entryUUID createTimestamp modifyTimestamp entryCSN pwdAccountLockedTime\n"
-	       "nsAccountLock pwdEndTime shadowExpire and each -a ATTR. --status prints the provider, cookie, last change and lag.\n\n"
+	       "entryUUID uidNumber gidNumber homeDirectory loginShell gecos memberUid member\n"
+	       "uniqueMember memberOf createTimestamp modifyTimestamp entryCSN\n"
+	       "pwdAccountLockedTime nsAccountLock pwdEndTime shadowExpire and each -a ATTR.\n"
+	       "--status prints the provider, cookie, last change and lag.\n\n"
 	       "The provider's certificate is always verified (TLS_REQCERT and LDAPTLS_REQCERT\n"
 	       "are overridden); --cacert or TLS_CACERT names a CA the system does not trust.\n"
 	       "ldap:// needs -Z (StartTLS); --insecure allows it in clear (test setups only).\n"

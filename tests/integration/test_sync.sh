@@ -174,6 +174,32 @@ for a in entryUUID entryCSN createTimestamp modifyTimestamp; do
 	grep -q "^$a: " <<<"$plus" || { echo "$plus" >&2; lfe_fail "synced entry lacks $a for +"; }
 done
 lfe_log "ok: entryUUID, entryCSN, createTimestamp, modifyTimestamp kept by sync, returned for +"
+# A posix account added on the provider: the attributes login clients
+# read arrive without -a, and the uidNumber index answers SSSD's lookup
+# by number through ldapfe.
+pmod -a >/dev/null <<L || lfe_fail "add posix user"
+dn: $(lfe_dn posix1)
+objectClass: inetOrgPerson
+objectClass: posixAccount
+uid: posix1
+cn: posix1
+sn: posix1
+uidNumber: 20001
+gidNumber: 20001
+homeDirectory: /home/posix1
+loginShell: /bin/sh
+L
+pf="(&(uidNumber=20001)(objectclass=posixAccount)(uid=*)(&(uidNumber=*)(!(uidNumber=0))))"
+for ((i = 0; i < 50; i++)); do
+	got=$(lfe_cli timeout 5 ldapsearch -x -LLL -H "ldap://$LFE_SADDR/" -b "$LFE_SUFFIX" "$pf" \
+		uid homeDirectory loginShell gidNumber 2>&1) || true
+	[[ $got == *"loginShell: /bin/sh"* ]] && break
+	sleep 0.1
+done
+for want in "dn: $(lfe_dn posix1)" "homeDirectory: /home/posix1" "loginShell: /bin/sh" "gidNumber: 20001"; do
+	grep -qxF "$want" <<<"$got" || { echo "$got" >&2; lfe_fail "synced posix account: no '$want'"; }
+done
+lfe_log "ok: a synced posix account is found by uid number with its login attributes"
 lfe_eq "user1 binds through ldapfe" "$(bind "$U1" pw-1)" 0
 lfe_eq "user2 ({SSHA}) binds through ldapfe" "$(bind "$U2" pw-2)" 0
 
