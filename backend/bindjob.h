@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ppolicy.h"
+
 #define LFE_BIND_JOB_VALS   4u      /* slow values tried per entry, at most */
 #define LFE_BIND_JOB_BYTES  1024u   /* their total length, at most */
 
@@ -28,6 +30,9 @@ struct lfe_bind_job {
 	                                 * (acctlock.h): a matching value still
 	                                 * fails, after the same work */
 	uint8_t n_vals;
+	bool pp_timed;                  /* lfe_store_reader_ppolicy's timed */
+	struct lfe_pp_verdict pp;       /* the policy's verdict when a value
+	                                 * matches and !locked (ppolicy.h) */
 	uint16_t len[LFE_BIND_JOB_VALS];
 	char buf[LFE_BIND_JOB_BYTES];   /* the values back to back */
 };

@@ -64,6 +64,7 @@
 #include "../ldap/dn.h"
 #include "bindjob.h"
 #include "acctlock.h"
+#include "ppolicy.h"
 #include "pwscheme.h"
 #include "record.h"
 #include "siphash.h"
@@ -101,11 +102,12 @@ static const struct {
 #define META_COOKIE      "sync.cookie"
 #define META_PWDEFAULT   "pw.default"
 #define META_BINDKEY     "bind.key"     /* format 2: the bind index's SipHash key */
+#define META_PPDEFAULT   "ppolicy.default" /* the default policy entry's normalized DN */
 
 /* Messages that name both versions must be static (store.h); format
  * versions are small, so a table covers every one we can meet. */
-_Static_assert(LFE_STORE_FORMAT_VERSION == 2, "update version_msgs");
-#define VMSG(n) "store format version " #n ", this build reads format versions 1 and 2"
+_Static_assert(LFE_STORE_FORMAT_VERSION == 3, "update version_msgs");
+#define VMSG(n) "store format version " #n ", this build reads format versions 1 to 3"
 static const char *const version_msgs[] = {
 	VMSG(0), VMSG(1), VMSG(2), VMSG(3), VMSG(4), VMSG(5), VMSG(6), VMSG(7),
 	VMSG(8), VMSG(9), VMSG(10), VMSG(11), VMSG(12), VMSG(13), VMSG(14), VMSG(15),
@@ -137,7 +139,11 @@ struct lfe_store {
 	 * when this build can hash it, else the bare "{SCHEME}". */
 	struct lfe_bind_job dummy;
 	bool dummy_slow;
-	uint32_t fmt;               /* format version of the store (1 or 2) */
+	uint32_t fmt;               /* format version of the store (1 to 3) */
+	/* The default password policy entry (meta "ppolicy.default"),
+	 * normalized; 0: none. */
+	size_t pp_default_len;
+	char pp_default[LFE_DN_MAX + 1];
 	/* Format 2: the bind index "bind" (see "Bind index" below) exists and
 	 * every writer keeps it; its key is the store's, in meta. */
 	bool bix;
@@ -156,7 +162,9 @@ struct lfe_store_reader {
 	MDB_txn *txn;
 	MDB_cursor *cur[N_IDX];
 	MDB_cursor *ecur;           /* on "entries": the bind lookup */
-	MDB_cursor *bcur;           /* on "bind" (format 2), else NULL */
+	MDB_cursor *bcur;           /* on "bind" (format 3), else NULL */
+	struct lfe_pp_verdict pp;   /* of the last bind (lfe_store_reader_ppolicy) */
+	bool pp_timed;
 	bool live;                  /* txn is a snapshot (its last renew worked) */
 	struct lfe_store_reader_stats stats;
 	/* Leaf hints of the bind index (see "Leaf hints" below): for each
@@ -313,9 +321,9 @@ static int load_meta(struct lfe_store *st, const char **msg)
 	      (uint32_t)((const uint8_t *)v.mv_data)[1] << 8 |
 	      (uint32_t)((const uint8_t *)v.mv_data)[2] << 16 |
 	      (uint32_t)((const uint8_t *)v.mv_data)[3] << 24;
-	if (fmt != 1 && fmt != LFE_STORE_FORMAT_VERSION) {
+	if (fmt < 1 || fmt > LFE_STORE_FORMAT_VERSION) {
 		*msg = fmt < sizeof(version_msgs) / sizeof(version_msgs[0]) ? version_msgs[fmt] :
-		       "store format version above 15, this build reads format versions 1 and 2";
+		       "store format version above 15, this build reads format versions 1 to 3";
 		rc = -EPROTO;
 		goto out;
 	}
@@ -340,6 +348,14 @@ static int load_meta(struct lfe_store *st, const char **msg)
 		*msg = "store meta has an invalid default password scheme";
 		goto out;
 	}
+	rc = meta_get(txn, st, META_PPDEFAULT, &v);
+	if (rc == 0 && copy_str(st->pp_default, sizeof(st->pp_default), v) < 0)
+		rc = -EBADMSG;
+	if (rc < 0 && rc != -ENOENT) {
+		*msg = "store meta has an invalid default password policy DN";
+		goto out;
+	}
+	st->pp_default_len = rc == 0 ? v.mv_size : 0;
 	st->fmt = fmt;
 	for (int i = 0; i < N_DB; i++) {
 		if (i == DB_META || (i == DB_BIND && fmt < 2))
@@ -673,7 +689,8 @@ struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
 		}
 	}
 	if (mdb_cursor_open(r->txn, st->dbi[DB_ENTRIES], &r->ecur) != 0 ||
-	    (st->bix && mdb_cursor_open(r->txn, st->dbi[DB_BIND], &r->bcur) != 0)) {
+	    (st->bix && st->fmt >= LFE_STORE_FORMAT_VERSION &&
+	     mdb_cursor_open(r->txn, st->dbi[DB_BIND], &r->bcur) != 0)) {
 		lfe_store_reader_free(r);
 		return NULL;
 	}
@@ -1043,7 +1060,8 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	while ((rc = lfe_record_next_attr(rec, len, &off, &type, &n_vals, &list)) == 1) {
 		bool is_pw = !pw && type.len == 12 && strncasecmp((const char *)type.p, "userPassword", 12) == 0;
 
-		if (!is_pw && !lfe_acct_attr_type(type.p, type.len))
+		if (!is_pw && !lfe_acct_attr_type(type.p, type.len) &&
+		    !lfe_pp_attr_type(type.p, type.len))
 			continue;
 		pw |= is_pw;
 		/* The attribute's bytes as they are: type_len .. end of values. */
@@ -1194,6 +1212,54 @@ static int verify_dummy(struct lfe_store_reader *r, const uint8_t *pw, size_t pw
 	return -EACCES;
 }
 
+/* The password-policy verdict of a record whose password matched
+ * (ppolicy.h) into r->pp: 0, or -EACCES when it refuses the bind
+ * (EXPIRED). A record without policy attributes in a store without a
+ * default policy costs one walk over its (few) attribute types. The
+ * policy entry is read in the same snapshot: pwdPolicySubentry's, else
+ * the default one; one that is absent is no policy (as slapd falls back
+ * to its built-in defaults, which never expire), one that does not parse
+ * refuses (fail closed). */
+static int pp_verdict(struct lfe_store_reader *r, const uint8_t *rec, size_t rec_len)
+{
+	struct lfe_store *st = r->st;
+	struct lfe_pp_acct a;
+	struct lfe_pp_policy pol;
+	struct lfe_entry_view e;
+	const struct lfe_pp_policy *pp = NULL;
+	char nd[LFE_DN_MAX + 1];
+	const char *pdn = st->pp_default;
+	size_t pl = st->pp_default_len;
+
+	(void)lfe_pp_acct_read(rec, rec_len, &a);
+	if (!a.any && pl == 0)
+		return 0;
+	if (a.subentry.len) {
+		ssize_t n = lfe_dn_normalize(a.subentry.p, a.subentry.len, nd, sizeof(nd));
+
+		if (n < 0)
+			a.bad = true;
+		pdn = nd;
+		pl = n < 0 ? 0 : (size_t)n;
+	}
+	if (pl && lfe_store_get(r, pdn, pl, &e) == 0) {
+		if (lfe_pp_policy_read(e.rec, e.rec_len, &pol) < 0)
+			a.bad = true;
+		pp = &pol;
+	}
+	r->pp = lfe_pp_check(&a, pp, 0, time(NULL));
+	r->pp_timed = pp && pp->max_age > 0 && a.changed_set;
+	return r->pp.state == LFE_PP_EXPIRED ? -EACCES : 0;
+}
+
+const struct lfe_pp_verdict *lfe_store_reader_ppolicy(const struct lfe_store_reader *r,
+						      bool *timed)
+{
+	if (timed)
+		*timed = r->pp_timed;
+	return &r->pp;
+}
+
 /* Check pw against the userPassword values of one entry record (store.h,
  * lfe_store_verify_bind). decoy: the record is not the bind DN's but the
  * one its lookup landed on (the DN is unknown): the same work as a wrong
@@ -1227,7 +1293,9 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 		 * wrong password, whatever the result. */
 		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0 && !decoy) {
 			lfe_bind_job_wipe(j);
-			return lfe_acct_locked(rec, rec_len, time(NULL), 0) ? -EACCES : 0;
+			if (lfe_acct_locked(rec, rec_len, time(NULL), 0))
+				return -EACCES;
+			return pp_verdict(r, rec, rec_len);
 		}
 	}
 	if (!any)
@@ -1238,6 +1306,15 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 	 * A decoy's job is "locked": every value is tried, none can answer
 	 * success. */
 	j->locked = lfe_acct_locked(rec, rec_len, time(NULL), 0) | decoy;
+	if (!j->locked) {
+		/* The policy's verdict if the password turns out right: an
+		 * expired one fails after the same work. */
+		j->locked = pp_verdict(r, rec, rec_len) < 0;
+		j->pp = r->pp;
+		j->pp_timed = r->pp_timed;
+		r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1 };
+		r->pp_timed = false;
+	}
 	if (job)
 		return -EAGAIN;
 	/* No job wanted (tools, tests): run the slow check here. */
@@ -1306,6 +1383,8 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 
 	if (job)
 		memset(job, 0, sizeof(*job));
+	r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1 };
+	r->pp_timed = false;
 	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
 	 * a success here, and it costs what a wrong password costs. */
 	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
@@ -1905,7 +1984,8 @@ int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->format_version = st->ready ? st->fmt : LFE_STORE_FORMAT_VERSION;
-	info->bind_index = st->bix;
+	info->bind_index = st->bix && st->fmt >= LFE_STORE_FORMAT_VERSION;
+	memcpy(info->ppolicy_default, st->pp_default, st->pp_default_len);
 	mdb_env_info(st->env, &ei);
 	mdb_env_stat(st->env, &es);
 	info->map_bytes_used = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
@@ -1953,6 +2033,33 @@ int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme)
 	if (rc == 0) {
 		memcpy(st->pw_default, scheme, len + 1);
 		rc = lfe_store_set_bind_scheme(st, NULL);
+	}
+	return rc;
+}
+
+int lfe_store_set_ppolicy_default(struct lfe_store *st, const char *dn)
+{
+	char nd[LFE_DN_MAX + 1];
+	ssize_t nl = 0;
+	MDB_txn *txn;
+	int rc;
+
+	if (dn && dn[0]) {
+		nl = lfe_dn_normalize((const uint8_t *)dn, strlen(dn), nd, sizeof(nd));
+		if (nl <= 0)
+			return -EINVAL;
+	}
+	if (st->batch)
+		return -EBUSY;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = meta_put(txn, st, META_PPDEFAULT, nd, (size_t)nl);
+	rc = wtxn_end(st, txn, rc, true);
+	if (rc == 0) {
+		memcpy(st->pp_default, nd, (size_t)nl);
+		st->pp_default[nl] = '\0';
+		st->pp_default_len = (size_t)nl;
 	}
 	return rc;
 }

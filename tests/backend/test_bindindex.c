@@ -319,7 +319,7 @@ int main(void)
 	if (!st)
 		return 1;
 	CHECK_EQ(lfe_store_init(st, "dc=example,dc=com"), 0);
-	CHECK(lfe_store_info(st, &info) == 0 && info.format_version == 2 && info.bind_index);
+	CHECK(lfe_store_info(st, &info) == 0 && info.format_version == 3 && info.bind_index);
 
 	/* put, one transaction each */
 	for (int u = 0; u < 16; u++) {

@@ -291,7 +291,8 @@ int main(void)
 	CHECK_EQ(put_user(st, "late", (const char *const[]){ ssha_pw }, 1), 0);
 	CHECK(lfe_store_info(st, &info) == 0 && info.format_version == 1);
 	CHECK_EQ(lfe_store_bind_index_build(st), 0);
-	CHECK(lfe_store_info(st, &info) == 0 && info.format_version == 2 && info.bind_index);
+	CHECK(lfe_store_info(st, &info) == 0 &&
+	      info.format_version == LFE_STORE_FORMAT_VERSION && info.bind_index);
 	lfe_store_reader_free(r);
 	r = lfe_store_reader_new(st);
 	CHECK_EQ(verify(r, "uid=late,dc=example,dc=com", "secret", NULL), 0);

@@ -90,7 +90,7 @@ run "info on empty dir" 1 "" --store "$tmp/empty" info;  err_has "info on empty 
 run "init" 0 "" init --suffix "$SUF";           out_has "init" "suffix $SUF"
 run "init twice" 1 "" init --suffix dc=other;   err_has "init twice" "already initialised (suffix $SUF)"
 run "info empty" 0 "" info
-out_has "info empty" "suffix: $SUF"; out_has "info empty" "entries: 0"; out_has "info empty" "format: 2"; out_has "info empty" "bind index: yes"
+out_has "info empty" "suffix: $SUF"; out_has "info empty" "entries: 0"; out_has "info empty" "format: 3"; out_has "info empty" "bind index: yes"
 out_has "info empty" "size: "
 
 # ---- import the samples ----

@@ -203,7 +203,7 @@ static void raw_put(const char *path, const char *db, const char *key,
 static void test_version_mismatch(void)
 {
 	static const struct { uint8_t v[4]; const char *found; } cases[] = {
-		{ { 3, 0, 0, 0 }, "version 3" },
+		{ { 4, 0, 0, 0 }, "version 4" },
 		{ { 0, 0, 0, 0 }, "version 0" },
 		{ { 0, 1, 0, 0 }, "above 15" },
 	};
@@ -224,10 +224,10 @@ static void test_version_mismatch(void)
 			st = lfe_store_open(dir("ver"), flags, 0, &err, &msg);
 			CHECK(st == NULL);
 			CHECK_EQ(err, -EPROTO);
-			CHECK(msg && strstr(msg, cases[i].found) && strstr(msg, "versions 1 and 2"));
+			CHECK(msg && strstr(msg, cases[i].found) && strstr(msg, "versions 1 to 3"));
 			lfe_store_close(st);
 		}
-		raw_put(dir("ver"), "meta", "format", (const uint8_t[]){ 2, 0, 0, 0 }, 4);
+		raw_put(dir("ver"), "meta", "format", (const uint8_t[]){ 3, 0, 0, 0 }, 4);
 	}
 	{
 		struct lfe_store *st = lfe_store_open(dir("ver"), LFE_STORE_RDONLY, 0, NULL, NULL);
