@@ -5,8 +5,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
 #include "acctlock.h"
 #include "record.h"
+#include "siphash.h"
 
 static bool type_is(struct lfe_bytes t, const char *name, size_t n)
 {
@@ -156,7 +161,7 @@ static int32_t clamp32(int64_t v)
 struct lfe_pp_verdict lfe_pp_check(const struct lfe_pp_acct *a, const struct lfe_pp_policy *pol,
 				   uint32_t extra_grace, int64_t now)
 {
-	struct lfe_pp_verdict v = { LFE_PP_OK, -1, -1 };
+	struct lfe_pp_verdict v = { LFE_PP_OK, -1, -1, 0 };
 	int64_t age, left;
 
 	if (a->bad) {
@@ -184,6 +189,7 @@ struct lfe_pp_verdict lfe_pp_check(const struct lfe_pp_acct *a, const struct lfe
 		}
 		v.state = LFE_PP_GRACE;
 		v.grace = clamp32(left);
+		v.changed = a->changed;
 		return v;
 	}
 	if (pol->expire_warning > 0 && pol->max_age - age < pol->expire_warning) {
@@ -269,4 +275,66 @@ ssize_t lfe_pp_enc_verdict(uint8_t *out, size_t cap, const struct lfe_pp_verdict
 {
 	return lfe_pp_enc_control(out, cap, v->state == LFE_PP_WARN ? v->seconds : -1,
 				  v->state == LFE_PP_GRACE ? v->grace : -1, lfe_pp_verdict_error(v));
+}
+
+/* ---- grace logins counted here ---- */
+
+#define GRACE_PROBE 8u
+#define GRACE_COUNT_MASK 0xffffull
+
+int lfe_pp_grace_init(struct lfe_pp_grace *g, size_t n_slots)
+{
+	size_t n = 64;
+
+	memset(g, 0, sizeof(*g));
+	while (n < n_slots && n < ((size_t)1 << 30))
+		n <<= 1;
+	if (getrandom(g->key, sizeof(g->key), 0) != (ssize_t)sizeof(g->key))
+		return -EIO;
+	g->slot = calloc(n, sizeof(g->slot[0]));
+	if (!g->slot)
+		return -ENOMEM;
+	g->mask = n - 1;
+	return 0;
+}
+
+void lfe_pp_grace_fini(struct lfe_pp_grace *g)
+{
+	free((void *)g->slot);
+	g->slot = NULL;
+}
+
+int lfe_pp_grace_spend(struct lfe_pp_grace *g, const char *ndn, size_t len,
+		       struct lfe_pp_verdict *v)
+{
+	uint64_t h = lfe_siphash24(g->key, ndn, len) ^
+		     lfe_siphash24(g->key, &v->changed, sizeof(v->changed)) * 0x9e3779b97f4a7c15ull;
+	uint64_t tag = (h | (1ull << 63)) & ~GRACE_COUNT_MASK;   /* never 0 */
+
+	for (unsigned i = 0; i < GRACE_PROBE; i++) {
+		_Atomic uint64_t *s = &g->slot[(h + i) & g->mask];
+		uint64_t cur = atomic_load_explicit(s, memory_order_relaxed);
+
+		for (;;) {
+			if (cur != 0 && (cur & ~GRACE_COUNT_MASK) != tag)
+				break;                          /* another account's */
+			uint64_t used = cur ? cur & GRACE_COUNT_MASK : 0;
+
+			if ((int64_t)v->grace - (int64_t)used < 0 || used == GRACE_COUNT_MASK) {
+				v->state = LFE_PP_EXPIRED;
+				v->grace = -1;
+				return -EACCES;
+			}
+			if (atomic_compare_exchange_weak_explicit(s, &cur, tag | (used + 1),
+								  memory_order_relaxed,
+								  memory_order_relaxed)) {
+				v->grace -= (int32_t)used;
+				return 0;
+			}
+		}
+	}
+	atomic_fetch_add_explicit(&g->full, 1, memory_order_relaxed);
+	v->state = LFE_PP_EXPIRED;
+	v->grace = -1;
+	return -EACCES;
 }

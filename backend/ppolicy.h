@@ -74,6 +74,7 @@ struct lfe_pp_verdict {
 	enum lfe_pp_state state;
 	int32_t seconds;          /* WARN */
 	int32_t grace;            /* GRACE: left after this login */
+	int64_t changed;          /* GRACE: the account's pwdChangedTime */
 };
 
 /* PasswordPolicyResponseValue error codes used here. */
@@ -120,5 +121,34 @@ ssize_t lfe_pp_enc_control(uint8_t *out, size_t cap, int32_t warn, int32_t grace
 
 /* The control for a verdict (warn, grace and error from it). */
 ssize_t lfe_pp_enc_verdict(uint8_t *out, size_t cap, const struct lfe_pp_verdict *v);
+
+/* Grace logins counted by this ldapfe instance (ldapfe never writes the
+ * store, so the provider's pwdGraceUseTime does not see them, and another
+ * ldapfe instance or the provider counts its own). One table shared by
+ * every worker: slots of one 64-bit word (a 48-bit keyed hash of the DN
+ * and the pwdChangedTime the logins were spent under, so a new password
+ * starts from zero; 16 bits of count) updated by compare-and-swap: no
+ * lock, no allocation after init. A full neighbourhood (8 slots) refuses
+ * the grace login (fail closed; counted in `full`). */
+struct lfe_pp_grace {
+	uint64_t key[2];
+	uint64_t mask;
+	_Atomic uint64_t *slot;
+	_Atomic uint64_t full;
+};
+
+/* The daemon's table: 65,536 accounts in grace at once (512 KiB). */
+#define LFE_PP_GRACE_SLOTS 65536u
+
+/* n_slots: rounded up to a power of two (at least 64). 0 or -ENOMEM. */
+int lfe_pp_grace_init(struct lfe_pp_grace *g, size_t n_slots);
+void lfe_pp_grace_fini(struct lfe_pp_grace *g);
+
+/* A GRACE verdict v (computed from the record's uses) of account ndn:
+ * spend one of the logins this instance counts. Returns 0 with v->grace
+ * lowered by the logins counted before, or -EACCES (none left, or the
+ * table is full: v becomes EXPIRED). */
+int lfe_pp_grace_spend(struct lfe_pp_grace *g, const char *ndn, size_t len,
+		       struct lfe_pp_verdict *v);
 
 #endif

@@ -1312,7 +1312,7 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 		j->locked = pp_verdict(r, rec, rec_len) < 0;
 		j->pp = r->pp;
 		j->pp_timed = r->pp_timed;
-		r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1 };
+		r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
 		r->pp_timed = false;
 	}
 	if (job)
@@ -1383,7 +1383,7 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 
 	if (job)
 		memset(job, 0, sizeof(*job));
-	r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1 };
+	r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
 	r->pp_timed = false;
 	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
 	 * a success here, and it costs what a wrong password costs. */

@@ -350,6 +350,11 @@ int main(int argc, char **argv)
 			printf("ldapfe: note: lcore %u is on socket %u, port0 on socket %d\n", d->lcore_ids[i],
 			       rte_lcore_to_socket_id(d->lcore_ids[i]), d->port[0].socket);
 	}
+	rc = lfe_pp_grace_init(&d->grace, LFE_PP_GRACE_SLOTS);
+	if (rc < 0) {
+		fprintf(stderr, "ldapfe: grace login table: %s\n", strerror(-rc));
+		goto out_workers;
+	}
 	d->verifier = lfe_verifier_new(d, err, sizeof(err));
 	if (d->verifier == NULL) {
 		fprintf(stderr, "ldapfe: %s\n", err);

@@ -6,12 +6,19 @@
  * writes them, and read back by libldap's own parser. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <ldap.h>
+#include <lmdb.h>
 
+#include "backend/bindjob.h"
 #include "backend/ppolicy.h"
+#include "backend/pwscheme.h"
 #include "backend/record.h"
+#include "backend/store.h"
 
 static int failures;
 
@@ -283,18 +290,215 @@ static void encoding(LDAP *ld)
 		for (size_t cap = 0; cap < (size_t)n; cap++)
 			CHECK(lfe_pp_enc_control(got, cap, c->warn, c->grace, c->err) == -ENOSPC);
 	}
-	struct lfe_pp_verdict v = { LFE_PP_GRACE, -1, 1 };
+	struct lfe_pp_verdict v = { LFE_PP_GRACE, -1, 1, 0 };
 	uint8_t out[64];
 	ssize_t n = lfe_pp_enc_verdict(out, sizeof(out), &v);
 	CHECK(n > 7 && out[n - 5] == 0xa0 && out[n - 3] == 0x81 && out[n - 1] == 1);
-	v = (struct lfe_pp_verdict){ LFE_PP_EXPIRED, -1, -1 };
+	v = (struct lfe_pp_verdict){ LFE_PP_EXPIRED, -1, -1, 0 };
 	n = lfe_pp_enc_verdict(out, sizeof(out), &v);
 	CHECK(n > 5 && out[n - 5] == 0x30 && out[n - 3] == 0x81 && out[n - 1] == 0);
+}
+
+/* Grace logins counted here: each spend lowers what is left; the last
+ * one leaves 0, the next is refused; a new pwdChangedTime starts over;
+ * another account has its own count. */
+static void grace_table(void)
+{
+	struct lfe_pp_grace g;
+	struct lfe_pp_verdict v;
+
+	CHECK(lfe_pp_grace_init(&g, 0) == 0);
+	for (int i = 2; i >= 0; i--) {
+		v = (struct lfe_pp_verdict){ LFE_PP_GRACE, -1, 2, 100 };
+		CHECK(lfe_pp_grace_spend(&g, "uid=a", 5, &v) == 0 && v.grace == i);
+	}
+	v = (struct lfe_pp_verdict){ LFE_PP_GRACE, -1, 2, 100 };
+	CHECK(lfe_pp_grace_spend(&g, "uid=a", 5, &v) == -EACCES && v.state == LFE_PP_EXPIRED);
+	v = (struct lfe_pp_verdict){ LFE_PP_GRACE, -1, 2, 200 };
+	CHECK(lfe_pp_grace_spend(&g, "uid=a", 5, &v) == 0 && v.grace == 2);
+	v = (struct lfe_pp_verdict){ LFE_PP_GRACE, -1, 0, 100 };
+	CHECK(lfe_pp_grace_spend(&g, "uid=b", 5, &v) == 0 && v.grace == 0);
+	/* A full table refuses (fail closed) and says so. */
+	int refused = 0;
+	for (int i = 0; i < 1000; i++) {
+		char dn[32];
+		int n = snprintf(dn, sizeof(dn), "uid=u%d", i);
+
+		v = (struct lfe_pp_verdict){ LFE_PP_GRACE, -1, 5, 1 };
+		refused += lfe_pp_grace_spend(&g, dn, (size_t)n, &v) < 0;
+	}
+	CHECK(refused > 0 && g.full == (uint64_t)refused);
+	lfe_pp_grace_fini(&g);
+}
+
+/* Through a real store: the policy entry (pwdPolicySubentry's, else the
+ * default one) read at bind, after the password; an expired password
+ * fails as a wrong one; the bind index keeps the policy attributes; a
+ * format 2 store binds through "entries" until reindexed. */
+static char tmpl[] = "/tmp/lfe-ppolicy-XXXXXX";
+
+static int put(struct lfe_store *st, const char *dn, const struct lfe_ldap_attr *a, uint32_t n)
+{
+	return lfe_store_put(st, (struct lfe_bytes){ (const uint8_t *)dn, strlen(dn) }, a, n, true);
+}
+
+static int user(struct lfe_store *st, const char *uid, const char *hash, const char *changed,
+		const char *reset, const char *sub)
+{
+	char dn[128];
+	struct lfe_bytes oc = B("person"), pw = { (const uint8_t *)hash, strlen(hash) };
+	struct lfe_bytes cv = { (const uint8_t *)changed, changed ? strlen(changed) : 0 };
+	struct lfe_bytes rv = { (const uint8_t *)reset, reset ? strlen(reset) : 0 };
+	struct lfe_bytes sv = { (const uint8_t *)sub, sub ? strlen(sub) : 0 };
+	struct lfe_ldap_attr a[5] = { { B("objectClass"), 1, &oc }, { B("userPassword"), 1, &pw } };
+	uint32_t n = 2;
+
+	if (changed)
+		a[n++] = (struct lfe_ldap_attr){ B("pwdChangedTime"), 1, &cv };
+	if (reset)
+		a[n++] = (struct lfe_ldap_attr){ B("pwdReset"), 1, &rv };
+	if (sub)
+		a[n++] = (struct lfe_ldap_attr){ B("pwdPolicySubentry"), 1, &sv };
+	snprintf(dn, sizeof(dn), "uid=%s,dc=example,dc=com", uid);
+	return put(st, dn, a, n);
+}
+
+static int policy(struct lfe_store *st, const char *cn, const char *max_age, const char *warn,
+		  const char *grace, const char *must)
+{
+	char dn[128];
+	struct lfe_bytes oc = B("pwdPolicy");
+	struct lfe_bytes v[4] = { { (const uint8_t *)max_age, strlen(max_age) },
+				  { (const uint8_t *)warn, strlen(warn) },
+				  { (const uint8_t *)grace, strlen(grace) },
+				  { (const uint8_t *)must, strlen(must) } };
+	struct lfe_ldap_attr a[] = {
+		{ B("objectClass"), 1, &oc }, { B("pwdMaxAge"), 1, &v[0] },
+		{ B("pwdExpireWarning"), 1, &v[1] }, { B("pwdGraceAuthNLimit"), 1, &v[2] },
+		{ B("pwdMustChange"), 1, &v[3] },
+	};
+	snprintf(dn, sizeof(dn), "cn=%s,dc=example,dc=com", cn);
+	return put(st, dn, a, 5);
+}
+
+static void gentime(time_t t, char *out, size_t cap)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, cap, "%Y%m%d%H%M%SZ", &tm);
+}
+
+static int bind_pp(struct lfe_store *st, const char *uid, const char *pw,
+		   struct lfe_pp_verdict *v)
+{
+	char dn[128];
+	struct lfe_store_reader *r = lfe_store_reader_new(st);
+	int rc;
+
+	snprintf(dn, sizeof(dn), "uid=%s,dc=example,dc=com", uid);
+	rc = lfe_store_verify_bind(r, dn, strlen(dn), (const uint8_t *)pw, strlen(pw), 0, NULL);
+	*v = *lfe_store_reader_ppolicy(r, NULL);
+	lfe_store_reader_free(r);
+	return rc;
+}
+
+static void store_binds(void)
+{
+	char path[64], h[256], young[32], old[32], near[32];
+	struct lfe_store *st;
+	struct lfe_store_info info;
+	struct lfe_pp_verdict v;
+	time_t now = time(NULL);
+
+	if (!mkdtemp(tmpl)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/s", tmpl);
+	st = lfe_store_open(path, 0, 16u << 20, NULL, NULL);
+	CHECK(st && lfe_store_init(st, "dc=example,dc=com") == 0);
+	if (!st)
+		return;
+	CHECK(lfe_pw_hash("{SSHA}", (const uint8_t *)"secret", 6, h, sizeof(h)) > 0);
+	gentime(now - 100, young, sizeof(young));
+	gentime(now - 3600 - 60, old, sizeof(old));          /* max age 3600: expired */
+	gentime(now - 3600 + 600, near, sizeof(near));       /* 600 s left, warning 1200 */
+	CHECK(policy(st, "strict", "3600", "1200", "0", "TRUE") == 0);
+	CHECK(policy(st, "graceful", "3600", "1200", "2", "FALSE") == 0);
+	CHECK(user(st, "plain", h, NULL, NULL, NULL) == 0);
+	CHECK(user(st, "young", h, young, NULL, "cn=strict,dc=example,dc=com") == 0);
+	CHECK(user(st, "expired", h, old, NULL, "CN=Strict, DC=example,dc=com") == 0);
+	CHECK(user(st, "near", h, near, NULL, "cn=strict,dc=example,dc=com") == 0);
+	CHECK(user(st, "grace", h, old, NULL, "cn=graceful,dc=example,dc=com") == 0);
+	CHECK(user(st, "reset", h, young, "TRUE", "cn=strict,dc=example,dc=com") == 0);
+	CHECK(user(st, "dflt", h, old, NULL, NULL) == 0);
+	CHECK(user(st, "nopol", h, old, NULL, "cn=missing,dc=example,dc=com") == 0);
+
+	for (int pass = 0; pass < 2; pass++) {
+		CHECK(bind_pp(st, "plain", "secret", &v) == 0 && v.state == LFE_PP_OK);
+		CHECK(bind_pp(st, "young", "secret", &v) == 0 && v.state == LFE_PP_OK);
+		CHECK(bind_pp(st, "expired", "secret", &v) == -EACCES && v.state == LFE_PP_EXPIRED);
+		/* A wrong password says nothing about the policy. */
+		CHECK(bind_pp(st, "expired", "wrong", &v) == -EACCES && v.state == LFE_PP_OK);
+		CHECK(bind_pp(st, "near", "secret", &v) == 0 && v.state == LFE_PP_WARN &&
+		      v.seconds > 500 && v.seconds <= 600);
+		CHECK(bind_pp(st, "grace", "secret", &v) == 0 && v.state == LFE_PP_GRACE &&
+		      v.grace == 1);
+		CHECK(bind_pp(st, "reset", "secret", &v) == 0 && v.state == LFE_PP_MUST_CHANGE);
+		/* No default policy: an entry without pwdPolicySubentry, or one
+		 * naming a policy that is not there, has none (as slapd). */
+		CHECK(bind_pp(st, "dflt", "secret", &v) == 0 && v.state == LFE_PP_OK);
+		CHECK(bind_pp(st, "nopol", "secret", &v) == 0 && v.state == LFE_PP_OK);
+		/* Pass 2: as a format 2 store (binds through "entries"). */
+		lfe_store_close(st);
+		if (pass == 1)
+			break;
+		{
+			MDB_env *env;
+			MDB_txn *txn;
+			MDB_dbi dbi;
+			static const uint8_t two[4] = { 2, 0, 0, 0 };
+			MDB_val k = { 6, (void *)"format" }, val = { 4, (void *)two };
+
+			CHECK(mdb_env_create(&env) == 0 && mdb_env_set_maxdbs(env, 16) == 0 &&
+			      mdb_env_open(env, path, 0, 0640) == 0);
+			CHECK(mdb_txn_begin(env, NULL, 0, &txn) == 0 &&
+			      mdb_dbi_open(txn, "meta", 0, &dbi) == 0 &&
+			      mdb_put(txn, dbi, &k, &val, 0) == 0 && mdb_txn_commit(txn) == 0);
+			mdb_env_close(env);
+		}
+		st = lfe_store_open(path, 0, 16u << 20, NULL, NULL);
+		CHECK(st && lfe_store_info(st, &info) == 0 && info.format_version == 2 &&
+		      !info.bind_index);
+		if (!st)
+			return;
+	}
+	st = lfe_store_open(path, 0, 16u << 20, NULL, NULL);
+	CHECK(st && lfe_store_bind_index_build(st) == 0 && lfe_store_info(st, &info) == 0 &&
+	      info.format_version == 3 && info.bind_index);
+	/* The default policy (meta), for entries without pwdPolicySubentry. */
+	CHECK(lfe_store_set_ppolicy_default(st, "cn=Strict,dc=example,dc=com") == 0);
+	CHECK(bind_pp(st, "dflt", "secret", &v) == -EACCES && v.state == LFE_PP_EXPIRED);
+	CHECK(bind_pp(st, "plain", "secret", &v) == 0 && v.state == LFE_PP_OK);
+	CHECK(lfe_store_set_ppolicy_default(st, "not a dn") == -EINVAL);
+	CHECK(lfe_store_set_ppolicy_default(st, "") == 0);
+	CHECK(bind_pp(st, "dflt", "secret", &v) == 0 && v.state == LFE_PP_OK);
+	lfe_store_close(st);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
+		CHECK(system(cmd) == 0);
+	}
 }
 
 int main(void)
 {
 	LDAP *ld = NULL;
+
+	grace_table();
+	store_binds();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_case(&cases[i]);
