@@ -22,6 +22,9 @@ PROV_TLS=1
 prov_conf
 POL="ou=policies,$LFE_SUFFIX"
 sed -i "s|^overlay ppolicy\$|&\nppolicy_default \"cn=default,$POL\"|" "$PROV_DIR/slapd.conf"
+# uid=user0 may not read pwdChangedTime: a sync account blind to expiry
+sed -i "s|^access to \* by \* read\$|access to attrs=pwdChangedTime by dn.exact=\"uid=user0,ou=people,$LFE_SUFFIX\" none by * read\n&|" \
+	"$PROV_DIR/slapd.conf"
 
 now=$(date +%s)
 gt() { date -u -d "@$1" +%Y%m%d%H%M%SZ; }
@@ -65,6 +68,17 @@ lfe_ctl show "cn=default,$POL" | grep -qi "^pwdMaxAge: 3600" ||
 	lfe_fail "policy entry not synced: $(lfe_ctl show "cn=default,$POL")"
 lfe_ctl info | grep -q "^default password policy: cn=default,ou=policies" ||
 	lfe_fail "info: $(lfe_ctl info)"
+# a sync account that cannot read pwdChangedTime is warned about
+printf "pw-0" > "$LFE_WORK/u0.pw"
+mkdir -p "$LFE_WORK/store2"
+"$LFE_CTL" --store "$LFE_WORK/store2" init --suffix "$LFE_SUFFIX" >/dev/null
+out=$(lfe_cli timeout 30 "$LFE_CTL" --store "$LFE_WORK/store2" sync -H "$PURL" -Z \
+	--cacert "$PROV_DIR/ca.crt" -D "$(lfe_dn user0)" -y "$LFE_WORK/u0.pw" -b "$LFE_SUFFIX" \
+	-f "(uid=expired)" --once 2>&1) || lfe_fail "sync as user0: $out"
+[[ $out == *"warning: the sync account cannot read pwdChangedTime"* ]] ||
+	lfe_fail "hidden pwdChangedTime: no warning: $out"
+grep -q "cannot read" "$LFE_WORK/sync.log" && lfe_fail "a warning for the admin"
+lfe_log "ok: a sync account that cannot read pwdChangedTime is warned about"
 lfe_start "$(lfe_conf)" 0
 
 # bind URL UID PASSWORD -> "rc warn grace error" from the response control
