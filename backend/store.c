@@ -165,6 +165,7 @@ struct lfe_store_reader {
 	MDB_cursor *bcur;           /* on "bind" (format 3), else NULL */
 	struct lfe_pp_verdict pp;   /* of the last bind (lfe_store_reader_ppolicy) */
 	bool pp_timed;
+	bool pp_maybe;              /* the record may keep policy attributes */
 	bool live;                  /* txn is a snapshot (its last renew worked) */
 	struct lfe_store_reader_stats stats;
 	/* Leaf hints of the bind index (see "Leaf hints" below): for each
@@ -908,7 +909,10 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
  * "bind": 8-byte key = SipHash-2-4 of the normalized DN under the store's
  * key (meta "bind.key", 16 random bytes drawn when the index is made),
  * big-endian so LMDB's byte order is the hash's order. Value:
- *   1 byte  flags: BIX_COLLIDED = two DNs had this hash; nothing follows,
+ *   1 byte  flags: BIX_PPOLICY = the record keeps a password-policy
+ *           attribute (format 3: binds of a record without one, in a
+ *           store without a default policy, skip the policy's walk);
+ *           BIX_COLLIDED = two DNs had this hash; nothing follows,
  *           binds of that hash look in "entries";
  *   then    a record (record.h) whose DN is the normalized DN and whose
  *           attributes are the entry's userPassword (the first attribute
@@ -930,6 +934,7 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
  * the same one for the same DN, in the leaf where the DN's hash would be:
  * the same walk and one value read, as a hit. */
 #define BIX_COLLIDED 0x01u
+#define BIX_PPOLICY 0x02u
 
 static int bix_new_key(struct lfe_store *st, MDB_txn *txn)
 {
@@ -1042,7 +1047,7 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	struct lfe_bytes dn, type, list;
 	uint32_t n_attrs, n_vals, n = 0;
 	size_t off, out = 1 + LFE_RECORD_HDR_LEN + nl;
-	bool pw = false;
+	bool pw = false, pp = false;
 	int rc;
 
 	if (len + nl + 1 > st->bix_cap) {
@@ -1060,9 +1065,11 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	while ((rc = lfe_record_next_attr(rec, len, &off, &type, &n_vals, &list)) == 1) {
 		bool is_pw = !pw && type.len == 12 && strncasecmp((const char *)type.p, "userPassword", 12) == 0;
 
-		if (!is_pw && !lfe_acct_attr_type(type.p, type.len) &&
-		    !lfe_pp_attr_type(type.p, type.len))
+		bool is_pp = !is_pw && lfe_pp_attr_type(type.p, type.len);
+
+		if (!is_pw && !is_pp && !lfe_acct_attr_type(type.p, type.len))
 			continue;
+		pp |= is_pp;
 		pw |= is_pw;
 		/* The attribute's bytes as they are: type_len .. end of values. */
 		const uint8_t *a = type.p - 1;
@@ -1074,7 +1081,7 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	if (rc < 0)
 		return rc;
 	uint8_t *h = st->bix_buf + 1;
-	st->bix_buf[0] = 0;
+	st->bix_buf[0] = pp ? BIX_PPOLICY : 0;
 	h[0] = LFE_RECORD_VERSION;
 	h[1] = 0;
 	h[2] = (uint8_t)nl;
@@ -1117,6 +1124,7 @@ static int bix_put(struct lfe_store *st, MDB_txn *txn, const char *ndn, size_t n
 		return map_err(rc);
 	if (rc == 0 && !(bix_dn(&old, &dn, &orec, &olen) &&
 			 dn.len == nl && memcmp(dn.p, ndn, nl) == 0)) {
+		/* (a collision marker is exactly { BIX_COLLIDED }) */
 		static const uint8_t marker = BIX_COLLIDED;
 
 		if (old.mv_size == 1 && ((const uint8_t *)old.mv_data)[0] == marker)
@@ -1231,6 +1239,10 @@ static int pp_verdict(struct lfe_store_reader *r, const uint8_t *rec, size_t rec
 	const char *pdn = st->pp_default;
 	size_t pl = st->pp_default_len;
 
+	/* Read through the bind index, whose flags say the record keeps no
+	 * policy attribute: nothing to read here without a default policy. */
+	if (!r->pp_maybe && pl == 0)
+		return 0;
 	(void)lfe_pp_acct_read(rec, rec_len, &a);
 	if (!a.any && pl == 0)
 		return 0;
@@ -1385,6 +1397,7 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 		memset(job, 0, sizeof(*job));
 	r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
 	r->pp_timed = false;
+	r->pp_maybe = true;
 	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
 	 * a success here, and it costs what a wrong password costs. */
 	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
@@ -1420,6 +1433,7 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 		if (rc < 0)
 			return rc;
 		bix_remember(r, kb, &rec);
+		r->pp_maybe = (((const uint8_t *)rec.mv_data)[0] & BIX_PPOLICY) != 0;
 		if (bix_dn(&rec, &dn, &br, &bl)) {
 			/* Both compares always run (no short cut): a decoy costs
 			 * what a hit costs. */

@@ -272,8 +272,10 @@ static ssize_t emit_bind_result(struct lfe_session *s, struct lfe_session_io *io
 		n = be->bind_controls(s->cfg->be_ctx, want, ctrls, sizeof ctrls, &must_change);
 		if (n < 0)
 			n = 0;   /* never larger than the room given: nothing to say */
+		s->restricted = rc == LFE_RC_SUCCESS && must_change;
 	}
-	s->restricted = rc == LFE_RC_SUCCESS && must_change;
+	if (n == 0)
+		return lfe_ldap_enc_result(io->out + io->out_len, room(io), msgid, LFE_OP_BIND_RESP, &r);
 	return lfe_ldap_enc_result_ctrls(io->out + io->out_len, room(io), msgid, LFE_OP_BIND_RESP,
 					 &r, ctrls, (size_t)n);
 }
@@ -282,7 +284,7 @@ static ssize_t emit_bind_result(struct lfe_session *s, struct lfe_session_io *io
  * backend answers? */
 static bool wants_ppolicy(const struct lfe_session *s, const struct lfe_ldap_msg *m)
 {
-	if (!s->cfg->be || !s->cfg->be->bind_controls)
+	if (m->n_controls == 0 || !s->cfg->be || !s->cfg->be->bind_controls)
 		return false;
 	for (uint32_t i = 0; i < m->n_controls; i++)
 		if (oid_is(m->controls[i].oid, LFE_OID_PPOLICY))
@@ -1034,9 +1036,12 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 	/* No control is honoured: RFC 4511 §4.1.11 lets non-critical ones be
 	 * ignored and requires refusing the operation for a critical one. */
 	bool crit = false;
-	bool pp = s->cfg->be && s->cfg->be->bind_controls && m.op == LFE_OP_BIND_REQ;
-	for (uint32_t i = 0; i < m.n_controls; i++)
-		crit |= m.controls[i].critical && !(pp && oid_is(m.controls[i].oid, LFE_OID_PPOLICY));
+	if (m.n_controls) {
+		bool pp = s->cfg->be && s->cfg->be->bind_controls && m.op == LFE_OP_BIND_REQ;
+		for (uint32_t i = 0; i < m.n_controls; i++)
+			crit |= m.controls[i].critical &&
+				!(pp && oid_is(m.controls[i].oid, LFE_OID_PPOLICY));
+	}
 
 	if (s->cfg->require_tls == LFE_REQUIRE_TLS_ALL && !s->tls && !tls_exempt(&m)) {
 		if (m.op == LFE_OP_BIND_REQ)
