@@ -483,6 +483,7 @@ out_workers:
 	d->ctl = NULL;
 	lfe_verifier_free(d->verifier);
 	d->verifier = NULL;
+	lfe_pp_grace_fini(&d->grace);   /* after the verifier: no verdict comes back */
 out_ports:
 	lfe_ports_close(d);
 	for (uint32_t i = 0; i < d->n_workers; i++)
