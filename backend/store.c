@@ -1307,6 +1307,10 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 			lfe_bind_job_wipe(j);
 			if (lfe_acct_locked(rec, rec_len, time(NULL), 0))
 				return -EACCES;
+			/* (pp_verdict's first test, here: no call for a record
+			 * without policy attributes and no default policy) */
+			if (!r->pp_maybe && r->st->pp_default_len == 0)
+				return 0;
 			return pp_verdict(r, rec, rec_len);
 		}
 	}
