@@ -44,7 +44,9 @@ int lfe_bind_job_add(struct lfe_bind_job *job, const char *val, size_t len);
 
 /* Run the job for password pw: 0 when a value matches, else -EACCES (a
  * dummy job always answers -EACCES, after the same work as a real value of
- * its scheme). flags: LFE_PW_* of pwscheme.h. */
+ * its scheme); -EKEYEXPIRED when a value matches but the password policy
+ * refuses the bind (job->pp EXPIRED): a refusal like -EACCES, which only
+ * the holder of the right password learns. flags: LFE_PW_* of pwscheme.h. */
 int lfe_bind_job_run(const struct lfe_bind_job *job, const uint8_t *pw, size_t pw_len,
 		     unsigned flags);
 

@@ -1324,8 +1324,9 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 	j->locked = lfe_acct_locked(rec, rec_len, time(NULL), 0) | decoy;
 	if (!j->locked) {
 		/* The policy's verdict if the password turns out right: an
-		 * expired one fails after the same work. */
-		j->locked = pp_verdict(r, rec, rec_len) < 0;
+		 * expired one fails after the same work (lfe_bind_job_run:
+		 * -EKEYEXPIRED). */
+		(void)pp_verdict(r, rec, rec_len);
 		j->pp = r->pp;
 		j->pp_timed = r->pp_timed;
 		r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
@@ -1335,8 +1336,12 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 		return -EAGAIN;
 	/* No job wanted (tools, tests): run the slow check here. */
 	rc = lfe_bind_job_run(&local, pw, pw_len, pw_flags);
+	if (rc == 0 || rc == -EKEYEXPIRED) {
+		r->pp = local.pp;
+		r->pp_timed = local.pp_timed;
+	}
 	lfe_bind_job_wipe(&local);
-	return rc;
+	return rc == -EKEYEXPIRED ? -EACCES : rc;
 }
 
 /* a == b, reading every byte of the shorter whatever differs: a decoy's DN

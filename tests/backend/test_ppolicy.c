@@ -434,6 +434,28 @@ static void store_binds(void)
 	CHECK(user(st, "reset", h, young, "TRUE", "cn=strict,dc=example,dc=com") == 0);
 	CHECK(user(st, "dflt", h, old, NULL, NULL) == 0);
 	CHECK(user(st, "nopol", h, old, NULL, "cn=missing,dc=example,dc=com") == 0);
+	char ch[256];   /* a slow scheme: the verdict travels in the job */
+	CHECK(lfe_pw_hash("{CRYPT}", (const uint8_t *)"secret", 6, ch, sizeof(ch)) > 0);
+	CHECK(user(st, "slowexp", ch, old, NULL, "cn=strict,dc=example,dc=com") == 0);
+	CHECK(user(st, "slowgrace", ch, old, NULL, "cn=graceful,dc=example,dc=com") == 0);
+	{
+		struct lfe_store_reader *r = lfe_store_reader_new(st);
+		struct lfe_bind_job job;
+		const char *dn = "uid=slowexp,dc=example,dc=com";
+		const char *dg = "uid=slowgrace,dc=example,dc=com";
+
+		CHECK(lfe_store_verify_bind(r, dn, strlen(dn), (const uint8_t *)"secret", 6, 0,
+					    &job) == -EAGAIN && job.pp.state == LFE_PP_EXPIRED);
+		CHECK(lfe_bind_job_run(&job, (const uint8_t *)"secret", 6, 0) == -EKEYEXPIRED);
+		CHECK(lfe_bind_job_run(&job, (const uint8_t *)"wrong", 5, 0) == -EACCES);
+		lfe_bind_job_wipe(&job);
+		CHECK(lfe_store_verify_bind(r, dg, strlen(dg), (const uint8_t *)"secret", 6, 0,
+					    &job) == -EAGAIN && job.pp.state == LFE_PP_GRACE &&
+		      job.pp.grace == 1 && job.pp_timed);
+		CHECK(lfe_bind_job_run(&job, (const uint8_t *)"secret", 6, 0) == 0);
+		lfe_bind_job_wipe(&job);
+		lfe_store_reader_free(r);
+	}
 
 	for (int pass = 0; pass < 2; pass++) {
 		CHECK(bind_pp(st, "plain", "secret", &v) == 0 && v.state == LFE_PP_OK);
@@ -450,6 +472,11 @@ static void store_binds(void)
 		 * naming a policy that is not there, has none (as slapd). */
 		CHECK(bind_pp(st, "dflt", "secret", &v) == 0 && v.state == LFE_PP_OK);
 		CHECK(bind_pp(st, "nopol", "secret", &v) == 0 && v.state == LFE_PP_OK);
+		/* a slow scheme run here (no job): the same answers */
+		CHECK(bind_pp(st, "slowexp", "secret", &v) == -EACCES &&
+		      v.state == LFE_PP_EXPIRED);
+		CHECK(bind_pp(st, "slowexp", "wrong", &v) == -EACCES && v.state == LFE_PP_OK);
+		CHECK(bind_pp(st, "slowgrace", "secret", &v) == 0 && v.state == LFE_PP_GRACE);
 		/* Pass 2: as a format 2 store (binds through "entries"). */
 		lfe_store_close(st);
 		if (pass == 1)

@@ -38,10 +38,14 @@ gt() { date -u -d "@$1" +%Y%m%d%H%M%SZ; }
 	}
 	policy default 0 TRUE
 	policy graceful 3 FALSE
-	user() {   # user NAME EXTRA-LDIF-LINES
+	user() {   # user NAME EXTRA-LDIF-LINES [SCHEME]
 		printf 'dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s\nsn: %s\n' \
 			"$1" "$LFE_SUFFIX" "$1" "$1" "$1"
-		printf 'userPassword: %s\n' "$(slappasswd -h '{SSHA}' -s pp-pw)"
+		if [[ ${3:-} == crypt ]]; then   # a slow scheme: ldapfe's verifier threads
+			printf 'userPassword: %s\n' "$(slappasswd -h '{CRYPT}' -c '$6$%.16s' -s pp-pw)"
+		else
+			printf 'userPassword: %s\n' "$(slappasswd -h '{SSHA}' -s pp-pw)"
+		fi
 		[[ -z $2 ]] || printf '%s\n' "$2"
 		echo
 	}
@@ -53,6 +57,10 @@ gt() { date -u -d "@$1" +%Y%m%d%H%M%SZ; }
 pwdPolicySubentry: cn=graceful,$POL"
 	user reset "pwdChangedTime: $(gt $((now - 60)))
 pwdReset: TRUE"
+	user slowgrace "pwdChangedTime: $(gt $((now - 3700)))
+pwdPolicySubentry: cn=graceful,$POL" crypt
+	user slownear "pwdChangedTime: $(gt $((now - 3000)))" crypt
+	user slowexp "pwdChangedTime: $(gt $((now - 3700)))" crypt
 } > "$LFE_WORK/users.ldif"
 prov_load "$LFE_WORK/users.ldif" || lfe_fail "slapadd"
 prov_start "$LFE_CLI" "$PURL"
@@ -154,6 +162,20 @@ for want in "0 -1 2 -1" "0 -1 1 -1" "0 -1 0 -1" "49 -1 -1 0"; do
 	lfe_eq "grace login (ldapfe '$a', slapd '$b')" "$a" "$b"
 	lfe_eq "grace login: $want" "$a" "$want"
 done
+
+# the same through a slow scheme ({CRYPT}: ldapfe's verifier threads)
+for want in "0 -1 2 -1" "0 -1 1 -1" "0 -1 0 -1"; do
+	a=$(pp "$FE" slowgrace pp-pw); b=$(pp "$PURL" slowgrace pp-pw)
+	lfe_eq "slow scheme, grace login (ldapfe '$a', slapd '$b')" "$a" "$b"
+	lfe_eq "slow scheme, grace login: $want" "$a" "$want"
+done
+a=$(pp "$FE" slownear pp-pw)
+read -r arc awarn _ aerr <<<"$a"
+((arc == 0 && awarn > 500 && awarn <= 600 && aerr == -1)) || lfe_fail "slow scheme, near expiry: $a"
+lfe_eq "slow scheme, wrong password" "$(pp "$FE" slowgrace wrong)" "49 -1 -1 -1"
+same "slow scheme, expired: 49 passwordExpired" slowexp pp-pw
+lfe_eq "slow scheme, expired: what slapd says" "$(pp "$FE" slowexp pp-pw)" "49 -1 -1 0"
+lfe_eq "slow scheme, expired, wrong password" "$(pp "$FE" slowexp wrong)" "49 -1 -1 -1"
 
 # ldapwhoami -e ppolicy, as pam_ldap/sssd users see it
 wai() { { lfe_cli timeout 5 ldapwhoami -x -e ppolicy -H "$1" -D "$(lfe_dn "$2")" -w pp-pw 2>&1 ||
