@@ -40,7 +40,13 @@ int lfe_bind_job_run(const struct lfe_bind_job *job, const uint8_t *pw, size_t p
 			rc = 0;
 		off += job->len[i];
 	}
-	return job->locked ? -EACCES : rc;
+	if (job->locked)
+		return -EACCES;
+	/* A matching password of an account whose password expired (no
+	 * grace left): refused, and said so (the control's passwordExpired). */
+	if (rc == 0 && job->pp.state == LFE_PP_EXPIRED)
+		return -EKEYEXPIRED;
+	return rc;
 }
 
 void lfe_bind_job_wipe(struct lfe_bind_job *job)

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ppolicy.h"
+
 #define LFE_BIND_JOB_VALS   4u      /* slow values tried per entry, at most */
 #define LFE_BIND_JOB_BYTES  1024u   /* their total length, at most */
 
@@ -28,6 +30,9 @@ struct lfe_bind_job {
 	                                 * (acctlock.h): a matching value still
 	                                 * fails, after the same work */
 	uint8_t n_vals;
+	bool pp_timed;                  /* lfe_store_reader_ppolicy's timed */
+	struct lfe_pp_verdict pp;       /* the policy's verdict when a value
+	                                 * matches and !locked (ppolicy.h) */
 	uint16_t len[LFE_BIND_JOB_VALS];
 	char buf[LFE_BIND_JOB_BYTES];   /* the values back to back */
 };
@@ -39,7 +44,9 @@ int lfe_bind_job_add(struct lfe_bind_job *job, const char *val, size_t len);
 
 /* Run the job for password pw: 0 when a value matches, else -EACCES (a
  * dummy job always answers -EACCES, after the same work as a real value of
- * its scheme). flags: LFE_PW_* of pwscheme.h. */
+ * its scheme); -EKEYEXPIRED when a value matches but the password policy
+ * refuses the bind (job->pp EXPIRED): a refusal like -EACCES, which only
+ * the holder of the right password learns. flags: LFE_PW_* of pwscheme.h. */
 int lfe_bind_job_run(const struct lfe_bind_job *job, const uint8_t *pw, size_t pw_len,
 		     unsigned flags);
 

@@ -64,6 +64,7 @@
 #include "../ldap/dn.h"
 #include "bindjob.h"
 #include "acctlock.h"
+#include "ppolicy.h"
 #include "pwscheme.h"
 #include "record.h"
 #include "siphash.h"
@@ -97,6 +98,7 @@ static const char *const db_fixed[] = { [DB_ENTRIES - N_IDX] = "entries",
 #define META_BINDKEY     "bind.key"     /* format 2: the bind index's SipHash key */
 #define META_INDEX       "index"        /* format 3: the indexed types, ',' between */
 #define META_IDXKEY      "index.key"    /* format 3: SipHash key of long index values */
+#define META_PPDEFAULT   "ppolicy.default" /* the default policy entry's normalized DN */
 
 /* Messages that name both versions must be static (store.h); format
  * versions are small, so a table covers every one we can meet. */
@@ -141,6 +143,10 @@ struct lfe_store {
 	uint8_t idx_rule[N_IDX];
 	char idx_list[N_IDX * LFE_STORE_INDEX_NAME_MAX];   /* meta "index" as loaded */
 	uint64_t idx_key[2];        /* format 3: hash key of long values */
+	/* The default password policy entry (meta "ppolicy.default"),
+	 * normalized; 0: none. */
+	size_t pp_default_len;
+	char pp_default[LFE_DN_MAX + 1];
 	/* Format 2: the bind index "bind" (see "Bind index" below) exists and
 	 * every writer keeps it; its key is the store's, in meta. */
 	bool bix;
@@ -162,7 +168,10 @@ struct lfe_store_reader {
 	uint64_t idx_txn;           /* txn whose meta "index" idx_ok reflects */
 	uint64_t idx_ok;            /* bit i: slot i is still declared */
 	MDB_cursor *ecur;           /* on "entries": the bind lookup */
-	MDB_cursor *bcur;           /* on "bind" (format 2), else NULL */
+	MDB_cursor *bcur;           /* on "bind" (format 3), else NULL */
+	struct lfe_pp_verdict pp;   /* of the last bind (lfe_store_reader_ppolicy) */
+	bool pp_timed;
+	bool pp_maybe;              /* the record may keep policy attributes */
 	bool live;                  /* txn is a snapshot (its last renew worked) */
 	struct lfe_store_reader_stats stats;
 	/* Leaf hints of the bind index (see "Leaf hints" below): for each
@@ -427,6 +436,14 @@ static int load_meta(struct lfe_store *st, const char **msg)
 		*msg = "store meta has an invalid default password scheme";
 		goto out;
 	}
+	rc = meta_get(txn, st, META_PPDEFAULT, &v);
+	if (rc == 0 && copy_str(st->pp_default, sizeof(st->pp_default), v) < 0)
+		rc = -EBADMSG;
+	if (rc < 0 && rc != -ENOENT) {
+		*msg = "store meta has an invalid default password policy DN";
+		goto out;
+	}
+	st->pp_default_len = rc == 0 ? v.mv_size : 0;
 	st->fmt = fmt;
 	if (fmt >= 3) {
 		rc = meta_get(txn, st, META_INDEX, &v);
@@ -793,7 +810,8 @@ struct lfe_store_reader *lfe_store_reader_new(struct lfe_store *st)
 	}
 	r->cur_live = ~(uint64_t)0;
 	if (mdb_cursor_open(r->txn, st->dbi[DB_ENTRIES], &r->ecur) != 0 ||
-	    (st->bix && mdb_cursor_open(r->txn, st->dbi[DB_BIND], &r->bcur) != 0)) {
+	    (st->bix && st->fmt >= LFE_STORE_FORMAT_VERSION &&
+	     mdb_cursor_open(r->txn, st->dbi[DB_BIND], &r->bcur) != 0)) {
 		lfe_store_reader_free(r);
 		return NULL;
 	}
@@ -1074,7 +1092,10 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
  * "bind": 8-byte key = SipHash-2-4 of the normalized DN under the store's
  * key (meta "bind.key", 16 random bytes drawn when the index is made),
  * big-endian so LMDB's byte order is the hash's order. Value:
- *   1 byte  flags: BIX_COLLIDED = two DNs had this hash; nothing follows,
+ *   1 byte  flags: BIX_PPOLICY = the record keeps a password-policy
+ *           attribute (format 3: binds of a record without one, in a
+ *           store without a default policy, skip the policy's walk);
+ *           BIX_COLLIDED = two DNs had this hash; nothing follows,
  *           binds of that hash look in "entries";
  *   then    a record (record.h) whose DN is the normalized DN and whose
  *           attributes are the entry's userPassword (the first attribute
@@ -1096,6 +1117,7 @@ int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
  * the same one for the same DN, in the leaf where the DN's hash would be:
  * the same walk and one value read, as a hit. */
 #define BIX_COLLIDED 0x01u
+#define BIX_PPOLICY 0x02u
 
 static int bix_new_key(struct lfe_store *st, MDB_txn *txn)
 {
@@ -1225,7 +1247,7 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	struct lfe_bytes dn, type, list;
 	uint32_t n_attrs, n_vals, n = 0;
 	size_t off, out = 1 + LFE_RECORD_HDR_LEN + nl;
-	bool pw = false;
+	bool pw = false, pp = false;
 	int rc;
 
 	if (len + nl + 1 > st->bix_cap) {
@@ -1243,8 +1265,11 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	while ((rc = lfe_record_next_attr(rec, len, &off, &type, &n_vals, &list)) == 1) {
 		bool is_pw = !pw && type.len == 12 && strncasecmp((const char *)type.p, "userPassword", 12) == 0;
 
-		if (!is_pw && !lfe_acct_attr_type(type.p, type.len))
+		bool is_pp = !is_pw && lfe_pp_attr_type(type.p, type.len);
+
+		if (!is_pw && !is_pp && !lfe_acct_attr_type(type.p, type.len))
 			continue;
+		pp |= is_pp;
 		pw |= is_pw;
 		/* The attribute's bytes as they are: type_len .. end of values. */
 		const uint8_t *a = type.p - 1;
@@ -1256,7 +1281,7 @@ static ssize_t bix_value(struct lfe_store *st, const char *ndn, size_t nl, const
 	if (rc < 0)
 		return rc;
 	uint8_t *h = st->bix_buf + 1;
-	st->bix_buf[0] = 0;
+	st->bix_buf[0] = pp ? BIX_PPOLICY : 0;
 	h[0] = LFE_RECORD_VERSION;
 	h[1] = 0;
 	h[2] = (uint8_t)nl;
@@ -1299,6 +1324,7 @@ static int bix_put(struct lfe_store *st, MDB_txn *txn, const char *ndn, size_t n
 		return map_err(rc);
 	if (rc == 0 && !(bix_dn(&old, &dn, &orec, &olen) &&
 			 dn.len == nl && memcmp(dn.p, ndn, nl) == 0)) {
+		/* (a collision marker is exactly { BIX_COLLIDED }) */
 		static const uint8_t marker = BIX_COLLIDED;
 
 		if (old.mv_size == 1 && ((const uint8_t *)old.mv_data)[0] == marker)
@@ -1394,6 +1420,58 @@ static int verify_dummy(struct lfe_store_reader *r, const uint8_t *pw, size_t pw
 	return -EACCES;
 }
 
+/* The password-policy verdict of a record whose password matched
+ * (ppolicy.h) into r->pp: 0, or -EACCES when it refuses the bind
+ * (EXPIRED). A record without policy attributes in a store without a
+ * default policy costs one walk over its (few) attribute types. The
+ * policy entry is read in the same snapshot: pwdPolicySubentry's, else
+ * the default one; one that is absent is no policy (as slapd falls back
+ * to its built-in defaults, which never expire), one that does not parse
+ * refuses (fail closed). */
+static int pp_verdict(struct lfe_store_reader *r, const uint8_t *rec, size_t rec_len)
+{
+	struct lfe_store *st = r->st;
+	struct lfe_pp_acct a;
+	struct lfe_pp_policy pol;
+	struct lfe_entry_view e;
+	const struct lfe_pp_policy *pp = NULL;
+	char nd[LFE_DN_MAX + 1];
+	const char *pdn = st->pp_default;
+	size_t pl = st->pp_default_len;
+
+	/* Read through the bind index, whose flags say the record keeps no
+	 * policy attribute: nothing to read here without a default policy. */
+	if (!r->pp_maybe && pl == 0)
+		return 0;
+	(void)lfe_pp_acct_read(rec, rec_len, &a);
+	if (!a.any && pl == 0)
+		return 0;
+	if (a.subentry.len) {
+		ssize_t n = lfe_dn_normalize(a.subentry.p, a.subentry.len, nd, sizeof(nd));
+
+		if (n < 0)
+			a.bad = true;
+		pdn = nd;
+		pl = n < 0 ? 0 : (size_t)n;
+	}
+	if (pl && lfe_store_get(r, pdn, pl, &e) == 0) {
+		if (lfe_pp_policy_read(e.rec, e.rec_len, &pol) < 0)
+			a.bad = true;
+		pp = &pol;
+	}
+	r->pp = lfe_pp_check(&a, pp, 0, time(NULL));
+	r->pp_timed = pp && pp->max_age > 0 && a.changed_set;
+	return r->pp.state == LFE_PP_EXPIRED ? -EACCES : 0;
+}
+
+const struct lfe_pp_verdict *lfe_store_reader_ppolicy(const struct lfe_store_reader *r,
+						      bool *timed)
+{
+	if (timed)
+		*timed = r->pp_timed;
+	return &r->pp;
+}
+
 /* Check pw against the userPassword values of one entry record (store.h,
  * lfe_store_verify_bind). decoy: the record is not the bind DN's but the
  * one its lookup landed on (the DN is unknown): the same work as a wrong
@@ -1427,7 +1505,13 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 		 * wrong password, whatever the result. */
 		if (lfe_pw_verify((const char *)v.p, v.len, pw, pw_len, pw_flags) == 0 && !decoy) {
 			lfe_bind_job_wipe(j);
-			return lfe_acct_locked(rec, rec_len, time(NULL), 0) ? -EACCES : 0;
+			if (lfe_acct_locked(rec, rec_len, time(NULL), 0))
+				return -EACCES;
+			/* (pp_verdict's first test, here: no call for a record
+			 * without policy attributes and no default policy) */
+			if (!r->pp_maybe && r->st->pp_default_len == 0)
+				return 0;
+			return pp_verdict(r, rec, rec_len);
 		}
 	}
 	if (!any)
@@ -1438,12 +1522,26 @@ static int verify_record(struct lfe_store_reader *r, const uint8_t *rec, size_t 
 	 * A decoy's job is "locked": every value is tried, none can answer
 	 * success. */
 	j->locked = lfe_acct_locked(rec, rec_len, time(NULL), 0) | decoy;
+	if (!j->locked) {
+		/* The policy's verdict if the password turns out right: an
+		 * expired one fails after the same work (lfe_bind_job_run:
+		 * -EKEYEXPIRED). */
+		(void)pp_verdict(r, rec, rec_len);
+		j->pp = r->pp;
+		j->pp_timed = r->pp_timed;
+		r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
+		r->pp_timed = false;
+	}
 	if (job)
 		return -EAGAIN;
 	/* No job wanted (tools, tests): run the slow check here. */
 	rc = lfe_bind_job_run(&local, pw, pw_len, pw_flags);
+	if (rc == 0 || rc == -EKEYEXPIRED) {
+		r->pp = local.pp;
+		r->pp_timed = local.pp_timed;
+	}
 	lfe_bind_job_wipe(&local);
-	return rc;
+	return rc == -EKEYEXPIRED ? -EACCES : rc;
 }
 
 /* a == b, reading every byte of the shorter whatever differs: a decoy's DN
@@ -1506,6 +1604,9 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 
 	if (job)
 		memset(job, 0, sizeof(*job));
+	r->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
+	r->pp_timed = false;
+	r->pp_maybe = true;
 	/* An empty password is an unauthenticated bind (RFC 4513 §5.1.2): never
 	 * a success here, and it costs what a wrong password costs. */
 	if (pw_len == 0 || ndn_len == 0 || ndn_len > r->st->maxkey)
@@ -1541,6 +1642,7 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 		if (rc < 0)
 			return rc;
 		bix_remember(r, kb, &rec);
+		r->pp_maybe = (((const uint8_t *)rec.mv_data)[0] & BIX_PPOLICY) != 0;
 		if (bix_dn(&rec, &dn, &br, &bl)) {
 			/* Both compares always run (no short cut): a decoy costs
 			 * what a hit costs. */
@@ -2146,8 +2248,11 @@ int lfe_store_upgrade(struct lfe_store *st)
 	MDB_txn *txn;
 	int rc;
 
-	if (st->ready && st->fmt == 1 && !st->batch && !st->rdonly) {
-		rc = lfe_store_bind_index_build(st);   /* format 1 → 2 first */
+	/* The bind index first (format 1 has none; format 2's lacks the
+	 * password-policy attributes that format 3's keeps), in a transaction
+	 * of its own: the store stays format 2 until the indexes are done. */
+	if (st->ready && st->fmt < 3 && !st->batch && !st->rdonly) {
+		rc = lfe_store_bind_index_build(st);
 		if (rc < 0)
 			return rc;
 	}
@@ -2287,7 +2392,8 @@ int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info)
 
 	memset(info, 0, sizeof(*info));
 	info->format_version = st->ready ? st->fmt : LFE_STORE_FORMAT_VERSION;
-	info->bind_index = st->bix;
+	info->bind_index = st->bix && st->fmt >= LFE_STORE_FORMAT_VERSION;
+	memcpy(info->ppolicy_default, st->pp_default, st->pp_default_len);
 	mdb_env_info(st->env, &ei);
 	mdb_env_stat(st->env, &es);
 	info->map_bytes_used = ((uint64_t)ei.me_last_pgno + 1) * es.ms_psize;
@@ -2335,6 +2441,33 @@ int lfe_store_set_default_scheme(struct lfe_store *st, const char *scheme)
 	if (rc == 0) {
 		memcpy(st->pw_default, scheme, len + 1);
 		rc = lfe_store_set_bind_scheme(st, NULL);
+	}
+	return rc;
+}
+
+int lfe_store_set_ppolicy_default(struct lfe_store *st, const char *dn)
+{
+	char nd[LFE_DN_MAX + 1];
+	ssize_t nl = 0;
+	MDB_txn *txn;
+	int rc;
+
+	if (dn && dn[0]) {
+		nl = lfe_dn_normalize((const uint8_t *)dn, strlen(dn), nd, sizeof(nd));
+		if (nl <= 0)
+			return -EINVAL;
+	}
+	if (st->batch)
+		return -EBUSY;
+	rc = wtxn_begin(st, &txn);
+	if (rc < 0)
+		return rc;
+	rc = meta_put(txn, st, META_PPDEFAULT, nd, (size_t)nl);
+	rc = wtxn_end(st, txn, rc, true);
+	if (rc == 0) {
+		memcpy(st->pp_default, nd, (size_t)nl);
+		st->pp_default[nl] = '\0';
+		st->pp_default_len = (size_t)nl;
 	}
 	return rc;
 }

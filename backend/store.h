@@ -35,10 +35,13 @@
  * hash → the entry's userPassword and lock attributes, kept by every
  * writer in the entry's transaction); 3 = format 2 plus declared equality
  * indexes (meta "index", default DEFAULT_INDEXES in store.c) keyed by each
- * type's matching rule, long values by a keyed hash (meta "index.key").
- * This build reads 1 to 3 (1 and 2 with their four fixed indexes); a
+ * type's matching rule, long values by a keyed hash (meta "index.key"),
+ * and a bind index that also keeps the password-policy attributes
+ * (ppolicy.h: pwdChangedTime, pwdReset, pwdPolicySubentry,
+ * pwdGraceUseTime). This build reads 1 to 3 (1 and 2 with their four fixed
+ * indexes; on them binds read "entries", which has every attribute); a
  * format 2 build refuses 3, so it cannot leave an index stale.
- * lfe_store_upgrade converts. */
+ * lfe_store_upgrade converts (declared indexes and the bind index). */
 #define LFE_STORE_FORMAT_VERSION 3u
 #define LFE_STORE_MAX_INDEX 32u          /* declared indexes per store */
 #define LFE_STORE_INDEX_NAME_MAX 64u     /* canonical type name + NUL */
@@ -189,6 +192,24 @@ struct lfe_store_reader_stats {
 };
 const struct lfe_store_reader_stats *lfe_store_reader_stats(const struct lfe_store_reader *r);
 
+/* The password-policy verdict (ppolicy.h) of the last lfe_store_verify_bind
+ * on this reader that answered 0 or refused a matching password for the
+ * policy (EXPIRED: -EACCES); LFE_PP_OK for every other answer. For a slow
+ * scheme the verdict travels in the job (lfe_bind_job.pp). Grace logins
+ * here count the record's pwdGraceUseTime values only: the caller
+ * subtracts those it counted itself (lfe_pp_grace_spend). `timed` is
+ * true when the verdict can change with the clock alone (a policy with
+ * pwdMaxAge and a pwdChangedTime): such a success must not be cached. */
+struct lfe_pp_verdict;
+const struct lfe_pp_verdict *lfe_store_reader_ppolicy(const struct lfe_store_reader *r,
+						      bool *timed);
+
+/* The default password policy entry's DN (slapd's olcPPolicyDefault, which
+ * the provider does not publish): the policy of an entry without
+ * pwdPolicySubentry. Kept in meta; NULL or "" removes it. Readers opened
+ * afterwards use it. Writer only. -EINVAL for a DN that does not parse. */
+int lfe_store_set_ppolicy_default(struct lfe_store *st, const char *dn);
+
 /* Scheme of the dummy verification (above): NULL or "" → the store's
  * default (lfe_store_set_default_scheme, kept in meta), else e.g.
  * "{ARGON2}" (the daemon's [store] default_scheme). A dummy value of that
@@ -257,7 +278,8 @@ struct lfe_store_info {
 	char suffix_orig[1024];         /* as given to lfe_store_init */
 	uint64_t last_txnid;            /* LMDB's last committed transaction */
 	int64_t last_change;            /* its time (unix s; data.mdb's mtime), 0 unknown */
-	bool bind_index;                /* format 2: binds read the bind index */
+	bool bind_index;                /* format 3: binds read the bind index */
+	char ppolicy_default[1025];     /* normalized DN, "" none */
 };
 int lfe_store_info(struct lfe_store *st, struct lfe_store_info *info);
 

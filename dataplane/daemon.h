@@ -17,6 +17,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "backend/ppolicy.h"
 #include "backend/store.h"
 #include "config.h"
 #include "log.h"
@@ -62,6 +63,8 @@ struct lfe_daemon {
 	unsigned lcore_ids[LFE_MAX_WORKERS];   /* worker i runs on lcore_ids[i] */
 	struct lfe_worker *w[LFE_MAX_WORKERS];
 	struct lfe_verifier *verifier;
+	struct lfe_pp_grace grace;      /* grace logins this instance counted
+	                                 * (ppolicy.h), every worker's */
 	struct lfe_tls *tls;            /* [tls] context; NULL without ldaps_ports */
 	struct lfe_tlsoff *tlsoff;      /* handshake crypto threads; NULL: inline */
 	uint64_t tsc_hz;

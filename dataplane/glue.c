@@ -421,6 +421,13 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	struct lfe_tcp_conn *c = lfe_tcp_conn_get(w->tcp, h);
 	struct lfe_slot *sl = c ? slot_of(c) : NULL;
 
+	/* w->pp: set by lfe_verifier_poll for this verdict. */
+	if (v == LFE_BE_OK && w->pp.state == LFE_PP_GRACE && sl && sl->s) {
+		size_t ndn_len = 0;
+		const char *ndn = lfe_session_pending_dn(sl->s, &ndn_len);
+		if (!ndn || lfe_pp_grace_spend(&w->d->grace, ndn, ndn_len, &w->pp) < 0)
+			v = LFE_BE_INVALID;
+	}
 	if (v == LFE_BE_OK)
 		w->st.binds_ok++;
 	else
@@ -435,7 +442,7 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	int rc = lfe_stream_bind_done(&sl->st, sl->s, token, v, w->out, sizeof w->out);
 	if (rc < 0)
 		return;   /* stale token, or the connection was reset */
-	if (v == LFE_BE_OK && w->cc && sl->s) {
+	if (v == LFE_BE_OK && w->cc && sl->s && w->pp.state == LFE_PP_OK && !w->pp_timed) {
 		/* The session is bound to the DN that verified (token checked). */
 		size_t ndn_len = 0;
 		const char *ndn = lfe_session_bound_dn(sl->s, &ndn_len);
@@ -514,6 +521,7 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 			lfe_credcache_key(w->cc, (const char *)dn, dn_len, pw, pw_len, w->d->pw_flags, &ck);
 		int hc = lfe_credcache_check(w->cc, w->rd, &ck, ndn, ndn_len, time(NULL));
 		if (hc == 0) {
+			w->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
 			lfe_lat_hist_add(&w->bind_lat[LFE_LAT_CACHE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
 			w->st.bind_cache_hits++;
 			w->st.binds_ok++;
@@ -528,8 +536,14 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	if (rc != -EAGAIN)   /* verified here: the inline latency histogram */
 		lfe_lat_hist_add(&w->bind_lat[LFE_LAT_INLINE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
 
+	w->pp = *lfe_store_reader_ppolicy(w->rd, &w->pp_timed);
+	if (rc == 0 && w->pp.state == LFE_PP_GRACE &&
+	    lfe_pp_grace_spend(&w->d->grace, ndn, ndn_len, &w->pp) < 0)
+		rc = -EACCES;   /* no grace login left here: expired (49) */
 	if (rc == 0) {
-		if (w->cc)
+		/* Only a plain success is cached: a policy's answer changes
+		 * with each login or with the clock. */
+		if (w->cc && w->pp.state == LFE_PP_OK && !w->pp_timed)
 			lfe_credcache_insert(w->cc, w->rd, &ck, ndn, ndn_len, txn, time(NULL));
 		w->st.binds_ok++;
 		return LFE_BE_OK;
@@ -565,6 +579,16 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 		slot_of(w->cur)->cc_txn = txn;
 	}
 	return LFE_BE_PENDING;
+}
+
+/* The Password Policy response control of the bind just answered (w->pp,
+ * session.h's bind_controls). */
+static ssize_t be_bind_controls(void *ctx, bool want, uint8_t *out, size_t cap, bool *must_change)
+{
+	struct lfe_worker *w = ctx;
+
+	*must_change = w->pp.state == LFE_PP_MUST_CHANGE;
+	return want ? lfe_pp_enc_verdict(out, cap, &w->pp) : 0;
 }
 
 /* ---- search: directory logic in backend/search.c, under a budget ---- */
@@ -618,4 +642,5 @@ static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn em
 const struct lfe_backend_ops lfe_glue_backend_ops = {
 	.bind = be_bind,
 	.search = be_search,
+	.bind_controls = be_bind_controls,
 };

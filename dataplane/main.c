@@ -350,6 +350,11 @@ int main(int argc, char **argv)
 			printf("ldapfe: note: lcore %u is on socket %u, port0 on socket %d\n", d->lcore_ids[i],
 			       rte_lcore_to_socket_id(d->lcore_ids[i]), d->port[0].socket);
 	}
+	rc = lfe_pp_grace_init(&d->grace, LFE_PP_GRACE_SLOTS);
+	if (rc < 0) {
+		fprintf(stderr, "ldapfe: grace login table: %s\n", strerror(-rc));
+		goto out_workers;
+	}
 	d->verifier = lfe_verifier_new(d, err, sizeof(err));
 	if (d->verifier == NULL) {
 		fprintf(stderr, "ldapfe: %s\n", err);
@@ -478,6 +483,7 @@ out_workers:
 	d->ctl = NULL;
 	lfe_verifier_free(d->verifier);
 	d->verifier = NULL;
+	lfe_pp_grace_fini(&d->grace);   /* after the verifier: no verdict comes back */
 out_ports:
 	lfe_ports_close(d);
 	for (uint32_t i = 0; i < d->n_workers; i++)

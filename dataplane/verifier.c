@@ -49,6 +49,9 @@ struct vreq {
 	uint16_t pw_len;
 	uint8_t pw[LFE_VERIFY_PW_MAX];
 	struct lfe_bind_job job;
+	struct lfe_pp_verdict pp;       /* job.pp, kept past the job's wipe */
+	bool pp_timed;
+	bool pp_expired;                /* the password matched, the policy refused */
 };
 
 /* uint32 key (never 0) → uintptr_t value. */
@@ -161,9 +164,11 @@ static void *verifier_thread(void *arg)
 		idle = 0;
 		if (atomic_load_explicit(&r->cancelled, memory_order_relaxed))
 			r->verdict = VERDICT_DROPPED;   /* its connection is gone: no hash */
-		else
-			r->verdict = lfe_bind_job_run(&r->job, r->pw, r->pw_len, d->pw_flags) == 0 ?
-				     LFE_BE_OK : LFE_BE_INVALID;
+		else {
+			int jr = lfe_bind_job_run(&r->job, r->pw, r->pw_len, d->pw_flags);
+			r->verdict = jr == 0 ? LFE_BE_OK : LFE_BE_INVALID;
+			r->pp_expired = jr == -EKEYEXPIRED;
+		}
 		explicit_bzero(r->pw, sizeof(r->pw));
 		r->pw_len = 0;
 		lfe_bind_job_wipe(&r->job);
@@ -295,6 +300,9 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 	r->worker = (uint16_t)w->idx;
 	atomic_store_explicit(&r->cancelled, false, memory_order_relaxed);
 	r->job = *job;
+	r->pp = job->pp;
+	r->pp_timed = job->pp_timed;
+	r->pp_expired = false;
 	r->pw_len = (uint16_t)pw_len;
 	memcpy(r->pw, pw, pw_len);
 	if (rte_ring_sp_enqueue(vw->req, r) != 0) {   /* cannot happen: ring > bound */
@@ -355,6 +363,12 @@ unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_ve
 			w->st.verify_dropped_closed++;
 		else {
 			lfe_lat_hist_add(&w->bind_lat[LFE_LAT_OFFLOAD], (w->now_us - r->submit_us) * 1000u);
+			/* The policy's verdict, for a password that matched only
+			 * (a refused one says nothing about the account). */
+			w->pp = r->pp;
+			w->pp_timed = r->pp_timed;
+			if (r->verdict != LFE_BE_OK && !r->pp_expired)
+				w->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
 			done(w, r->h, r->token, (enum lfe_be_verdict)r->verdict);
 		}
 		rte_mempool_put(vf->pool, r);

@@ -177,6 +177,11 @@ struct lfe_worker {
 	struct lfe_store_reader *rd;
 	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
 	struct lfe_credcache *cc;       /* NULL: [store] bind_cache = 0 */
+	/* The password-policy verdict of the bind being answered (ppolicy.h):
+	 * set by be_bind, or by lfe_verifier_poll before lfe_glue_bind_done;
+	 * read by be_bind_controls. pp_timed: it can change with the clock. */
+	struct lfe_pp_verdict pp;
+	bool pp_timed;
 	/* The bind peek (lfe_glue_bind_peek): with a cache too large for the
 	 * CPU's caches, the key of the next frame's bind is made, and its
 	 * buckets prefetched, while the frame before it is handled; be_bind

@@ -383,6 +383,28 @@ ssize_t lfe_ldap_enc_result(uint8_t *out, size_t cap, int32_t msgid,
 	return finish_msg(&w, msgid, (uint8_t)LFE_BER_APP_CONS(resp_op), 0);
 }
 
+ssize_t lfe_ldap_enc_result_ctrls(uint8_t *out, size_t cap, int32_t msgid,
+				  enum lfe_ldap_op resp_op, const struct lfe_ldap_result *r,
+				  const uint8_t *ctrls, size_t ctrls_len)
+{
+	struct lfe_berw w;
+	size_t m0;
+
+	if (ctrls_len == 0)
+		return lfe_ldap_enc_result(out, cap, msgid, resp_op, r);
+	if (resp_op != LFE_OP_BIND_RESP && resp_op != LFE_OP_SEARCH_DONE)
+		return -EINVAL;
+	if (!msgid_ok(msgid) || (int)r->code < 0)
+		return -EINVAL;
+	lfe_berw_init(&w, out, cap);
+	/* controls [0] Controls, after the protocolOp (written backwards) */
+	lfe_berw_raw(&w, ctrls, ctrls_len);
+	lfe_berw_wrap(&w, LFE_BER_CTX_CONS(0), 0);
+	m0 = lfe_berw_mark(&w);
+	put_result_fields(&w, r);
+	return finish_msg(&w, msgid, (uint8_t)LFE_BER_APP_CONS(resp_op), m0);
+}
+
 ssize_t lfe_ldap_enc_ext_resp(uint8_t *out, size_t cap, int32_t msgid,
 			      const struct lfe_ldap_result *r,
 			      const struct lfe_bytes *oid, const struct lfe_bytes *value)

@@ -184,6 +184,13 @@ struct lfe_ldap_result {
 ssize_t lfe_ldap_enc_result(uint8_t *out, size_t cap, int32_t msgid,
 			    enum lfe_ldap_op resp_op, const struct lfe_ldap_result *r);
 
+/* The same with response controls: ctrls holds ctrls_len bytes of whole
+ * Control TLVs, sent as the message's controls [0] (ctrls_len 0: none,
+ * as lfe_ldap_enc_result). BindResponse and SearchResultDone only. */
+ssize_t lfe_ldap_enc_result_ctrls(uint8_t *out, size_t cap, int32_t msgid,
+				  enum lfe_ldap_op resp_op, const struct lfe_ldap_result *r,
+				  const uint8_t *ctrls, size_t ctrls_len);
+
 /* ExtendedResponse. oid and value may be NULL (absent). */
 ssize_t lfe_ldap_enc_ext_resp(uint8_t *out, size_t cap, int32_t msgid,
 			      const struct lfe_ldap_result *r,

@@ -32,9 +32,11 @@
  *    the DSE. Its attributes are operational (RFC 4512 §5.1) and are returned
  *    for "+" or by name; like 389-ds and Active Directory they are also
  *    returned for an empty list and "*", because discovery tools
- *    (`ldapsearch -b "" -s base`) rarely ask for "+". supportedControl and
- *    supportedSASLMechanisms are omitted: no control is honoured (a critical
- *    one gets unavailableCriticalExtension) and SASL is not offered.
+ *    (`ldapsearch -b "" -s base`) rarely ask for "+". supportedControl lists
+ *    the Password Policy control when the backend answers it
+ *    (ops->bind_controls, binds only); no other control is honoured (a
+ *    critical one gets unavailableCriticalExtension). supportedSASLMechanisms
+ *    is omitted: SASL is not offered.
  *  - Search entries never carry userPassword or authPassword (by name or
  *    OID, with any option), whatever is requested: an authentication front
  *    end must not disclose hashes. Each entry a backend emits is checked
@@ -66,6 +68,7 @@
 #define OID_ALL_OPATTRS "1.3.6.1.4.1.4203.1.5.1"   /* RFC 3673 "+" */
 #define OID_STARTTLS "1.3.6.1.4.1.1466.20037"     /* RFC 4511 §4.14 */
 #define OID_PAGED "1.2.840.113556.1.4.319"        /* RFC 2696 */
+#define DIAG_RESTRICTED "Operations are restricted to bind/unbind/abandon/StartTLS/modify password"
 
 /* The request controls this session honours: the root DSE's
  * supportedControl is this table, and a critical control is accepted only
@@ -75,12 +78,21 @@
 static const struct ctl_def {
 	const char *oid;
 	uint32_t ops;       /* bit (1 << protocolOp tag number) per operation */
+	bool bind_ctl;      /* honoured only where the backend answers bind controls */
 } ctl_table[] = {
-	{ OID_PAGED, 1u << 3 /* SearchRequest */ },
+	{ OID_PAGED, 1u << 3 /* SearchRequest */, false },
+	{ LFE_OID_PPOLICY, 1u << 0 /* BindRequest */, true },   /* ppolicy.h */
 };
 #define N_CTL (sizeof ctl_table / sizeof ctl_table[0])
 
+static bool ctl_honoured(const struct lfe_session_cfg *cfg, size_t k)
+{
+	return !ctl_table[k].bind_ctl || (cfg->be && cfg->be->bind_controls);
+}
+
 _Static_assert(RESULT_RESERVE >= 64u + 96u, "reserve covers header + longest diagnostic");
+_Static_assert(LFE_SESSION_ROOM_MIN >= RESULT_RESERVE + LFE_BIND_CTRLS_MAX + 4u,
+	       "ROOM_MIN holds a BindResponse with its policy control");
 _Static_assert(LFE_SESSION_ROOM_MIN >= RESULT_RESERVE + 3u + LFE_DN_MAX + 64u,
 	       "ROOM_MIN holds a WhoAmI answer with a maximal DN, and any result");
 
@@ -115,6 +127,8 @@ struct lfe_session {
 	bool closed;
 	bool pending;
 	bool bound;         /* dn is the bound identity (else: pending or none) */
+	bool pp_want;       /* the pending bind carried the ppolicy control */
+	bool restricted;    /* bound with pwdReset + pwdMustChange (ppolicy) */
 	bool tls;           /* under TLS: StartTLS refused */
 	uint8_t hdr[HDR_CAP];
 	struct search_run *run;   /* a search that yielded, or a paged search
@@ -261,6 +275,46 @@ static int bind_reply(struct lfe_session *s, struct lfe_session_io *io, int32_t 
 	return reply(io, msgid, LFE_OP_BIND_RESP, rc, diag);
 }
 
+static bool oid_is(struct lfe_bytes oid, const char *lit);
+
+/* The answer to a verdict of the backend, with its response controls
+ * (ops->bind_controls). */
+static ssize_t emit_bind_result(struct lfe_session *s, struct lfe_session_io *io, int32_t msgid,
+				enum lfe_ldap_rc rc, const char *diag, bool want)
+{
+	const struct lfe_backend_ops *be = s->cfg->be;
+	struct lfe_ldap_result r = {
+		.code = rc,
+		.diag = { (const uint8_t *)diag, diag ? strlen(diag) : 0 },
+	};
+	uint8_t ctrls[LFE_BIND_CTRLS_MAX];
+	ssize_t n = 0;
+	bool must_change = false;
+
+	if (be->bind_controls) {
+		n = be->bind_controls(s->cfg->be_ctx, want, ctrls, sizeof ctrls, &must_change);
+		if (n < 0)
+			n = 0;   /* never larger than the room given: nothing to say */
+		s->restricted = rc == LFE_RC_SUCCESS && must_change;
+	}
+	if (n == 0)
+		return lfe_ldap_enc_result(io->out + io->out_len, room(io), msgid, LFE_OP_BIND_RESP, &r);
+	return lfe_ldap_enc_result_ctrls(io->out + io->out_len, room(io), msgid, LFE_OP_BIND_RESP,
+					 &r, ctrls, (size_t)n);
+}
+
+/* Does the bind carry the Password Policy request control, which this
+ * backend answers? */
+static bool wants_ppolicy(const struct lfe_session *s, const struct lfe_ldap_msg *m)
+{
+	if (m->n_controls == 0 || !s->cfg->be || !s->cfg->be->bind_controls)
+		return false;
+	for (uint32_t i = 0; i < m->n_controls; i++)
+		if (oid_is(m->controls[i].oid, LFE_OID_PPOLICY))
+			return true;
+	return false;
+}
+
 static enum lfe_ldap_rc verdict_rc(enum lfe_be_verdict v, const char **diag)
 {
 	*diag = NULL;
@@ -285,9 +339,10 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 	const struct lfe_session_cfg *cfg = s->cfg;
 
 	/* The verification runs once, so its answer must be able to go out. */
-	if (room(io) < RESULT_RESERVE)
+	if (room(io) < RESULT_RESERVE + LFE_BIND_CTRLS_MAX + 4u)
 		return H_STOP;
 	dn_drop(s);
+	s->restricted = false;
 
 	if (crit_unknown)
 		return bind_reply(s, io, m->msgid, LFE_RC_UNAVAILABLE_CRITICAL_EXTENSION,
@@ -336,6 +391,7 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 	if (v == LFE_BE_PENDING) {
 		s->pending = true;
 		s->pending_msgid = m->msgid;
+		s->pp_want = wants_ppolicy(s, m);
 		return H_PENDING;
 	}
 	const char *diag;
@@ -344,7 +400,8 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 		s->bound = true;
 	else
 		dn_drop(s);
-	return bind_reply(s, io, m->msgid, rc, diag);
+	bind_count(s, rc);
+	return appended(io, emit_bind_result(s, io, m->msgid, rc, diag, wants_ppolicy(s, m)));
 }
 
 /* -------------------------------------------------------------- search */
@@ -651,12 +708,14 @@ static void dse_build(struct dse *d, const struct lfe_session_cfg *cfg)
 		d->a[d->n - 1].vals = d->ext;
 		d->a[d->n - 1].n_vals = 2;
 	}
-	dse_add(d, "supportedControl", ctl_table[0].oid);
+	uint32_t nc = 0;
 	for (size_t k = 0; k < N_CTL; k++)
-		d->ctl[k] = (struct lfe_bytes){ (const uint8_t *)ctl_table[k].oid,
-						strlen(ctl_table[k].oid) };
+		if (ctl_honoured(cfg, k))
+			d->ctl[nc++] = (struct lfe_bytes){ (const uint8_t *)ctl_table[k].oid,
+							   strlen(ctl_table[k].oid) };
+	dse_add(d, "supportedControl", ctl_table[0].oid);
 	d->a[d->n - 1].vals = d->ctl;
-	d->a[d->n - 1].n_vals = N_CTL;
+	d->a[d->n - 1].n_vals = nc;
 	dse_add(d, "supportedFeatures", OID_ALL_OPATTRS);
 	dse_add(d, "vendorName", cfg->vendor_name ? cfg->vendor_name : "ldapfe");
 	if (cfg->vendor_version)
@@ -1209,7 +1268,7 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 		bool known = false;
 		for (size_t k = 0; k < N_CTL && !known; k++)
 			known = oid_is(m.controls[i].oid, ctl_table[k].oid) &&
-				(ctl_table[k].ops & (1u << (m.op & 0x1f)));
+				(ctl_table[k].ops & (1u << (m.op & 0x1f))) && ctl_honoured(s->cfg, k);
 		crit |= m.controls[i].critical && !known;
 	}
 
@@ -1228,6 +1287,11 @@ static int handle_pdu(struct lfe_session *s, struct lfe_session_io *io,
 		return reply(io, m.msgid, (enum lfe_ldap_op)resp,
 			     LFE_RC_UNAVAILABLE_CRITICAL_EXTENSION,
 			     "critical control not supported");
+	}
+	if (s->restricted && m.op == LFE_OP_SEARCH_REQ && !tls_exempt(&m)) {
+		s->st.searches++;
+		return reply(io, m.msgid, LFE_OP_SEARCH_DONE, LFE_RC_INSUFFICIENT_ACCESS_RIGHTS,
+			     DIAG_RESTRICTED);
 	}
 	switch (m.op) {
 	case LFE_OP_SEARCH_REQ: {
@@ -1442,7 +1506,7 @@ int lfe_session_bind_done(struct lfe_session *s, uint64_t token,
 		return -EINVAL;
 	const char *diag;
 	enum lfe_ldap_rc rc = verdict_rc(v, &diag);
-	ssize_t n = emit_result(io, s->pending_msgid, LFE_OP_BIND_RESP, rc, diag);
+	ssize_t n = emit_bind_result(s, io, s->pending_msgid, rc, diag, s->pp_want);
 	if (n < 0)
 		return (int)n;   /* -ENOSPC: still pending; call again with room */
 	io->out_len = (size_t)n;
@@ -1627,6 +1691,12 @@ const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len)
 	if (len)
 		*len = s->bound ? s->dn_len : 0;
 	return s->bound ? s->dn : "";
+}
+
+const char *lfe_session_pending_dn(const struct lfe_session *s, size_t *len)
+{
+	*len = s->pending && s->dn ? s->dn_len : 0;
+	return s->pending ? s->dn : NULL;
 }
 
 const struct lfe_session_stats *lfe_session_stats(const struct lfe_session *s)

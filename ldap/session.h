@@ -81,7 +81,24 @@ struct lfe_backend_ops {
 	 * unwillingToPerform. */
 	int (*search)(void *be_ctx, const struct lfe_be_search *s,
 		      lfe_be_emit_fn emit, void *emit_ctx);
+	/* Password policy (optional; NULL: none, and the root DSE does not
+	 * list the control). Called once right after each bind verdict of
+	 * ops->bind (inline, or the one lfe_session_bind_done delivers):
+	 * writes the response controls into out (at most cap bytes) and
+	 * returns their length (0: none), or -ENOSPC. want: the request
+	 * carried the Password Policy request control (LFE_OID_PPOLICY).
+	 * *must_change: the identity may only change its password (pwdReset
+	 * with pwdMustChange): as slapd, the session then answers every
+	 * search but the root DSE's insufficientAccessRights (50) until the
+	 * next bind. */
+	ssize_t (*bind_controls)(void *be_ctx, bool want, uint8_t *out, size_t cap,
+				 bool *must_change);
 };
+
+/* draft-behera-ldap-password-policy-10: the request and response control. */
+#define LFE_OID_PPOLICY "1.3.6.1.4.1.42.2.27.8.5.1"
+/* Room bind_controls gets: the longest Password Policy response control. */
+#define LFE_BIND_CTRLS_MAX 64u
 
 /* Search access policy (the daemon's [ldap] search_* keys).
  *
@@ -284,6 +301,10 @@ bool lfe_session_gathering(const struct lfe_session *s);
  * anonymous or while a bind is in flight. Valid until the session's next
  * bind or lfe_session_fini. */
 const char *lfe_session_bound_dn(const struct lfe_session *s, size_t *len);
+
+/* The normalized DN of the bind in flight (NULL when none), valid until
+ * its verdict is delivered. */
+const char *lfe_session_pending_dn(const struct lfe_session *s, size_t *len);
 
 struct lfe_session_stats {
 	uint64_t binds_ok, binds_invalid, binds_other;

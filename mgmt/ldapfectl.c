@@ -1441,7 +1441,11 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	       "bind index: %s\n", c->store,
 	       info.suffix_orig[0] ? info.suffix_orig : info.suffix, (unsigned long long)info.entries,
 	       (unsigned long long)info.map_bytes_used, info.format_version,
-	       info.bind_index ? "yes" : "no");
+	       info.bind_index ? "yes" :
+	       info.format_version == 2 ? "no (format 2: run ldapfectl upgrade)" : "no");
+	info.ppolicy_default[sizeof(info.ppolicy_default) - 1] = '\0';
+	if (info.ppolicy_default[0])
+		printf("default password policy: %s\n", info.ppolicy_default);
 	print_indexes(st, false);
 	lfe_store_close(st);
 	return EXIT_OK;

@@ -21,8 +21,9 @@
 
 #include "sync_run.h"
 
-/* The attributes acctlock.h reads, with a value of their syntax (a Compare
- * with a malformed value fails on syntax before any access check). */
+/* The attributes acctlock.h and ppolicy.h read on an account, with a value
+ * of their syntax (a Compare with a malformed value fails on syntax before
+ * any access check). */
 static const struct {
 	const char *type, *value;
 } lock_attrs[] = {
@@ -30,6 +31,9 @@ static const struct {
 	{ "pwdEndTime", "19700101000000Z" },
 	{ "shadowExpire", "0" },
 	{ "nsAccountLock", "true" },
+	{ "pwdChangedTime", "19700101000000Z" },
+	{ "pwdReset", "TRUE" },
+	{ "pwdPolicySubentry", "cn=x" },
 };
 
 int lfe_sync_check_access(LDAP *ld, const struct lfe_sync_opts *o)

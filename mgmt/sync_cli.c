@@ -34,12 +34,17 @@ static const char *const base_attrs[] = {
 	"createTimestamp", "modifyTimestamp", "entryCSN",
 	/* what the bind path checks (backend/acctlock.h) */
 	"pwdAccountLockedTime", "nsAccountLock", "pwdEndTime", "shadowExpire",
+	/* the password policy (backend/ppolicy.h): the account's state and
+	 * the policy entries (objectClass pwdPolicy) themselves */
+	"pwdChangedTime", "pwdReset", "pwdPolicySubentry", "pwdGraceUseTime",
+	"pwdMaxAge", "pwdExpireWarning", "pwdGraceAuthNLimit", "pwdGraceExpiry", "pwdMustChange",
 };
 #define N_BASE_ATTRS (sizeof(base_attrs) / sizeof(base_attrs[0]))
 
 struct opts {
 	struct lfe_sync_opts r;
 	const char *store, *pwfile;
+	const char *pp_default;         /* --ppolicy-default; NULL: unchanged */
 	bool status;
 	const char *attrs[N_BASE_ATTRS + MAX_EXTRA + 1];
 };
@@ -163,7 +168,7 @@ static void help(void)
 	printf("usage: ldapfectl [--store PATH] sync -H URI -b BASE [-D BINDDN -y PWFILE] [-Z]\n"
 	       "         [-f FILTER] [-s sub|one|base] [-a ATTR]... [--interval SECONDS] [--once]\n"
 	       "         [--batch N] [--max-backoff SECONDS] [--cacert FILE] [--insecure]\n"
-	       "         [--require-lock-attrs]\n"
+	       "         [--require-lock-attrs] [--ppolicy-default DN]\n"
 	       "       ldapfectl [--store PATH] sync --status\n\n"
 	       "Keep the store equal to an LDAP directory with the Content Synchronization\n"
 	       "operation (RFC 4533; OpenLDAP syncprov, 389-ds Content Synchronization plugin):\n"
@@ -172,8 +177,12 @@ static void help(void)
 	       "the command line. Kept attributes: objectClass uid mail cn userPassword\n"
 	       "entryUUID uidNumber gidNumber homeDirectory loginShell gecos memberUid member\n"
 	       "uniqueMember memberOf createTimestamp modifyTimestamp entryCSN\n"
-	       "pwdAccountLockedTime nsAccountLock pwdEndTime shadowExpire and each -a ATTR.\n"
-	       "--status prints the provider, cookie, last change and lag.\n\n"
+	       "pwdAccountLockedTime nsAccountLock pwdEndTime shadowExpire, the password\n"
+	       "policy's pwdChangedTime pwdReset pwdPolicySubentry pwdGraceUseTime pwdMaxAge\n"
+	       "pwdExpireWarning pwdGraceAuthNLimit pwdGraceExpiry pwdMustChange and each\n"
+	       "-a ATTR. --ppolicy-default names the provider's default policy entry\n"
+	       "(slapd's olcPPolicyDefault; \"\" removes it): the policy of entries without\n"
+	       "pwdPolicySubentry. --status prints the provider, cookie, last change and lag.\n\n"
 	       "The provider's certificate is always verified (TLS_REQCERT and LDAPTLS_REQCERT\n"
 	       "are overridden); --cacert or TLS_CACERT names a CA the system does not trust.\n"
 	       "ldap:// needs -Z (StartTLS); --insecure allows it in clear (test setups only).\n"
@@ -231,7 +240,8 @@ static int check_uris(const struct opts *o)
 
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
-	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE, O_REQLOCK };
+	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE, O_REQLOCK,
+	       O_PPDEFAULT };
 	static const struct option lo[] = {
 		{ "uri", required_argument, NULL, 'H' }, { "bind-dn", required_argument, NULL, 'D' },
 		{ "password-file", required_argument, NULL, 'y' },
@@ -244,6 +254,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "store", required_argument, NULL, O_STORE }, { "help", no_argument, NULL, 'h' },
 		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "require-lock-attrs", no_argument, NULL, O_REQLOCK },
+		{ "ppolicy-default", required_argument, NULL, O_PPDEFAULT },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t na = 0;
@@ -268,6 +279,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'Z': o->r.starttls = true; break;
 		case O_INSECURE: o->r.insecure = true; break;
 		case O_REQLOCK: o->r.require_lock_attrs = true; break;
+		case O_PPDEFAULT: o->pp_default = optarg; break;
 		case O_ONCE: o->r.once = true; break;
 		case O_STATUS: o->status = true; break;
 		case O_CACERT: o->r.cacert = optarg; break;
@@ -344,6 +356,12 @@ int lfe_sync_cmd(const char *store, int argc, char **argv)
 	if (!st) {
 		fprintf(stderr, "ldapfectl sync: cannot open the store %s: %s\n", o.store,
 			msg ? msg : strerror(-err));
+		rc = EXIT_FAIL;
+	} else if (!o.status && o.pp_default &&
+		   (err = lfe_store_set_ppolicy_default(st, o.pp_default)) < 0) {
+		fprintf(stderr, "ldapfectl sync: cannot keep the default policy \"%s\": %s\n",
+			o.pp_default, err == -EINVAL ? "not a DN" : strerror(-err));
+		lfe_store_close(st);
 		rc = EXIT_FAIL;
 	} else {
 		rc = o.status ? show_status(st) : lfe_sync_run(st, &o.r, pw, pw_len);

@@ -298,6 +298,8 @@ struct resp {
 	char name[64];
 	char value[1200];
 	size_t value_len;
+	uint8_t ctrls[128];           /* the message's controls [0], contents */
+	size_t ctrls_len;
 	char dn[1100];
 	int n_attrs;
 	struct rattr attrs[MAX_ATTRS];
@@ -376,6 +378,13 @@ static int parse_resp(const uint8_t *b, size_t len, struct resp *o)
 	if (!rd_tlv(&msg, &tag, &op) || (tag & 0xe0) != 0x60)
 		return -1;
 	o->op = tag & 0x1f;
+	if (msg.n) {
+		struct rd c;
+		if (!rd_expect(&msg, 0xa0, &c) || msg.n || c.n > sizeof o->ctrls)
+			return -1;
+		memcpy(o->ctrls, c.p, c.n);
+		o->ctrls_len = c.n;
+	}
 	if (o->op == 4) {
 		struct rd attrs, a, t, set;
 		if (!rd_expect(&op, 0x04, &v))
@@ -1318,6 +1327,96 @@ static void test_controls(void)
 	fx_fini(&f);
 }
 
+/* The Password Policy control (session.h, ops->bind_controls): read on
+ * binds, critical or not; the backend's response control sent back only
+ * to a bind that asked; after a must-change bind searches get 50 (the
+ * root DSE's aside) until the next bind; the root DSE lists the control.
+ * Without bind_controls a critical one is still refused (12). */
+static bool pp_must_change;
+static int pp_calls, pp_want;
+static const uint8_t PP_CTRL[] = { 0x30, 0x22, 0x04, 0x19, '1', '.', '3', '.', '6', '.', '1', '.',
+				   '4', '.', '1', '.', '4', '2', '.', '2', '.', '2', '7', '.',
+				   '8', '.', '5', '.', '1', 0x04, 0x05, 0x30, 0x03, 0x81, 0x01,
+				   0x02 };
+
+static ssize_t pp_controls(void *ctx, bool want, uint8_t *out, size_t cap, bool *must_change)
+{
+	(void)ctx;
+	pp_calls++;
+	pp_want += want;
+	*must_change = pp_must_change && want;   /* the first bind's only */
+	if (!want)
+		return 0;
+	if (cap < sizeof PP_CTRL)
+		return -ENOSPC;
+	memcpy(out, PP_CTRL, sizeof PP_CTRL);
+	return sizeof PP_CTRL;
+}
+
+static void test_ppolicy_control(void)
+{
+	static const struct ctl pp[] = { { LFE_OID_PPOLICY, 0 } };
+	static const struct ctl ppc[] = { { LFE_OID_PPOLICY, 1 } };
+	struct pdu any = { .n = 0 };
+	f_present(&any, "objectClass");
+	for (int mc = 0; mc <= 1; mc++) {
+		struct fx f;
+		fx_init(&f);
+		f.ops.bind_controls = pp_controls;
+		pp_must_change = mc;
+		pp_calls = pp_want = 0;
+		struct pdu in = { .n = 0 };
+		bind_ctl(&in, 1, 3, ALICE, "secret", pp, 1);
+		search_req(&in, 2, &(struct sreq){ SUFFIX, 0, 0, 0, &any, { "1.1" } });
+		search_req(&in, 3, &(struct sreq){ "", 0, 0, 0, &any, { "supportedControl" } });
+		bind_ctl(&in, 4, 3, ALICE, "wrong", ppc, 1);
+		bind_ctl(&in, 5, 3, BOB, "b0b", NULL, 0);
+		search_req(&in, 6, &(struct sreq){ SUFFIX, 0, 0, 0, &any, { "1.1" } });
+		if (fx_run(&f, &in) != 9 - mc) {
+			CHECK(0, "ppolicy: %d responses", f.nr);
+			fx_fini(&f);
+			continue;
+		}
+		check_result(&f.r[0], 1, 1, 0, NULL);
+		CHECK(f.r[0].ctrls_len == sizeof PP_CTRL &&
+		      memcmp(f.r[0].ctrls, PP_CTRL, sizeof PP_CTRL) == 0, "bind: control not sent");
+		if (mc) {
+			check_result(&f.r[1], 2, 5, 50, NULL);
+			CHECK(strstr(f.r[1].diag, "restricted") != NULL, "diag '%s'", f.r[1].diag);
+		} else {
+			CHECK(f.r[1].op == 4, "search after a plain bind: op %d", f.r[1].op);
+		}
+		int k = mc ? 2 : 3;   /* the root DSE, readable either way */
+		CHECK(f.r[k].op == 4 && has_val(&f.r[k], "supportedControl", LFE_OID_PPOLICY),
+		      "root DSE lacks the control");
+		check_result(&f.r[k + 1], 3, 5, 0, NULL);
+		/* critical: answered, not 12 */
+		check_result(&f.r[k + 2], 4, 1, 49, NULL);
+		CHECK(f.r[k + 2].ctrls_len == sizeof PP_CTRL, "critical ppolicy: no control");
+		/* no control asked: none sent; the restriction ends with the bind */
+		check_result(&f.r[k + 3], 5, 1, 0, NULL);
+		CHECK(f.r[k + 3].ctrls_len == 0, "unasked control sent");
+		CHECK(pp_calls == 3 && pp_want == 2, "bind_controls calls %d want %d", pp_calls,
+		      pp_want);
+		fx_fini(&f);
+	}
+	/* No bind_controls: a critical ppolicy control is refused, and the
+	 * root DSE does not list it. */
+	struct fx f;
+	fx_init(&f);
+	struct pdu in = { .n = 0 };
+	bind_ctl(&in, 1, 3, ALICE, "secret", ppc, 1);
+	search_req(&in, 2, &(struct sreq){ "", 0, 0, 0, &any, { "supportedControl" } });
+	if (fx_run(&f, &in) == 3) {
+		check_result(&f.r[0], 1, 1, 12, NULL);
+		CHECK(f.r[1].op == 4 && attr(&f.r[1], "supportedControl") &&
+		      !has_val(&f.r[1], "supportedControl", LFE_OID_PPOLICY), "root DSE");
+	} else {
+		CHECK(0, "ppolicy without backend: %d responses", f.nr);
+	}
+	fx_fini(&f);
+}
+
 static void test_unbind_abandon(void)
 {
 	struct fx f;
@@ -2170,6 +2269,7 @@ int main(void)
 	test_search();
 	test_write_ops();
 	test_controls();
+	test_ppolicy_control();
 	test_unbind_abandon();
 	test_malformed();
 	test_framing();
