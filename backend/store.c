@@ -162,6 +162,7 @@ struct lfe_store_reader {
 	uint64_t cur_live;          /* bit i: cur[i] renewed in this txn */
 	uint64_t idx_txn;           /* txn whose meta "index" idx_ok reflects */
 	uint64_t idx_ok;            /* bit i: slot i is still declared */
+	uint8_t idx_live[N_IDX];    /* slot i's kinds still declared (and known here) */
 	MDB_cursor *ecur;           /* on "entries": the bind lookup */
 	MDB_cursor *bcur;           /* on "bind" (format 2), else NULL */
 	bool live;                  /* txn is a snapshot (its last renew worked) */
@@ -1082,8 +1083,10 @@ static unsigned reader_idx(struct lfe_store_reader *r, const char *attr, unsigne
 	if (r->idx_txn != id) {
 		MDB_val v;
 		r->idx_ok = 0;
+		memset(r->idx_live, 0, sizeof(r->idx_live));
 		if (st->fmt < 3) {
 			r->idx_ok = ~(uint64_t)0;
+			memcpy(r->idx_live, st->idx_kind, sizeof(r->idx_live));
 		} else if (meta_get(r->txn, (struct lfe_store *)st, META_INDEX, &v) == 0) {
 			for (unsigned i = 0; i < st->n_idx; i++) {
 				size_t nl = strlen(st->idx_name[i]), l, el;
@@ -1092,10 +1095,11 @@ static unsigned reader_idx(struct lfe_store_reader *r, const char *attr, unsigne
 					const char *c = memchr(p, ',', (size_t)(end - p));
 					el = c ? (size_t)(c - p) : (size_t)(end - p);
 					unsigned k = index_entry_kinds(p, el, &l);
-					/* Still declared with every kind this store
-					 * reads it for. */
+					/* The kinds still declared that this
+					 * store reads it for. */
 					if (l == nl && memcmp(p, st->idx_name[i], nl) == 0) {
-						if ((k & st->idx_kind[i]) == st->idx_kind[i])
+						r->idx_live[i] = (uint8_t)(k & st->idx_kind[i]);
+						if (r->idx_live[i])
 							r->idx_ok |= 1ull << i;
 						break;
 					}
@@ -1105,7 +1109,7 @@ static unsigned reader_idx(struct lfe_store_reader *r, const char *attr, unsigne
 		}
 		r->idx_txn = id;
 	}
-	if (!(r->idx_ok & (1ull << idx)))
+	if (!(r->idx_ok & (1ull << idx)) || !(r->idx_live[idx] & kind))
 		return IDX_NONE;
 	if (!(r->cur_live & (1ull << idx))) {
 		if (mdb_cursor_renew(r->txn, r->cur[idx]) != 0)

@@ -8,8 +8,12 @@
  *   - the planner: (&(uidNumber=N)(objectClass=posixAccount)) and SSSD's
  *     lookup filter visit one candidate among 1,000 posixAccounts; a bare
  *     (uidNumber=N) answers;
+ *   - presence and substring kinds: the property test above for
+ *     (attr=*), substring and ANDed filters (index against scan); a
+ *     presence list walked alone, an equality item preferred beside it;
  *   - index add / del / list; a reader opened before a del refuses the
- *     dropped index (53) instead of answering from it;
+ *     dropped index (53) instead of answering from it (a dropped kind
+ *     alone: that kind only);
  *   - lfe_store_upgrade of a format 2 store (made from a fresh one the way a
  *     format 2 build leaves it) builds the default indexes in one go. */
 #include <errno.h>
@@ -470,6 +474,36 @@ static void test_planner(void)
 	if (r2)
 		CHECK_EQ(search(r2, &f, &n, count_emit, &stats), LFE_RC_SUCCESS);
 	CHECK_EQ(n, 1);
+	/* A presence index: (uidNumber=*) walks its list; beside an equality
+	 * item the equality list (1) wins; dropping the presence kind alone
+	 * refuses (attr=*) from the next snapshot and keeps equality. */
+	CHECK_EQ(lfe_store_index_add_kind(st, "uidNumber", LFE_INDEX_PRES), 0);
+	struct lfe_store_reader *r3 = lfe_store_reader_new(st);
+	CHECK(r3 != NULL);
+	if (!r3)
+		return;
+	struct bb fp = { fb + 4096, 0 };
+	bb_octets(&fp, 0x87, "uidNumber");
+	n = 0;
+	CHECK_EQ(search(r3, &fp, &n, count_emit, &stats), LFE_RC_SUCCESS);
+	CHECK_EQ(n, 1000);
+	CHECK_EQ(stats.planned_count, 1000);
+	bb_eq(&fp, "uidNumber", "10001");
+	bb_wrap(&fp, 0, 0xa0);
+	n = 0;
+	CHECK_EQ(search(r3, &fp, &n, count_emit, &stats), LFE_RC_SUCCESS);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stats.visited, 1);
+	CHECK_EQ(lfe_store_index_del_kind(st, "uidNumber", LFE_INDEX_PRES), 0);
+	CHECK_EQ(lfe_store_index_del_kind(st, "uidNumber", LFE_INDEX_PRES), -ENOENT);
+	CHECK_EQ(lfe_store_reader_renew(r3), 0);
+	fp.n = 0;
+	bb_octets(&fp, 0x87, "uidNumber");
+	CHECK_EQ(search(r3, &fp, &n, count_emit, &stats), LFE_RC_UNWILLING_TO_PERFORM);
+	n = 0;
+	CHECK_EQ(search(r3, &f, &n, count_emit, &stats), LFE_RC_SUCCESS);
+	CHECK_EQ(n, 1);
+	lfe_store_reader_free(r3);
 	struct lfe_store_index ix[LFE_STORE_MAX_INDEX];
 	int ni = lfe_store_index_list(st, ix, LFE_STORE_MAX_INDEX);
 	CHECK_EQ(ni, 11);
