@@ -74,9 +74,9 @@
 #define LFE_STORE_SCHEME_MAX    32u
 #define BYTES(lit)              ((struct lfe_bytes){ (const uint8_t *)(lit), sizeof(lit) - 1 })
 
-/* Slots 0..N_IDX-1 are the equality indexes the store declares (meta
- * "index", format 3; formats 1 and 2 have the four of LEGACY_INDEXES), in
- * databases "idx.<canonical name>". */
+/* Slots 0..N_IDX-1 are the indexes the store declares (meta "index",
+ * format 3, each with its kinds; formats 1 and 2 have the four equality
+ * indexes of LEGACY_INDEXES), in databases "idx.<canonical name>". */
 enum { N_IDX = LFE_STORE_MAX_INDEX, IDX_NONE = N_IDX };
 enum { DB_ENTRIES = N_IDX, DB_META, DB_BIND, N_DB };
 

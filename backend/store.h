@@ -3,9 +3,10 @@
  * One LMDB environment (a directory), named databases:
  *   "entries"   normalized DN → versioned entry record (format in record.h)
  *   "idx.<attr>" index key of a value → normalized DN (dupsort): the
- *               equality indexes the store declares (format 3: meta "index",
- *               lfe_store_index_add; formats 1-2: uid, mail, cn, objectClass),
- *               keys by the type's matching rule (lfe_attr_rule)
+ *               indexes the store declares (format 3: meta "index" with
+ *               their kinds, eq, pres, sub, lfe_store_index_add_kind;
+ *               formats 1-2: uid, mail, cn, objectClass, eq), keys by the
+ *               type's matching rule (lfe_attr_rule)
  *   "meta"      format version, suffix, entry count, sync cookie
  *
  * Readers (the daemon's worker cores) open the store with MDB_RDONLY |
