@@ -745,7 +745,7 @@ int lfe_filter_plan_items(const uint8_t *f, size_t len, struct lfe_filter_item *
 			return lfe_ber_error(&b);
 		in = &s;
 	}
-	do {
+	while (and ? lfe_ber_more(in) && n < cap : n == 0) {
 		struct lfe_filter_item it = { 0 };
 		struct lfe_ber subs;
 		bool ok = false;
@@ -767,7 +767,9 @@ int lfe_filter_plan_items(const uint8_t *f, size_t len, struct lfe_filter_item *
 		}
 		if (ok && n < cap && !lfe_attr_is_secret(it.type.p, it.type.len))
 			items[n++] = it;
-	} while (and && lfe_ber_more(in) && n < cap);
+		if (!and)
+			break;
+	}
 	int rc = lfe_ber_error(&b);
 	return rc < 0 ? rc : and && lfe_ber_error(&s) < 0 ? lfe_ber_error(&s) : (int)n;
 }

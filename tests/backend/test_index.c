@@ -477,6 +477,12 @@ static void test_planner(void)
 	/* A presence index: (uidNumber=*) walks its list; beside an equality
 	 * item the equality list (1) wins; dropping the presence kind alone
 	 * refuses (attr=*) from the next snapshot and keeps equality. */
+	/* (&) (RFC 4526's absolute true): no item an index answers, 53, not a
+	 * protocol error. */
+	static const uint8_t and_empty[] = { 0xa0, 0x00 };
+	struct bb fe = { (uint8_t *)and_empty, sizeof(and_empty) };
+	if (r2)
+		CHECK_EQ(search(r2, &fe, &n, count_emit, &stats), LFE_RC_UNWILLING_TO_PERFORM);
 	CHECK_EQ(lfe_store_index_add_kind(st, "uidNumber", LFE_INDEX_PRES), 0);
 	struct lfe_store_reader *r3 = lfe_store_reader_new(st);
 	CHECK(r3 != NULL);
