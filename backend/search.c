@@ -183,13 +183,19 @@ static int index_cb(void *ctx, const char *ndn, size_t len)
 	return consider(ctx, ndn, len);
 }
 
-/* The planner: of the filter's equality items on indexed types (the
- * filter itself, or the top level of an AND), the one whose index lists
- * the fewest entries (counts the store keeps: one lookup each). Every
- * entry the filter matches is in each such list, so any of them is
- * complete; the smallest visits the fewest candidates. A search resumed
- * in a later call plans again and goes on after the last DN finished:
- * every list is in DN order, so a changed choice misses nothing. */
+/* The planner: of the filter's items an index can answer (the filter
+ * itself, or the top level of an AND): equality on an equality index,
+ * (attr=*) on a presence index, a substring piece of 3 characters or more
+ * (or an initial or final one of any length) on a substring index, the one
+ * whose list holds the fewest entries (counts the store keeps: one lookup
+ * each; equality first, so presence or a substring key wins only when
+ * strictly smaller). Every entry the filter matches is in each such list,
+ * so any of them is complete; the smallest visits the fewest candidates,
+ * and each candidate is evaluated with the whole filter (the other items
+ * are checked per candidate: no intersection, see ARCHITECTURE.md). A
+ * search resumed in a later call plans again and goes on after the last
+ * DN finished: every list is in DN order, so a changed choice misses
+ * nothing. */
 #define PLAN_MAX_ITEMS 16
 static int run(struct walk *x)
 {
@@ -206,37 +212,87 @@ static int run(struct walk *x)
 			consider(x, p->base_ndn, p->base_ndn_len);
 		return x->rc;
 	}
-	struct lfe_bytes types[PLAN_MAX_ITEMS], vals[PLAN_MAX_ITEMS];
-	int n = lfe_filter_eq_items(p->req->filter.p, p->req->filter.len, types, vals,
-				    PLAN_MAX_ITEMS);
+	struct lfe_filter_item items[PLAN_MAX_ITEMS];
+	int n = lfe_filter_plan_items(p->req->filter.p, p->req->filter.len, items,
+				      PLAN_MAX_ITEMS);
 	if (n < 0)
 		return LFE_RC_PROTOCOL_ERROR;
 	char name[LFE_STORE_INDEX_NAME_MAX], best_name[LFE_STORE_INDEX_NAME_MAX];
+	uint8_t key[LFE_STORE_SUBKEY_MAX], best_key[LFE_STORE_SUBKEY_MAX];
+	size_t best_klen = 0;
 	int best = -1;
+	unsigned best_kind = 0;
 	uint64_t best_n = 0;
-	for (int i = 0; i < n; i++) {
-		uint64_t cnt;
-		if (types[i].len >= sizeof(name))
-			continue;
-		memcpy(name, types[i].p, types[i].len);
-		name[types[i].len] = '\0';
-		int rc = lfe_store_index_count(x->r, name, vals[i].p, vals[i].len, &cnt);
-		if (rc == -ENOTSUP)
-			continue;
-		if (rc < 0)
-			return LFE_RC_OTHER;
-		if (best < 0 || cnt < best_n) {
-			best = i;
-			best_n = cnt;
-			memcpy(best_name, name, types[i].len + 1);
+	for (int pass = 0; pass < 2 && !(best >= 0 && best_n == 0); pass++) {
+		for (int i = 0; i < n; i++) {
+			const struct lfe_filter_item *it = &items[i];
+			uint64_t cnt = 0;
+			size_t klen = 0;
+			unsigned kind;
+			int rc;
+
+			if ((pass == 0) != (it->kind == LFE_FITEM_EQ) ||
+			    it->type.len >= sizeof(name))
+				continue;
+			memcpy(name, it->type.p, it->type.len);
+			name[it->type.len] = '\0';
+			if (it->kind == LFE_FITEM_EQ) {
+				kind = LFE_INDEX_EQ;
+				rc = lfe_store_index_count(x->r, name, it->value.p, it->value.len,
+							   &cnt);
+			} else if (it->kind == LFE_FITEM_PRES) {
+				kind = LFE_INDEX_PRES;
+				klen = lfe_store_index_pres_key(key);
+				rc = lfe_store_index_count_key(x->r, name, kind, key, klen, &cnt);
+			} else {
+				struct lfe_bytes subs = it->subs, piece;
+				uint8_t k[LFE_STORE_SUBKEY_MAX];
+				size_t kl;
+				uint64_t c;
+				int where;
+				kind = LFE_INDEX_SUB;
+				rc = 1;
+				while (rc != -ENOTSUP && rc >= 0 &&
+				       lfe_filter_sub_next(&subs, &where, &piece) == 1) {
+					int pr = lfe_store_index_sub_pick(x->r, name, where, piece.p,
+									  piece.len, k, &kl, &c);
+					if (pr < 0) {
+						rc = pr;
+					} else if (pr == 0 && (rc == 1 || c < cnt)) {
+						memcpy(key, k, kl);
+						klen = kl;
+						cnt = c;
+						rc = 0;
+					}
+				}
+				if (rc == 1)
+					continue;   /* no piece long enough */
+			}
+			if (rc == -ENOTSUP)
+				continue;
+			if (rc < 0)
+				return LFE_RC_OTHER;
+			if (best < 0 || cnt < best_n) {
+				best = i;
+				best_n = cnt;
+				best_kind = kind;
+				memcpy(best_name, name, it->type.len + 1);
+				memcpy(best_key, key, klen);
+				best_klen = klen;
+			}
+			if (cnt == 0)
+				break;
 		}
-		if (cnt == 0)
-			break;
 	}
 	x->st.planned_count = best_n;
 	if (best >= 0) {
-		int rc = lfe_store_index_each_after(x->r, best_name, vals[best].p, vals[best].len,
-						    x->cur->after, x->cur->after_len, index_cb, x);
+		int rc = best_kind == LFE_INDEX_EQ ?
+			 lfe_store_index_each_after(x->r, best_name, items[best].value.p,
+						    items[best].value.len, x->cur->after,
+						    x->cur->after_len, index_cb, x) :
+			 lfe_store_index_each_key_after(x->r, best_name, best_kind, best_key,
+							best_klen, x->cur->after,
+							x->cur->after_len, index_cb, x);
 		if (rc < 0 && rc != -ENOENT)
 			return LFE_RC_OTHER;
 		return x->rc;

@@ -75,9 +75,9 @@
 #define LFE_STORE_SCHEME_MAX    32u
 #define BYTES(lit)              ((struct lfe_bytes){ (const uint8_t *)(lit), sizeof(lit) - 1 })
 
-/* Slots 0..N_IDX-1 are the equality indexes the store declares (meta
- * "index", format 3; formats 1 and 2 have the four of LEGACY_INDEXES), in
- * databases "idx.<canonical name>". */
+/* Slots 0..N_IDX-1 are the indexes the store declares (meta "index",
+ * format 3, each with its kinds; formats 1 and 2 have the four equality
+ * indexes of LEGACY_INDEXES), in databases "idx.<canonical name>". */
 enum { N_IDX = LFE_STORE_MAX_INDEX, IDX_NONE = N_IDX };
 enum { DB_ENTRIES = N_IDX, DB_META, DB_BIND, N_DB };
 
@@ -141,7 +141,8 @@ struct lfe_store {
 	unsigned n_idx;
 	char idx_name[N_IDX][LFE_STORE_INDEX_NAME_MAX];
 	uint8_t idx_rule[N_IDX];
-	char idx_list[N_IDX * LFE_STORE_INDEX_NAME_MAX];   /* meta "index" as loaded */
+	uint8_t idx_kind[N_IDX];    /* LFE_INDEX_EQ|PRES|SUB the slot keeps */
+	char idx_list[N_IDX * (LFE_STORE_INDEX_NAME_MAX + 4)];   /* meta "index" as loaded */
 	uint64_t idx_key[2];        /* format 3: hash key of long values */
 	/* The default password policy entry (meta "ppolicy.default"),
 	 * normalized; 0: none. */
@@ -167,6 +168,7 @@ struct lfe_store_reader {
 	uint64_t cur_live;          /* bit i: cur[i] renewed in this txn */
 	uint64_t idx_txn;           /* txn whose meta "index" idx_ok reflects */
 	uint64_t idx_ok;            /* bit i: slot i is still declared */
+	uint8_t idx_live[N_IDX];    /* slot i's kinds still declared (and known here) */
 	MDB_cursor *ecur;           /* on "entries": the bind lookup */
 	MDB_cursor *bcur;           /* on "bind" (format 3), else NULL */
 	struct lfe_pp_verdict pp;   /* of the last bind (lfe_store_reader_ppolicy) */
@@ -284,6 +286,14 @@ static ssize_t index_key(const struct lfe_store *st, unsigned idx, const uint8_t
 			n += m;
 		}
 	}
+	/* A key that begins with NUL is "\0" (empty), "\0\0" + hash, or a
+	 * presence or substring key (IKEY_PRES, IKEY_SUB): a value that would
+	 * begin so is hashed, so the kinds never share a key. */
+	if (!hashing && n > 0 && out[0] == 0) {
+		lfe_siphash_init(&h, st->idx_key, 1);
+		lfe_siphash_update(&h, out, n);
+		hashing = true;
+	}
 	if (hashing) {
 		uint64_t w[2];
 		lfe_siphash_final128(&h, w);
@@ -296,6 +306,58 @@ static ssize_t index_key(const struct lfe_store *st, unsigned idx, const uint8_t
 		out[n++] = 0;
 	return (ssize_t)n;
 }
+
+/* Substring keys (slapd's subinitial/subany/subfinal): of the value
+ * normalized as index_key does (case folded for case-ignore types, spaces
+ * trimmed and runs folded; never hashed), IKEY_SUB followed by 'I' and
+ * each prefix of 1 to SUB_LEN characters, 'F' and each such suffix, 'A'
+ * and every SUB_LEN-character window. A piece of a substring filter that
+ * the value contains is, normalized the same way, a substring (prefix,
+ * suffix) of the value's normalized form, so its keys are among the
+ * value's: the index only narrows, the evaluator decides. */
+#define SUB_LEN 3u
+#define SUB_KEY_MAX (2u + 1u + SUB_LEN)
+struct subnorm {
+	bool fold, space, started;
+	size_t n;                   /* characters emitted */
+	uint8_t head[SUB_LEN];      /* the first SUB_LEN */
+	uint8_t win[SUB_LEN];       /* the last SUB_LEN, oldest first */
+};
+
+static void sub_key(uint8_t *key, char where, const uint8_t *p, size_t l)
+{
+	key[0] = 0;
+	key[1] = 2;
+	key[2] = (uint8_t)where;
+	memcpy(key + 3, p, l);
+}
+
+/* Feed one byte; 1 when it completed a window (in x->win). */
+static int subnorm_feed(struct subnorm *x, uint8_t c)
+{
+	if (c == ' ') {
+		x->space = x->started;
+		return 0;
+	}
+	uint8_t o[2];
+	size_t m = 0, full = 0;
+	if (x->space)
+		o[m++] = ' ';
+	x->space = false;
+	x->started = true;
+	o[m++] = (uint8_t)(x->fold ? ascii_lower(c) : c);
+	for (size_t i = 0; i < m; i++) {
+		if (x->n < SUB_LEN)
+			x->head[x->n] = o[i];
+		memmove(x->win, x->win + 1, SUB_LEN - 1);
+		x->win[SUB_LEN - 1] = o[i];
+		x->n++;
+		full += x->n >= SUB_LEN;
+	}
+	return (int)full;
+}
+
+static const uint8_t IKEY_PRES[2] = { 0, 1 };
 
 /* ---- open / init / close ---- */
 
@@ -339,8 +401,53 @@ static int copy_str(char *dst, size_t cap, MDB_val v)
 	return 0;
 }
 
-/* Fill the index table from a list "a,b,c" (meta "index"): -EBADMSG when
- * a name is not a canonical type name, repeats, or there are too many. */
+/* The kinds of one entry of meta "index": "name" is an equality index,
+ * "name:KINDS" the kinds its letters name (e eq, p pres, s sub, in that
+ * order). 0 when malformed; *name_len is the name's length. */
+static unsigned index_entry_kinds(const char *e, size_t len, size_t *name_len)
+{
+	const char *c = memchr(e, ':', len);
+	static const char letters[] = "eps";
+	unsigned k = 0, last = 0;
+
+	if (!c) {
+		*name_len = len;
+		return LFE_INDEX_EQ;
+	}
+	*name_len = (size_t)(c - e);
+	for (c++; c < e + len; c++) {
+		const char *l = memchr(letters, *c, 3);
+		unsigned bit = l ? 1u << (l - letters) : 0;
+		if (!l || bit <= last)
+			return 0;
+		k |= bit;
+		last = bit;
+	}
+	return k;
+}
+
+/* meta "index" from the table: "name" or "name:KINDS", ',' between. */
+static int format_index_list(const struct lfe_store *st, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < st->n_idx; i++) {
+		unsigned k = st->idx_kind[i];
+		int w = snprintf(out + n, cap - n, "%s%s%s%s%s%s", i ? "," : "", st->idx_name[i],
+				 k == LFE_INDEX_EQ ? "" : ":", k != LFE_INDEX_EQ && (k & LFE_INDEX_EQ) ? "e" : "",
+				 k != LFE_INDEX_EQ && (k & LFE_INDEX_PRES) ? "p" : "",
+				 k != LFE_INDEX_EQ && (k & LFE_INDEX_SUB) ? "s" : "");
+		if (w < 0 || (size_t)w >= cap - n)
+			return -ENOSPC;
+		n += (size_t)w;
+	}
+	return (int)n;
+}
+
+/* Fill the index table from a list "a,b:ps,c" (meta "index"): -EBADMSG
+ * when a name is not a canonical type name, repeats, its kinds are not
+ * "e", "p", "s" in order, or there are too many. */
 static int set_index_list(struct lfe_store *st, const char *list, size_t len)
 {
 	unsigned n = 0;
@@ -349,20 +456,24 @@ static int set_index_list(struct lfe_store *st, const char *list, size_t len)
 	if (len >= sizeof(st->idx_list))
 		return -EBADMSG;
 	while (i < len) {
-		size_t j = i;
+		size_t j = i, nl;
 		char canon[LFE_STORE_INDEX_NAME_MAX];
 		while (j < len && list[j] != ',')
 			j++;
-		if (n == N_IDX || j - i == 0 || j - i >= LFE_STORE_INDEX_NAME_MAX)
+		if (n == N_IDX || j - i == 0)
 			return -EBADMSG;
-		ssize_t cl = lfe_attr_canon((const uint8_t *)list + i, j - i, canon, sizeof(canon));
-		if (cl != (ssize_t)(j - i) || memcmp(canon, list + i, j - i) != 0)
+		unsigned kinds = index_entry_kinds(list + i, j - i, &nl);
+		if (kinds == 0 || nl == 0 || nl >= LFE_STORE_INDEX_NAME_MAX)
+			return -EBADMSG;
+		ssize_t cl = lfe_attr_canon((const uint8_t *)list + i, nl, canon, sizeof(canon));
+		if (cl != (ssize_t)nl || memcmp(canon, list + i, nl) != 0)
 			return -EBADMSG;
 		for (unsigned k = 0; k < n; k++)
 			if (strcmp(st->idx_name[k], canon) == 0)
 				return -EBADMSG;
 		memcpy(st->idx_name[n], canon, (size_t)cl + 1);
 		st->idx_rule[n] = (uint8_t)lfe_attr_rule((const uint8_t *)canon, (size_t)cl);
+		st->idx_kind[n] = (uint8_t)kinds;
 		n++;
 		i = j + 1;
 	}
@@ -974,41 +1085,49 @@ uint32_t lfe_entry_get(const struct lfe_entry_view *e, const char *type, size_t 
 	return lfe_entry_get_from(e, type, type_len, 0, vals, cap);
 }
 
-/* The index slot of attr on this reader, its cursor renewed in the
- * current txn, or IDX_NONE. A slot whose index was dropped since the store
- * was opened (ldapfectl index del: no longer in meta "index") is refused,
- * never read as empty: checked once per snapshot. */
-static unsigned reader_idx(struct lfe_store_reader *r, const char *attr)
+/* The index slot of attr on this reader if it keeps kind, its cursor
+ * renewed in the current txn, or IDX_NONE. A slot whose index (or kind)
+ * was dropped since the store was opened (ldapfectl index del: no longer
+ * in meta "index") is refused, never read as empty: checked once per
+ * snapshot. */
+static unsigned reader_idx(struct lfe_store_reader *r, const char *attr, unsigned kind)
 {
 	const struct lfe_store *st = r->st;
 	unsigned idx = idx_of_type(st, (const uint8_t *)attr, strlen(attr));
 
-	if (idx == IDX_NONE || !r->live)
+	if (idx == IDX_NONE || !r->live || !(st->idx_kind[idx] & kind))
 		return IDX_NONE;
 	uint64_t id = mdb_txn_id(r->txn);
 	if (r->idx_txn != id) {
 		MDB_val v;
 		r->idx_ok = 0;
+		memset(r->idx_live, 0, sizeof(r->idx_live));
 		if (st->fmt < 3) {
 			r->idx_ok = ~(uint64_t)0;
+			memcpy(r->idx_live, st->idx_kind, sizeof(r->idx_live));
 		} else if (meta_get(r->txn, (struct lfe_store *)st, META_INDEX, &v) == 0) {
 			for (unsigned i = 0; i < st->n_idx; i++) {
-				size_t nl = strlen(st->idx_name[i]);
+				size_t nl = strlen(st->idx_name[i]), l, el;
 				const char *p = v.mv_data, *end = p + v.mv_size;
 				while (p < end) {
 					const char *c = memchr(p, ',', (size_t)(end - p));
-					size_t l = c ? (size_t)(c - p) : (size_t)(end - p);
+					el = c ? (size_t)(c - p) : (size_t)(end - p);
+					unsigned k = index_entry_kinds(p, el, &l);
+					/* The kinds still declared that this
+					 * store reads it for. */
 					if (l == nl && memcmp(p, st->idx_name[i], nl) == 0) {
-						r->idx_ok |= 1ull << i;
+						r->idx_live[i] = (uint8_t)(k & st->idx_kind[i]);
+						if (r->idx_live[i])
+							r->idx_ok |= 1ull << i;
 						break;
 					}
-					p += l + 1;
+					p += el + 1;
 				}
 			}
 		}
 		r->idx_txn = id;
 	}
-	if (!(r->idx_ok & (1ull << idx)))
+	if (!(r->idx_ok & (1ull << idx)) || !(r->idx_live[idx] & kind))
 		return IDX_NONE;
 	if (!(r->cur_live & (1ull << idx))) {
 		if (mdb_cursor_renew(r->txn, r->cur[idx]) != 0)
@@ -1018,20 +1137,13 @@ static unsigned reader_idx(struct lfe_store_reader *r, const char *attr)
 	return idx;
 }
 
-int lfe_store_index_count(struct lfe_store_reader *r, const char *attr, const uint8_t *value,
-			  size_t len, uint64_t *count)
+static int count_at(struct lfe_store_reader *r, unsigned idx, const uint8_t *key, size_t kl,
+		    uint64_t *count)
 {
-	unsigned idx = reader_idx(r, attr);
-	uint8_t key[512];
-	MDB_val k, d;
+	MDB_val k = mval(key, kl), d;
 	size_t n;
-
-	if (idx == IDX_NONE)
-		return -ENOTSUP;
-	ssize_t kl = index_key(r->st, idx, value, len, key,
-			       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
-	k = mval(key, (size_t)kl);
 	int rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
+
 	if (rc == MDB_NOTFOUND) {
 		*count = 0;
 		return 0;
@@ -1044,22 +1156,13 @@ int lfe_store_index_count(struct lfe_store_reader *r, const char *attr, const ui
 	return 0;
 }
 
-int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
-			       const uint8_t *value, size_t len, const char *after,
-			       size_t after_len,
-			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
+static int each_at(struct lfe_store_reader *r, unsigned idx, const uint8_t *key, size_t kl,
+		   const char *after, size_t after_len,
+		   int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
 {
-	unsigned idx = reader_idx(r, attr);
-	uint8_t key[512];
-	MDB_val k, d;
-	ssize_t kl;
+	MDB_val k = mval(key, kl), d;
 	int rc;
 
-	if (idx == IDX_NONE)
-		return -ENOTSUP;
-	kl = index_key(r->st, idx, value, len, key,
-		       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
-	k = mval(key, (size_t)kl);
 	if (after_len == 0) {
 		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_SET_KEY);
 	} else {
@@ -1078,6 +1181,131 @@ int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
 		rc = mdb_cursor_get(r->cur[idx], &k, &d, MDB_NEXT_DUP);
 	}
 	return rc == MDB_NOTFOUND ? 0 : map_err(rc);
+}
+
+int lfe_store_index_count(struct lfe_store_reader *r, const char *attr, const uint8_t *value,
+			  size_t len, uint64_t *count)
+{
+	unsigned idx = reader_idx(r, attr, LFE_INDEX_EQ);
+	uint8_t key[512];
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	ssize_t kl = index_key(r->st, idx, value, len, key,
+			       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
+	return count_at(r, idx, key, (size_t)kl, count);
+}
+
+int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
+			       const uint8_t *value, size_t len, const char *after,
+			       size_t after_len,
+			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
+{
+	unsigned idx = reader_idx(r, attr, LFE_INDEX_EQ);
+	uint8_t key[512];
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	ssize_t kl = index_key(r->st, idx, value, len, key,
+			       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
+	return each_at(r, idx, key, (size_t)kl, after, after_len, fn, ctx);
+}
+
+int lfe_store_index_count_key(struct lfe_store_reader *r, const char *attr, unsigned kind,
+			      const uint8_t *key, size_t klen, uint64_t *count)
+{
+	unsigned idx = reader_idx(r, attr, kind);
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	if (klen == 0 || klen > r->st->maxkey)
+		return -EINVAL;
+	return count_at(r, idx, key, klen, count);
+}
+
+int lfe_store_index_each_key_after(struct lfe_store_reader *r, const char *attr,
+				   unsigned kind, const uint8_t *key, size_t klen,
+				   const char *after, size_t after_len,
+				   int (*fn)(void *ctx, const char *ndn, size_t ndn_len),
+				   void *ctx)
+{
+	unsigned idx = reader_idx(r, attr, kind);
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	if (klen == 0 || klen > r->st->maxkey)
+		return -EINVAL;
+	return each_at(r, idx, key, klen, after, after_len, fn, ctx);
+}
+
+size_t lfe_store_index_pres_key(uint8_t *key)
+{
+	memcpy(key, IKEY_PRES, sizeof(IKEY_PRES));
+	return sizeof(IKEY_PRES);
+}
+
+/* At most this many windows of one piece are counted (one lookup each). */
+#define SUB_PICK_MAX 16u
+
+int lfe_store_index_sub_pick(struct lfe_store_reader *r, const char *attr, int where,
+			     const uint8_t *piece, size_t len, uint8_t *key, size_t *klen,
+			     uint64_t *count)
+{
+	unsigned idx = reader_idx(r, attr, LFE_INDEX_SUB);
+	struct subnorm x;
+	uint8_t k[SUB_KEY_MAX], prev[SUB_LEN];
+	unsigned tried = 0;
+	bool found = false;
+	int rc;
+
+	if (idx == IDX_NONE)
+		return -ENOTSUP;
+	/* The piece normalized as the value is, trimmed at both ends: what
+	 * remains is a substring (prefix, suffix) of any matching value's
+	 * normalized form. */
+	x = (struct subnorm){ .fold = r->st->idx_rule[idx] == LFE_MR_CASE_IGNORE };
+#define SUB_TRY(kp, kl_)                                                        \
+	do {                                                                    \
+		uint64_t c_;                                                    \
+		rc = count_at(r, idx, (kp), (kl_), &c_);                        \
+		if (rc < 0)                                                     \
+			return rc;                                              \
+		if (!found || c_ < *count) {                                    \
+			memcpy(key, (kp), (kl_));                               \
+			*klen = (kl_);                                          \
+			*count = c_;                                            \
+			found = true;                                           \
+		}                                                               \
+	} while (0)
+	for (size_t i = 0; i < len && tried < SUB_PICK_MAX; i++) {
+		memcpy(prev, x.win, SUB_LEN);
+		int full = subnorm_feed(&x, piece[i]);
+		if (full == 2) {
+			uint8_t w[SUB_LEN];
+			memcpy(w, prev + 1, SUB_LEN - 1);
+			w[SUB_LEN - 1] = ' ';
+			sub_key(k, 'A', w, SUB_LEN);
+			SUB_TRY(k, SUB_KEY_MAX);
+			tried++;
+		}
+		if (full >= 1) {
+			sub_key(k, 'A', x.win, SUB_LEN);
+			SUB_TRY(k, SUB_KEY_MAX);
+			tried++;
+		}
+	}
+	size_t m = x.n < SUB_LEN ? x.n : SUB_LEN;
+	if (m > 0 && where == LFE_SUB_INITIAL) {
+		sub_key(k, 'I', x.head, m);
+		SUB_TRY(k, 3 + m);
+	}
+	/* The last window is known only when the whole piece was read. */
+	if (m > 0 && where == LFE_SUB_FINAL && tried < SUB_PICK_MAX) {
+		sub_key(k, 'F', x.win + SUB_LEN - m, m);
+		SUB_TRY(k, 3 + m);
+	}
+#undef SUB_TRY
+	return found ? 0 : 1;
 }
 
 int lfe_store_index_each(struct lfe_store_reader *r, const char *attr,
@@ -1761,22 +1989,80 @@ static void set_max(struct lfe_store *st, unsigned db, const MDB_val *k)
 	st->max_ok[db] = true;
 }
 
-/* Add (add=true) or remove the index entries of one attribute. dn_is_max:
- * ndn is above every DN in the store, so it goes last in any dup list. */
-static int index_attr(struct lfe_store *st, MDB_txn *txn, unsigned idx,
-		      struct lfe_bytes type, const struct lfe_bytes *vals, uint32_t n,
+/* Put or delete one (key, DN) pair of slot idx. Two values may share a
+ * key ("Ann", "ann"; two trigrams of one value): that is no error. */
+static int idx_put(struct lfe_store *st, MDB_txn *txn, unsigned idx, const uint8_t *key,
+		   size_t kl, MDB_val *ndn, bool add, bool dn_is_max)
+{
+	MDB_val k = mval(key, kl);
+	int rc;
+
+	if (add) {
+		unsigned fl = MDB_NODUPDATA;
+
+		if (is_new_max(st, idx, &k))
+			fl |= MDB_APPEND;
+		else if (dn_is_max)
+			fl |= MDB_APPENDDUP;
+		rc = mdb_put(txn, st->dbi[idx], &k, ndn, fl);
+		if (rc == 0 && (fl & MDB_APPEND))
+			set_max(st, idx, &k);
+	} else {
+		rc = mdb_del(txn, st->dbi[idx], &k, ndn);
+	}
+	if (rc != 0 && rc != (add ? MDB_KEYEXIST : MDB_NOTFOUND))
+		return map_err(rc);
+	return 0;
+}
+
+static int sub_keys(struct lfe_store *st, MDB_txn *txn, unsigned idx, struct lfe_bytes v,
+		    MDB_val *ndn, bool add, bool dn_is_max)
+{
+	struct subnorm x = { .fold = st->idx_rule[idx] == LFE_MR_CASE_IGNORE };
+	uint8_t key[SUB_KEY_MAX], prev[SUB_LEN];
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < v.len; i++) {
+		memcpy(prev, x.win, SUB_LEN);
+		int full = subnorm_feed(&x, v.p[i]);
+		/* A folded space and the next character complete two windows. */
+		if (full == 2) {
+			uint8_t w[SUB_LEN];
+			memcpy(w, prev + 1, SUB_LEN - 1);
+			w[SUB_LEN - 1] = ' ';
+			sub_key(key, 'A', w, SUB_LEN);
+			rc = idx_put(st, txn, idx, key, SUB_KEY_MAX, ndn, add, dn_is_max);
+		}
+		if (rc == 0 && full >= 1) {
+			sub_key(key, 'A', x.win, SUB_LEN);
+			rc = idx_put(st, txn, idx, key, SUB_KEY_MAX, ndn, add, dn_is_max);
+		}
+	}
+	size_t m = x.n < SUB_LEN ? x.n : SUB_LEN;
+	for (size_t l = 1; rc == 0 && l <= m; l++) {
+		sub_key(key, 'I', x.head, l);
+		rc = idx_put(st, txn, idx, key, 3 + l, ndn, add, dn_is_max);
+		if (rc == 0) {
+			sub_key(key, 'F', x.win + SUB_LEN - l, l);
+			rc = idx_put(st, txn, idx, key, 3 + l, ndn, add, dn_is_max);
+		}
+	}
+	return rc;
+}
+
+/* Add (add=true) or remove the index entries of one attribute, of the
+ * kinds given (a subset of the slot's). dn_is_max: ndn is above every DN
+ * in the store, so it goes last in any dup list. */
+static int index_attr(struct lfe_store *st, MDB_txn *txn, unsigned idx, unsigned kinds,
+		      const struct lfe_bytes *vals, uint32_t n,
 		      struct lfe_bytes list, MDB_val *ndn, bool add, bool dn_is_max)
 {
-	(void)type;
 	uint8_t key[512];
 	size_t cap = st->maxkey < sizeof(key) ? st->maxkey : sizeof(key);
 	struct lfe_bytes v;
+	int rc = 0;
 
-	for (uint32_t i = 0;; i++) {
-		ssize_t kl;
-		MDB_val k;
-		int rc;
-
+	for (uint32_t i = 0; rc == 0; i++) {
 		if (vals) {
 			if (i == n)
 				break;
@@ -1784,26 +2070,16 @@ static int index_attr(struct lfe_store *st, MDB_txn *txn, unsigned idx,
 		} else if (lfe_record_next_val(&list, &v) != 1) {
 			break;
 		}
-		kl = index_key(st, idx, v.p, v.len, key, cap);
-		k = mval(key, (size_t)kl);
-		if (add) {
-			unsigned fl = MDB_NODUPDATA;
-
-			if (is_new_max(st, idx, &k))
-				fl |= MDB_APPEND;
-			else if (dn_is_max)
-				fl |= MDB_APPENDDUP;
-			rc = mdb_put(txn, st->dbi[idx], &k, ndn, fl);
-			if (rc == 0 && (fl & MDB_APPEND))
-				set_max(st, idx, &k);
-		} else {
-			rc = mdb_del(txn, st->dbi[idx], &k, ndn);
+		if (i == 0 && (kinds & LFE_INDEX_PRES))
+			rc = idx_put(st, txn, idx, IKEY_PRES, sizeof(IKEY_PRES), ndn, add, dn_is_max);
+		if (rc == 0 && (kinds & LFE_INDEX_EQ)) {
+			ssize_t kl = index_key(st, idx, v.p, v.len, key, cap);
+			rc = idx_put(st, txn, idx, key, (size_t)kl, ndn, add, dn_is_max);
 		}
-		/* Two values may fold to one key ("Ann", "ann"). */
-		if (rc != 0 && rc != (add ? MDB_KEYEXIST : MDB_NOTFOUND))
-			return map_err(rc);
+		if (rc == 0 && (kinds & LFE_INDEX_SUB))
+			rc = sub_keys(st, txn, idx, v, ndn, add, dn_is_max);
 	}
-	return 0;
+	return rc;
 }
 
 /* Remove the index entries of the record saved in st->scratch. */
@@ -1820,7 +2096,7 @@ static int unindex_record(struct lfe_store *st, MDB_txn *txn, size_t len, MDB_va
 		unsigned idx = idx_of_type(st, type.p, type.len);
 
 		rc = idx == IDX_NONE ? 0 :
-		     index_attr(st, txn, idx, type, NULL, 0, list, ndn, false, false);
+		     index_attr(st, txn, idx, st->idx_kind[idx], NULL, 0, list, ndn, false, false);
 	}
 	return rc;
 }
@@ -1973,7 +2249,7 @@ int lfe_store_put(struct lfe_store *st, struct lfe_bytes dn,
 		rc = unindex_record(st, txn, old.mv_size, &k);
 	for (uint32_t i = 0; rc == 0 && i < n_attrs; i++)
 		if (idx[i] != IDX_NONE)
-			rc = index_attr(st, txn, idx[i], attrs[i].type, attrs[i].vals,
+			rc = index_attr(st, txn, idx[i], st->idx_kind[idx[i]], attrs[i].vals,
 					attrs[i].n_vals, (struct lfe_bytes){ 0 }, &k, true,
 					dn_is_max);
 	if (rc == 0 && !had)
@@ -2188,7 +2464,7 @@ int lfe_store_bind_index_build(struct lfe_store *st)
 /* ---- declared indexes (format 3) ---- */
 
 /* Index every entry's values of the slots in mask (in txn). */
-static int fill_indexes(struct lfe_store *st, MDB_txn *txn, uint64_t mask)
+static int fill_indexes(struct lfe_store *st, MDB_txn *txn, uint64_t mask, unsigned kinds)
 {
 	MDB_cursor *c;
 	MDB_val k, v;
@@ -2208,7 +2484,8 @@ static int fill_indexes(struct lfe_store *st, MDB_txn *txn, uint64_t mask)
 							       &n_vals, &list)) == 1) {
 			unsigned idx = idx_of_type(st, type.p, type.len);
 			rc = idx == IDX_NONE || !(mask & (1ull << idx)) ? 0 :
-			     index_attr(st, txn, idx, type, NULL, 0, list, &k, true, false);
+			     index_attr(st, txn, idx, st->idx_kind[idx] & kinds, NULL, 0, list, &k,
+					true, false);
 		}
 		mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
 	}
@@ -2273,7 +2550,7 @@ int lfe_store_upgrade(struct lfe_store *st)
 	if (rc == 0)
 		rc = idx_new_key(st, txn);
 	if (rc == 0)
-		rc = fill_indexes(st, txn, ~(uint64_t)0);
+		rc = fill_indexes(st, txn, ~(uint64_t)0, ~0u);
 	if (rc == 0)
 		rc = meta_put(txn, st, META_INDEX, st->idx_list, strlen(st->idx_list));
 	if (rc == 0)
@@ -2284,36 +2561,62 @@ int lfe_store_upgrade(struct lfe_store *st)
 	return rc;
 }
 
-int lfe_store_index_add(struct lfe_store *st, const char *attr)
+/* The kind of an index key (idx_put's keys): index_key never makes a
+ * key that begins with NUL other than "\0" and "\0\0" + hash. */
+static unsigned key_kind(const MDB_val *k)
+{
+	const uint8_t *p = k->mv_data;
+
+	if (k->mv_size < 2 || p[0] != 0 || p[1] == 0)
+		return LFE_INDEX_EQ;
+	return p[1] == 1 ? LFE_INDEX_PRES : LFE_INDEX_SUB;
+}
+
+int lfe_store_index_add_kind(struct lfe_store *st, const char *attr, unsigned kinds)
 {
 	char canon[LFE_STORE_INDEX_NAME_MAX], list[sizeof(st->idx_list)];
 	MDB_txn *txn;
 	ssize_t cl = lfe_attr_canon((const uint8_t *)attr, strlen(attr), canon, sizeof(canon));
 	int rc;
 
-	if (cl <= 0 || lfe_attr_is_secret((const uint8_t *)canon, (size_t)cl))
+	if (cl <= 0 || lfe_attr_is_secret((const uint8_t *)canon, (size_t)cl) || kinds == 0 ||
+	    (kinds & ~LFE_INDEX_ALL))
 		return -EINVAL;
+	enum lfe_match_rule rule = lfe_attr_rule((const uint8_t *)canon, (size_t)cl);
+	/* integerMatch and DN syntax have no substring rule (as in slapd). */
+	if ((kinds & LFE_INDEX_SUB) && (rule == LFE_MR_INTEGER || rule == LFE_MR_DN))
+		return -EOPNOTSUPP;
 	if (st->ready && st->fmt < 3)
 		return -EPROTO;
-	if (idx_of_type(st, (const uint8_t *)canon, (size_t)cl) != IDX_NONE)
+	unsigned i = idx_of_type(st, (const uint8_t *)canon, (size_t)cl);
+	bool fresh = i == IDX_NONE;
+	if (!fresh && (kinds & ~st->idx_kind[i]) == 0)
 		return -EEXIST;
-	if (st->n_idx == N_IDX)
+	if (fresh && st->n_idx == N_IDX)
 		return -ENOSPC;
-	int ll = snprintf(list, sizeof(list), "%s%s%s", st->idx_list, st->n_idx ? "," : "", canon);
-	if (ll < 0 || (size_t)ll >= sizeof(list))
-		return -ENOSPC;
-	rc = index_txn_begin(st, &txn);
-	if (rc < 0)
-		return rc;
-	unsigned i = st->n_idx;
-	memcpy(st->idx_name[i], canon, (size_t)cl + 1);
-	st->idx_rule[i] = (uint8_t)lfe_attr_rule((const uint8_t *)canon, (size_t)cl);
-	rc = idx_dbi_open(txn, st, i, MDB_CREATE);
+	if (fresh) {
+		i = st->n_idx;
+		memcpy(st->idx_name[i], canon, (size_t)cl + 1);
+		st->idx_rule[i] = (uint8_t)rule;
+		st->idx_kind[i] = 0;
+	}
+	unsigned added = kinds & ~st->idx_kind[i], was = st->idx_kind[i];
+	st->idx_kind[i] |= (uint8_t)added;
+	st->n_idx += fresh;
+	int ll = format_index_list(st, list, sizeof(list));
+	if (ll < 0 || (rc = index_txn_begin(st, &txn)) < 0) {
+		st->idx_kind[i] = (uint8_t)was;
+		st->n_idx -= fresh;
+		return ll < 0 ? -ENOSPC : rc;
+	}
+	rc = 0;
+	if (fresh) {
+		rc = idx_dbi_open(txn, st, i, MDB_CREATE);
+		if (rc == 0)
+			rc = map_err(mdb_drop(txn, st->dbi[i], 0));
+	}
 	if (rc == 0)
-		rc = map_err(mdb_drop(txn, st->dbi[i], 0));
-	st->n_idx++;
-	if (rc == 0)
-		rc = fill_indexes(st, txn, 1ull << i);
+		rc = fill_indexes(st, txn, 1ull << i, added);
 	if (rc == 0)
 		rc = meta_put(txn, st, META_INDEX, list, (size_t)ll);
 	rc = index_txn_end(st, txn, rc);
@@ -2322,41 +2625,95 @@ int lfe_store_index_add(struct lfe_store *st, const char *attr)
 	return rc;
 }
 
-int lfe_store_index_del(struct lfe_store *st, const char *attr)
+int lfe_store_index_add(struct lfe_store *st, const char *attr)
+{
+	return lfe_store_index_add_kind(st, attr, LFE_INDEX_EQ);
+}
+
+/* Delete every key of the given kinds from slot idx (in txn). */
+static int drop_kinds(struct lfe_store *st, MDB_txn *txn, unsigned idx, unsigned kinds)
+{
+	MDB_cursor *c;
+	MDB_val k, d;
+	int rc = map_err(mdb_cursor_open(txn, st->dbi[idx], &c));
+
+	if (rc < 0)
+		return rc;
+	int mrc = mdb_cursor_get(c, &k, &d, MDB_FIRST);
+	while (mrc == 0 && rc == 0) {
+		if (key_kind(&k) & kinds) {
+			uint8_t kb[512];
+			size_t kl = k.mv_size < sizeof(kb) ? k.mv_size : sizeof(kb);
+			memcpy(kb, k.mv_data, kl);
+			rc = map_err(mdb_cursor_del(c, MDB_NODUPDATA));
+			/* Seek again: the first key after the one deleted. */
+			k = mval(kb, kl);
+			mrc = rc == 0 ? mdb_cursor_get(c, &k, &d, MDB_SET_RANGE) : 0;
+		} else {
+			mrc = mdb_cursor_get(c, &k, &d, MDB_NEXT_NODUP);
+		}
+	}
+	if (rc == 0 && mrc != 0 && mrc != MDB_NOTFOUND)
+		rc = map_err(mrc);
+	mdb_cursor_close(c);
+	return rc;
+}
+
+int lfe_store_index_del_kind(struct lfe_store *st, const char *attr, unsigned kinds)
 {
 	char list[sizeof(st->idx_list)];
 	MDB_txn *txn;
 	unsigned idx = idx_of_type(st, (const uint8_t *)attr, strlen(attr));
-	size_t ll = 0;
 	int rc;
 
 	if (st->ready && st->fmt < 3)
 		return -EPROTO;
-	if (idx == IDX_NONE)
+	if (idx == IDX_NONE || !(st->idx_kind[idx] & kinds))
 		return -ENOENT;
+	unsigned was = st->idx_kind[idx], left = was & ~kinds;
+	struct lfe_store keep;
+	/* The list without the slot (left == 0) or with its kinds left. */
+	memcpy(keep.idx_name, st->idx_name, sizeof(keep.idx_name));
+	memcpy(keep.idx_kind, st->idx_kind, sizeof(keep.idx_kind));
+	keep.n_idx = 0;
 	for (unsigned i = 0; i < st->n_idx; i++) {
-		if (i == idx)
+		if (i == idx && left == 0)
 			continue;
-		ll += (size_t)snprintf(list + ll, sizeof(list) - ll, "%s%s", ll ? "," : "",
-				       st->idx_name[i]);
+		memcpy(keep.idx_name[keep.n_idx], st->idx_name[i], sizeof(keep.idx_name[0]));
+		keep.idx_kind[keep.n_idx++] = (uint8_t)(i == idx ? left : st->idx_kind[i]);
 	}
+	int ll = format_index_list(&keep, list, sizeof(list));
+	if (ll < 0)
+		return -ENOSPC;
 	rc = index_txn_begin(st, &txn);
 	if (rc < 0)
 		return rc;
-	rc = map_err(mdb_drop(txn, st->dbi[idx], 1));
+	if (left == 0)
+		rc = map_err(mdb_drop(txn, st->dbi[idx], 1));
+	else
+		rc = drop_kinds(st, txn, idx, was & kinds);
 	if (rc == 0)
-		rc = meta_put(txn, st, META_INDEX, list, ll);
+		rc = meta_put(txn, st, META_INDEX, list, (size_t)ll);
 	rc = index_txn_end(st, txn, rc);
-	if (rc == 0) {
+	if (rc == 0 && left) {
+		st->idx_kind[idx] = (uint8_t)left;
+	} else if (rc == 0) {
 		for (unsigned i = idx; i + 1 < st->n_idx; i++) {
 			memcpy(st->idx_name[i], st->idx_name[i + 1], sizeof(st->idx_name[i]));
 			st->idx_rule[i] = st->idx_rule[i + 1];
+			st->idx_kind[i] = st->idx_kind[i + 1];
 			st->dbi[i] = st->dbi[i + 1];
 		}
 		st->n_idx--;
-		memcpy(st->idx_list, list, ll + 1);
 	}
+	if (rc == 0)
+		memcpy(st->idx_list, list, (size_t)ll + 1);
 	return rc;
+}
+
+int lfe_store_index_del(struct lfe_store *st, const char *attr)
+{
+	return lfe_store_index_del_kind(st, attr, LFE_INDEX_ALL);
 }
 
 int lfe_store_index_list(struct lfe_store *st, struct lfe_store_index *out, unsigned cap)
@@ -2372,6 +2729,7 @@ int lfe_store_index_list(struct lfe_store *st, struct lfe_store_index *out, unsi
 		memset(&out[n], 0, sizeof(out[n]));
 		memcpy(out[n].attr, st->idx_name[i], sizeof(out[n].attr));
 		out[n].rule = st->idx_rule[i];
+		out[n].kinds = st->idx_kind[i];
 		if (mdb_stat(txn, st->dbi[i], &ms) == 0) {
 			out[n].keys = ms.ms_entries;
 			out[n].bytes = (uint64_t)ms.ms_psize *

@@ -3,9 +3,10 @@
  * One LMDB environment (a directory), named databases:
  *   "entries"   normalized DN → versioned entry record (format in record.h)
  *   "idx.<attr>" index key of a value → normalized DN (dupsort): the
- *               equality indexes the store declares (format 3: meta "index",
- *               lfe_store_index_add; formats 1-2: uid, mail, cn, objectClass),
- *               keys by the type's matching rule (lfe_attr_rule)
+ *               indexes the store declares (format 3: meta "index" with
+ *               their kinds, eq, pres, sub, lfe_store_index_add_kind;
+ *               formats 1-2: uid, mail, cn, objectClass, eq), keys by the
+ *               type's matching rule (lfe_attr_rule)
  *   "meta"      format version, suffix, entry count, sync cookie
  *
  * Readers (the daemon's worker cores) open the store with MDB_RDONLY |
@@ -156,6 +157,28 @@ int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
 			       size_t after_len,
 			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx);
 
+/* Presence and substring lookups (the planner's): a key names one DN list
+ * of attr's index of that kind (-ENOTSUP when attr has no index of the
+ * kind on this reader). pres_key: the key of (attr=*). sub_pick: of the
+ * keys a substring piece (where: LFE_SUB_INITIAL, ANY or FINAL, as in the
+ * filter) yields, the one listing the fewest DNs, into key (cap
+ * LFE_STORE_SUBKEY_MAX), its length in *klen, its count in *count; 1 when
+ * the piece yields no key (shorter than 3 characters in the middle, empty),
+ * else 0. Every entry the piece matches is in the list; evaluate each. */
+#define LFE_STORE_SUBKEY_MAX 6u
+enum { LFE_SUB_INITIAL, LFE_SUB_ANY, LFE_SUB_FINAL };
+size_t lfe_store_index_pres_key(uint8_t *key);
+int lfe_store_index_sub_pick(struct lfe_store_reader *r, const char *attr, int where,
+			     const uint8_t *piece, size_t len, uint8_t *key, size_t *klen,
+			     uint64_t *count);
+int lfe_store_index_count_key(struct lfe_store_reader *r, const char *attr, unsigned kind,
+			      const uint8_t *key, size_t klen, uint64_t *count);
+int lfe_store_index_each_key_after(struct lfe_store_reader *r, const char *attr,
+				   unsigned kind, const uint8_t *key, size_t klen,
+				   const char *after, size_t after_len,
+				   int (*fn)(void *ctx, const char *ndn, size_t ndn_len),
+				   void *ctx);
+
 /* Verify a simple bind, first phase: look the DN up and check pw against
  * its fast userPassword values, inside the reader's transaction.
  *   0        a value matched;
@@ -255,9 +278,25 @@ int lfe_store_bind_index_build(struct lfe_store *st);
  * leaves st unusable for writes: close it. */
 int lfe_store_index_add(struct lfe_store *st, const char *attr);
 int lfe_store_index_del(struct lfe_store *st, const char *attr);
+/* The kinds of an index (slapd's eq, pres, sub), kept with its declaration
+ * in meta "index" ("cn" eq; "cn:eps" eq, pres and sub), all in its one
+ * "idx.<attr>" database: equality keys as index_key makes them, the
+ * presence key "\0\1", substring keys "\0\2" + I|A|F + up to 3
+ * characters (store.c, sub_keys). add_kind adds the kinds not yet there
+ * (-EEXIST when none is new; -EOPNOTSUPP sub on an integer or DN type, which
+ * have no substring rule), building only those; del_kind drops the kinds
+ * given (-ENOENT none there), the whole index with its last kind. add is
+ * add_kind(EQ), del del_kind(ALL). */
+#define LFE_INDEX_EQ   1u
+#define LFE_INDEX_PRES 2u
+#define LFE_INDEX_SUB  4u
+#define LFE_INDEX_ALL  7u
+int lfe_store_index_add_kind(struct lfe_store *st, const char *attr, unsigned kinds);
+int lfe_store_index_del_kind(struct lfe_store *st, const char *attr, unsigned kinds);
 struct lfe_store_index {
 	char attr[LFE_STORE_INDEX_NAME_MAX];
 	unsigned rule;          /* enum lfe_match_rule (ldap/attr.h) */
+	unsigned kinds;         /* LFE_INDEX_EQ|PRES|SUB */
 	uint64_t keys;          /* (key, DN) pairs */
 	uint64_t bytes;         /* pages the index holds */
 };

@@ -730,3 +730,62 @@ int lfe_filter_eq_items(const uint8_t *f, size_t len, struct lfe_bytes *types,
 	int rc = lfe_ber_error(&b);
 	return rc < 0 ? rc : lfe_ber_error(&s) < 0 ? lfe_ber_error(&s) : (int)n;
 }
+
+int lfe_filter_plan_items(const uint8_t *f, size_t len, struct lfe_filter_item *items,
+			  unsigned cap)
+{
+	struct lfe_ber b, s, *in = &b;
+	unsigned n = 0;
+	bool and;
+
+	lfe_ber_init(&b, f, len);
+	and = lfe_ber_peek(&b) == F_AND;
+	if (and) {
+		if (!lfe_ber_enter(&b, F_AND, &s))
+			return lfe_ber_error(&b);
+		in = &s;
+	}
+	while (and ? lfe_ber_more(in) && n < cap : n == 0) {
+		struct lfe_filter_item it = { 0 };
+		struct lfe_ber subs;
+		bool ok = false;
+		int t = lfe_ber_peek(in);
+
+		if (t == F_EQ) {
+			it.kind = LFE_FITEM_EQ;
+			ok = read_ava(in, F_EQ, &it.type, &it.value);
+		} else if (t == F_PRESENT) {
+			it.kind = LFE_FITEM_PRES;
+			ok = read_desc(in, F_PRESENT, &it.type);
+		} else if (t == F_SUB) {
+			it.kind = LFE_FITEM_SUB;
+			ok = read_sub(in, &it.type, &subs, NULL);
+			if (ok)
+				it.subs = (struct lfe_bytes){ subs.p, (size_t)(subs.end - subs.p) };
+		} else if (and && !lfe_ber_skip(in)) {
+			break;
+		}
+		if (ok && n < cap && !lfe_attr_is_secret(it.type.p, it.type.len))
+			items[n++] = it;
+		if (!and)
+			break;
+	}
+	int rc = lfe_ber_error(&b);
+	return rc < 0 ? rc : and && lfe_ber_error(&s) < 0 ? lfe_ber_error(&s) : (int)n;
+}
+
+int lfe_filter_sub_next(struct lfe_bytes *subs, int *where, struct lfe_bytes *piece)
+{
+	struct lfe_ber s;
+	uint8_t tag;
+
+	if (subs->len == 0)
+		return 0;
+	lfe_ber_init(&s, subs->p, subs->len);
+	if (!lfe_ber_elem(&s, &tag, NULL, piece))
+		return lfe_ber_error(&s) < 0 ? lfe_ber_error(&s) : -EBADMSG;
+	*where = tag == SUB_INITIAL ? 0 : tag == SUB_FINAL ? 2 : 1;
+	subs->len -= (size_t)(s.p - subs->p);
+	subs->p = s.p;
+	return 1;
+}

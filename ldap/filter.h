@@ -85,4 +85,22 @@ int lfe_filter_find_eq(const uint8_t *f, size_t len, const char *attr,
 int lfe_filter_eq_items(const uint8_t *f, size_t len, struct lfe_bytes *types,
 			struct lfe_bytes *vals, unsigned cap);
 
+/* The planner's view of f's items it can ask an index about: f itself, or
+ * the items at the top level of an AND, that are equalityMatch (type,
+ * value), present (type) or substrings (type, subs: the pieces' encoding,
+ * read with lfe_filter_sub_next), up to cap, in order, secret types left
+ * out. Returns how many, or a negative errno as above. */
+enum { LFE_FITEM_EQ, LFE_FITEM_PRES, LFE_FITEM_SUB };
+struct lfe_filter_item {
+	int kind;
+	struct lfe_bytes type, value, subs;
+};
+int lfe_filter_plan_items(const uint8_t *f, size_t len, struct lfe_filter_item *items,
+			  unsigned cap);
+
+/* The next piece of subs (advanced past it): 1 with *where 0 initial,
+ * 1 any, 2 final; 0 at the end; negative errno when malformed. */
+int lfe_filter_sub_next(struct lfe_bytes *subs, int *where, struct lfe_bytes *piece);
+
+
 #endif

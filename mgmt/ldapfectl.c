@@ -1456,23 +1456,39 @@ static const char *const rule_names[] = {
 	[LFE_MR_INTEGER] = "integerMatch", [LFE_MR_DN] = "distinguishedNameMatch",
 };
 
-/* "indexes: a b c" (info) or one line per index with its matching rule,
- * key count and pages (index list). */
+/* "eq", "pres,sub", ... */
+static const char *kinds_name(unsigned k, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s%s%s%s%s", k & LFE_INDEX_EQ ? "eq" : "",
+		 (k & LFE_INDEX_EQ) && (k & (LFE_INDEX_PRES | LFE_INDEX_SUB)) ? "," : "",
+		 k & LFE_INDEX_PRES ? "pres" : "",
+		 (k & LFE_INDEX_PRES) && (k & LFE_INDEX_SUB) ? "," : "",
+		 k & LFE_INDEX_SUB ? "sub" : "");
+	return buf;
+}
+
+/* "indexes: a b(eq,sub) c(pres)" (info: the kinds when not eq alone) or
+ * one line per index with its kinds, matching rule, key count and pages
+ * (index list). */
 static void print_indexes(struct lfe_store *st, bool detail)
 {
+	char kb[16];
 	struct lfe_store_index ix[LFE_STORE_MAX_INDEX];
 	int n = lfe_store_index_list(st, ix, LFE_STORE_MAX_INDEX);
 
 	if (n < 0)
 		return;
 	if (!detail)
-		fputs("indexes (eq):", stdout);
+		fputs("indexes:", stdout);
 	for (int i = 0; i < n && i < (int)LFE_STORE_MAX_INDEX; i++) {
 		if (!detail) {
 			printf(" %s", ix[i].attr);
+			if (ix[i].kinds != LFE_INDEX_EQ)
+				printf("(%s)", kinds_name(ix[i].kinds, kb, sizeof(kb)));
 			continue;
 		}
-		printf("%s eq %s keys=%llu bytes=%llu\n", ix[i].attr,
+		printf("%s %s %s keys=%llu bytes=%llu\n", ix[i].attr,
+		       kinds_name(ix[i].kinds, kb, sizeof(kb)),
 		       ix[i].rule < sizeof(rule_names) / sizeof(rule_names[0]) ? rule_names[ix[i].rule] : "?",
 		       (unsigned long long)ix[i].keys, (unsigned long long)ix[i].bytes);
 	}
@@ -1497,8 +1513,14 @@ static int cmd_index(struct ctl *c, const struct cmd *cmd, int argc, char **argv
 		return usage_error(cmd, "unknown \"%s\" (add, del or list)", verb);
 	if (list ? optind != argc : optind == argc || argc - optind > 2)
 		return usage_error(cmd, "wrong number of arguments");
-	if (!list && argc - optind == 2 && strcmp(argv[optind + 1], "eq") != 0)
-		return usage_error(cmd, "index type \"%s\" not supported (eq)", argv[optind + 1]);
+	unsigned kinds = add ? LFE_INDEX_EQ : LFE_INDEX_ALL;
+	if (!list && argc - optind == 2) {
+		const char *k = argv[optind + 1];
+		kinds = strcmp(k, "eq") == 0 ? LFE_INDEX_EQ : strcmp(k, "pres") == 0 ? LFE_INDEX_PRES :
+			strcmp(k, "sub") == 0 ? LFE_INDEX_SUB : 0;
+		if (!kinds)
+			return usage_error(cmd, "index type \"%s\" not supported (eq, pres or sub)", k);
+	}
 	if (!(st = open_store(c, list)))
 		return EXIT_FAIL;
 	if (list) {
@@ -1506,13 +1528,15 @@ static int cmd_index(struct ctl *c, const struct cmd *cmd, int argc, char **argv
 		lfe_store_close(st);
 		return EXIT_OK;
 	}
-	rc = add ? lfe_store_index_add(st, argv[optind]) : lfe_store_index_del(st, argv[optind]);
+	rc = add ? lfe_store_index_add_kind(st, argv[optind], kinds) :
+		   lfe_store_index_del_kind(st, argv[optind], kinds);
 	lfe_store_close(st);
 	if (rc < 0) {
 		errf("cannot %s the index of %s: %s", add ? "add" : "drop", argv[optind],
 		     rc == -EPROTO ? "the store is below format 3: run ldapfectl upgrade" :
 		     rc == -EEXIST ? "already indexed" : rc == -ENOENT ? "not indexed" :
 		     rc == -EINVAL ? "not an attribute type that can be indexed" :
+		     rc == -EOPNOTSUPP ? "its matching rule has no substring form (integer, DN)" :
 		     rc == -ENOSPC ? "too many indexes" : store_err(rc));
 		return EXIT_FAIL;
 	}
@@ -1614,9 +1638,10 @@ static const struct cmd commands[] = {
 	  "Prints \"ok {SCHEME}\" and exits 0, or prints \"invalid\" and exits 1.\n" },
 	{ "info", cmd_info, "info",
 	  "Print the suffix, entry count, store size, format version and indexes.\n" },
-	{ "index", cmd_index, "index add ATTR [eq] | index del ATTR | index list",
-	  "Declare (add: built from every entry in one transaction), drop or list the\n"
-	  "store's equality indexes; each keys values by its type's matching rule.\n"
+	{ "index", cmd_index, "index add ATTR [eq|pres|sub] | index del ATTR [eq|pres|sub] | index list",
+	  "Declare (add: built from every entry in one transaction), drop (without a\n"
+	  "kind: every kind) or list the store's indexes: eq (the default), pres\n"
+	  "(attr=*), sub (substring pieces); each keys values by its type's matching rule.\n"
 	  "A running daemon uses an added index once restarted; a dropped one it\n"
 	  "stops using at once. Needs format 3 (ldapfectl upgrade).\n" },
 	{ "upgrade", cmd_upgrade, "upgrade",

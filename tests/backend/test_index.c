@@ -8,8 +8,12 @@
  *   - the planner: (&(uidNumber=N)(objectClass=posixAccount)) and SSSD's
  *     lookup filter visit one candidate among 1,000 posixAccounts; a bare
  *     (uidNumber=N) answers;
+ *   - presence and substring kinds: the property test above for
+ *     (attr=*), substring and ANDed filters (index against scan); a
+ *     presence list walked alone, an equality item preferred beside it;
  *   - index add / del / list; a reader opened before a del refuses the
- *     dropped index (53) instead of answering from it;
+ *     dropped index (53) instead of answering from it (a dropped kind
+ *     alone: that kind only);
  *   - lfe_store_upgrade of a format 2 store (made from a fresh one the way a
  *     format 2 build leaves it) builds the default indexes in one go. */
 #include <errno.h>
@@ -195,6 +199,112 @@ static int search(struct lfe_store_reader *r, const struct bb *f, void *ctx,
 
 static uint8_t fb[1u << 16];
 
+/* A piece of v: n bytes from at, case varied at random. */
+static void piece_of(const char *v, size_t at, size_t n, char *out)
+{
+	memcpy(out, v + at, n);
+	out[n] = '\0';
+	if (rnd(2))
+		vary_case(out);
+}
+
+/* (attr=[initial]*[any*]...[final]) cut from a value of attr's kind:
+ * pieces of 0 to 5 bytes, spaces and case as they come. 0: no piece. */
+static int gen_sub(struct bb *f, const char *attr)
+{
+	char v[800], pc[8];
+	gen_value(attr, v, sizeof(v));
+	size_t len = strlen(v), at = f->n, pos = 0;
+	unsigned pieces = 0;
+	bb_octets(f, 0x04, attr);
+	size_t seq = f->n;
+	if (len && rnd(2)) {
+		size_t n = 1 + rnd(len < 5 ? (uint32_t)len : 5);
+		piece_of(v, 0, n, pc);
+		bb_octets(f, 0x80, pc);
+		pos = n;
+		pieces++;
+	}
+	for (unsigned k = rnd(3); k > 0 && pos < len; k--) {
+		size_t from = pos + rnd((uint32_t)(len - pos));
+		size_t n = 1 + rnd(len - from < 5 ? (uint32_t)(len - from) : 5);
+		piece_of(v, from, n, pc);
+		bb_octets(f, 0x81, pc);
+		pos = from + n;
+		pieces++;
+	}
+	if ((pieces == 0 || rnd(2)) && len > pos) {
+		size_t n = 1 + rnd(len - pos < 5 ? (uint32_t)(len - pos) : 5);
+		piece_of(v, len - n, n, pc);
+		bb_octets(f, 0x82, pc);
+		pieces++;
+	}
+	if (!pieces)
+		return 0;
+	bb_wrap(f, seq, 0x30);
+	bb_wrap(f, at, 0xa4);
+	return 1;
+}
+
+/* Presence and substring filters, alone and ANDed, index against scan.
+ * A substring filter with no piece an index key can come from (every
+ * piece in the middle shorter than 3) gets 53; every other answers. */
+static void prop_pres_sub(struct lfe_store_reader *r)
+{
+	static const char *const sub_attrs[] = { "cn", "memberUid", "entryUUID" };
+	static const char *const pres_attrs[] = { "cn", "uidNumber", "member" };
+	unsigned asked = 0, answered = 0, refused = 0, matched = 0, by_pres = 0;
+
+	for (unsigned q = 0; q < 3000 && r; q++) {
+		struct bb f = { fb, 0 };
+		unsigned shape = rnd(4);   /* 0 pres, 1 sub, 2 (&sub pres), 3 (&pres sub eq) */
+		if (shape == 0) {
+			bb_octets(&f, 0x87, pres_attrs[rnd(3)]);
+		} else if (shape == 1) {
+			if (!gen_sub(&f, sub_attrs[rnd(3)]))
+				continue;
+		} else {
+			bb_octets(&f, 0x87, pres_attrs[rnd(3)]);
+			if (!gen_sub(&f, sub_attrs[rnd(3)]))
+				continue;
+			if (shape == 3) {
+				char v[800];
+				gen_value("memberUid", v, sizeof(v));
+				bb_eq(&f, "memberUid", v);
+			}
+			bb_wrap(&f, 0, 0xa0);
+		}
+		asked++;
+		struct seen s;
+		memset(&s, 0, sizeof(s));
+		struct lfe_search_stats stats;
+		int rc = search(r, &f, &s, emit, &stats);
+		if (rc == LFE_RC_UNWILLING_TO_PERFORM && shape == 1) {
+			refused++;
+			continue;
+		}
+		CHECK_EQ(rc, LFE_RC_SUCCESS);
+		answered++;
+		by_pres += shape == 0;
+		struct scan x = { r, &s, &f };
+		CHECK_EQ(lfe_store_reader_each(r, scan_one, &x), 0);
+		for (unsigned i = 0; i <= N_ENT; i++) {
+			if (s.by_index[i] != s.by_scan[i]) {
+				char txt[2048];
+				failures++;
+				if (lfe_filter_to_string(f.b, f.n, txt, sizeof(txt)) < 0)
+					strcpy(txt, "?");
+				fprintf(stderr, "%s: entry e%u: index %u, scan %u\n", txt, i,
+					s.by_index[i], s.by_scan[i]);
+			}
+			matched += s.by_scan[i];
+		}
+	}
+	printf("property (pres, sub): %u filters, %u answered (%u presence alone), %u refused "
+	       "(no piece of 3), %u matches\n", asked, answered, by_pres, refused, matched);
+	CHECK(answered > asked / 2 && matched > 5000 && refused < asked / 4);
+}
+
 static void test_property(void)
 {
 	struct lfe_store *st = lfe_store_open(dir("prop"), 0, 64u << 20, NULL, NULL);
@@ -209,6 +319,14 @@ static void test_property(void)
 	}
 	for (unsigned i = 0; i < N_ENT; i++)
 		CHECK_EQ(put_random(st, i), 0);
+	/* Presence and substring kinds, built over what is there (sub beside
+	 * cn's equality keys), then kept by the rewrites and deletes below. */
+	CHECK_EQ(lfe_store_index_add_kind(st, "cn", LFE_INDEX_SUB | LFE_INDEX_PRES), 0);
+	CHECK_EQ(lfe_store_index_add_kind(st, "memberUid", LFE_INDEX_SUB), 0);
+	CHECK_EQ(lfe_store_index_add_kind(st, "entryUUID", LFE_INDEX_SUB), 0);
+	CHECK_EQ(lfe_store_index_add_kind(st, "uidNumber", LFE_INDEX_PRES), 0);
+	CHECK_EQ(lfe_store_index_add_kind(st, "member", LFE_INDEX_PRES), 0);
+	CHECK_EQ(lfe_store_index_add_kind(st, "uidNumber", LFE_INDEX_SUB), -EOPNOTSUPP);
 	/* Rewrite some (unindex then index again) and delete some. */
 	for (unsigned i = 0; i < N_ENT; i += 7)
 		CHECK_EQ(put_random(st, i), 0);
@@ -245,6 +363,7 @@ static void test_property(void)
 	}
 	printf("property: 1500 assertions, %u matches (%u long-value assertions)\n", matched, hashed);
 	CHECK(matched > 1000 && hashed > 10);
+	prop_pres_sub(r);
 	lfe_store_reader_free(r);
 	lfe_store_close(st);
 }
@@ -355,6 +474,42 @@ static void test_planner(void)
 	if (r2)
 		CHECK_EQ(search(r2, &f, &n, count_emit, &stats), LFE_RC_SUCCESS);
 	CHECK_EQ(n, 1);
+	/* A presence index: (uidNumber=*) walks its list; beside an equality
+	 * item the equality list (1) wins; dropping the presence kind alone
+	 * refuses (attr=*) from the next snapshot and keeps equality. */
+	/* (&) (RFC 4526's absolute true): no item an index answers, 53, not a
+	 * protocol error. */
+	static const uint8_t and_empty[] = { 0xa0, 0x00 };
+	struct bb fe = { (uint8_t *)and_empty, sizeof(and_empty) };
+	if (r2)
+		CHECK_EQ(search(r2, &fe, &n, count_emit, &stats), LFE_RC_UNWILLING_TO_PERFORM);
+	CHECK_EQ(lfe_store_index_add_kind(st, "uidNumber", LFE_INDEX_PRES), 0);
+	struct lfe_store_reader *r3 = lfe_store_reader_new(st);
+	CHECK(r3 != NULL);
+	if (!r3)
+		return;
+	struct bb fp = { fb + 4096, 0 };
+	bb_octets(&fp, 0x87, "uidNumber");
+	n = 0;
+	CHECK_EQ(search(r3, &fp, &n, count_emit, &stats), LFE_RC_SUCCESS);
+	CHECK_EQ(n, 1000);
+	CHECK_EQ(stats.planned_count, 1000);
+	bb_eq(&fp, "uidNumber", "10001");
+	bb_wrap(&fp, 0, 0xa0);
+	n = 0;
+	CHECK_EQ(search(r3, &fp, &n, count_emit, &stats), LFE_RC_SUCCESS);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(stats.visited, 1);
+	CHECK_EQ(lfe_store_index_del_kind(st, "uidNumber", LFE_INDEX_PRES), 0);
+	CHECK_EQ(lfe_store_index_del_kind(st, "uidNumber", LFE_INDEX_PRES), -ENOENT);
+	CHECK_EQ(lfe_store_reader_renew(r3), 0);
+	fp.n = 0;
+	bb_octets(&fp, 0x87, "uidNumber");
+	CHECK_EQ(search(r3, &fp, &n, count_emit, &stats), LFE_RC_UNWILLING_TO_PERFORM);
+	n = 0;
+	CHECK_EQ(search(r3, &f, &n, count_emit, &stats), LFE_RC_SUCCESS);
+	CHECK_EQ(n, 1);
+	lfe_store_reader_free(r3);
 	struct lfe_store_index ix[LFE_STORE_MAX_INDEX];
 	int ni = lfe_store_index_list(st, ix, LFE_STORE_MAX_INDEX);
 	CHECK_EQ(ni, 11);

@@ -372,7 +372,7 @@ out_has "global options after the command" "entries: 5"
 
 # ---- index and upgrade ----
 run "info lists indexes" 0 "" info
-out_has "info lists indexes" "indexes (eq): uid uidnumber gidnumber cn mail memberuid member uniquemember memberof objectclass entryuuid"
+out_has "info lists indexes" "indexes: uid uidnumber gidnumber cn mail memberuid member uniquemember memberof objectclass entryuuid"
 run "index list" 0 "" index list
 out_has "index list" "uidnumber eq integerMatch keys="
 out_has "index list" "member eq distinguishedNameMatch keys="
@@ -380,7 +380,28 @@ out_has "index list" "memberuid eq caseExactMatch keys="
 run "index add" 0 "" index add loginShell eq
 run "index add again" 1 "" index add LOGINSHELL;  err_has "index add again" "already indexed"
 run "index add secret" 1 "" index add userPassword; err_has "index add secret" "can be indexed"
-run "index add pres" 2 "" index add sn pres;      err_has "index add pres" "not supported"
+run "index add bad kind" 2 "" index add sn approx; err_has "index add bad kind" "not supported"
+# Presence and substring kinds: kept with the declaration, built, listed,
+# dropped alone (the equality keys of cn stay exactly as they were).
+cn_keys() { "$CTL" index list | sed -n 's/^cn eq[a-z,]* caseIgnoreMatch keys=\([0-9]*\) .*/\1/p'; }
+cn_before=$(cn_keys)
+run "index add pres" 0 "" index add sn pres
+run "index add sub" 0 "" index add cn sub
+run "index add sub again" 1 "" index add cn sub;  err_has "index add sub again" "already indexed"
+run "index add sub integer" 1 "" index add uidNumber sub; err_has "index add sub integer" "no substring form"
+run "index add sub dn" 1 "" index add member sub; err_has "index add sub dn" "no substring form"
+run "index list kinds" 0 "" index list
+out_has "index list kinds" "sn pres caseIgnoreMatch keys="
+out_has "index list kinds" "cn eq,sub caseIgnoreMatch keys="
+run "info kinds" 0 "" info;                       out_has "info kinds" " cn(eq,sub) "
+out_has "info kinds" " sn(pres)"
+cn_sub=$(cn_keys)
+if [[ -n $cn_before && $cn_sub -gt $cn_before ]]; then ok; else bad "cn sub keys: $cn_before then $cn_sub"; fi
+run "index del sub" 0 "" index del cn sub
+run "index del sub again" 1 "" index del cn sub;  err_has "index del sub again" "not indexed"
+if [[ $(cn_keys) == "$cn_before" ]]; then ok; else bad "cn keys after del sub: $(cn_keys), want $cn_before"; fi
+run "index del pres" 0 "" index del sn
+run "index list after del" 0 "" index list;       out_lacks "index list after del" "sn pres"
 run "index list after add" 0 "" index list;       out_has "index list after add" "loginshell eq caseExactMatch keys="
 run "index del" 0 "" index del loginshell
 run "index del again" 1 "" index del loginshell;  err_has "index del again" "not indexed"
@@ -392,13 +413,13 @@ mkdir -p "$tmp/f2"
 python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
 	"$DATA/store-format2.mdb.xz" "$tmp/f2/data.mdb"
 run "format 2 info" 0 "" --store "$tmp/f2" info;  out_has "format 2 info" "format: 2"
-out_has "format 2 info" "indexes (eq): uid mail cn objectclass"
+out_has "format 2 info" "indexes: uid mail cn objectclass"
 export_body "$tmp/f2" >"$tmp/f2.before"
 run "format 2 index add" 1 "" --store "$tmp/f2" index add gecos
 err_has "format 2 index add" "run ldapfectl upgrade"
 run "upgrade" 0 "" --store "$tmp/f2" upgrade
 run "upgraded info" 0 "" --store "$tmp/f2" info;  out_has "upgraded info" "format: 3"
-out_has "upgraded info" "indexes (eq): uid uidnumber gidnumber cn mail memberuid member"
+out_has "upgraded info" "indexes: uid uidnumber gidnumber cn mail memberuid member"
 run "upgraded index list" 0 "" --store "$tmp/f2" index list
 out_has "upgraded index list" "uidnumber eq integerMatch keys=4 "
 out_has "upgraded index list" "member eq distinguishedNameMatch keys=3 "

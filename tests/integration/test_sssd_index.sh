@@ -31,8 +31,8 @@ print("dn: ou=groups,%s\nobjectClass: organizationalUnit\nou: groups\n" % suf)
 for i in range(n):
     print("dn: uid=user%d,ou=people,%s\nobjectClass: inetOrgPerson\nobjectClass: posixAccount\n"
           "uid: user%d\ncn: User %d\nsn: user%d\nuidNumber: %d\ngidNumber: %d\n"
-          "homeDirectory: /home/user%d\nloginShell: /bin/sh\n"
-          % (i, suf, i, i, i, 10000 + i, 20000 + i % 50, i))
+          "homeDirectory: /home/user%d\nloginShell: /bin/sh\nmail: user%d@example.com\n"
+          % (i, suf, i, i, i, 10000 + i, 20000 + i % 50, i, i))
 # 50 posixGroups (user i in group i % 50 and in group (i * 7) % 50), and a
 # groupOfNames for each with the same members by DN.
 for g in range(50):
@@ -62,7 +62,9 @@ database mdb
 maxsize 268435456
 suffix "$LFE_SUFFIX"
 directory $LFE_WORK/slapd-db
-index objectClass,cn,uid,memberUid,member,uidNumber,gidNumber eq
+index objectClass,uid,memberUid,member,gidNumber eq
+index cn,mail eq,sub
+index uidNumber eq,pres
 limits anonymous size=unlimited
 access to * by * read
 EOF
@@ -82,6 +84,10 @@ lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
 t0=$(date +%s%N)
 lfe_ctl import "$ldif" >/dev/null
 lfe_log "figure: import of $N users and 100 groups with the default indexes: $((($(date +%s%N) - t0) / 1000000)) ms"
+# Substring indexes on cn and mail, presence on uidNumber (issue 26).
+lfe_ctl index add cn sub
+lfe_ctl index add mail sub
+lfe_ctl index add uidNumber pres
 lfe_ctl index list >&2
 conf=$(lfe_conf 1)
 lfe_start "$conf" 0
@@ -148,6 +154,17 @@ for g in 0 17 49; do
 	same "group by name grp$g" 1 "(&(cn=grp$g)(objectclass=posixGroup)$G)" cn gidNumber
 	same "group by gid $((20000 + g))" 1 "(&(gidNumber=$((20000 + g)))(objectclass=posixGroup)$G)" cn
 done
+# Presence and substring indexes: ldapfe answers (53 without them) and
+# agrees with slapd; pieces under 3 characters at the start or end still
+# have keys, the evaluator decides on every candidate.
+same "substring initial (cn=user 1*)" 111 "(cn=user 1*)" cn
+same "substring initial and any" 11 "(&(objectclass=posixAccount)(cn=US*er 99*))" cn uid
+same "substring one-char initial (cn=u*7)" 100 "(cn=u*7)" cn
+same "substring final (mail=*9@example.com)" 100 "(mail=*9@example.com)" mail
+same "substring initial and final (mail=user99*@example.com)" 11 "(mail=user99*@example.com)" mail
+same "substring, none" 0 "(mail=*@example.org)" mail
+same "presence (uidNumber=*)" 1000 "(uidNumber=*)" uid
+same "presence beside substring" 1 "(&(uidNumber=*)(mail=user12*)(mail=*0@example.com))" uid
 same "bare uidNumber" 1 "(uidNumber=10500)"
 same "bare gidNumber (a group and 20 users)" 21 "(gidNumber=20003)" dn
 
