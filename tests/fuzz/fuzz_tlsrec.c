@@ -123,7 +123,7 @@ static struct lfe_tlsrec *pair(const char *suite, SSL **cli_out)
 }
 
 static uint8_t plain[LFE_TLSREC_PLAIN_MAX + 256], rec[2 * LFE_TLSREC_MAX + 64];
-static uint8_t msg[LFE_TLSREC_PLAIN_MAX], got[4 * LFE_TLSREC_PLAIN_MAX];
+static uint8_t msg[2 * LFE_TLSREC_PLAIN_MAX], got[4 * LFE_TLSREC_PLAIN_MAX];   /* msg: up to 17,086 bytes (op 0) */
 
 /* The client's budget model (tlsrec.h): KeyUpdates since the last
  * non-empty data record, and in all (no clock: the burst is the budget). */
