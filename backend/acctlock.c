@@ -1,11 +1,11 @@
 /* backend/acctlock.c — locked and expired accounts (interface in acctlock.h). */
-#include "acctlock.h"
+#include "backend/acctlock.h"
 
 #include <errno.h>
 #include <strings.h>
 #include <string.h>
 
-#include "record.h"
+#include "backend/record.h"
 
 /* "000001010000Z": ppolicy's permanent (administrative) lock. */
 #define PPOLICY_LOCK_FOREVER "000001010000Z"

@@ -1,10 +1,10 @@
 /* backend/bindjob.c — see bindjob.h. */
-#include "bindjob.h"
+#include "backend/bindjob.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "pwscheme.h"
+#include "backend/pwscheme.h"
 
 int lfe_bind_job_add(struct lfe_bind_job *job, const char *val, size_t len)
 {

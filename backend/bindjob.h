@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ppolicy.h"
+#include "backend/ppolicy.h"
 
 #define LFE_BIND_JOB_VALS   4u      /* slow values tried per entry, at most */
 #define LFE_BIND_JOB_BYTES  1024u   /* their total length, at most */

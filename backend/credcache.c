@@ -1,6 +1,6 @@
 /* backend/credcache.c — the verified-credential cache (design, proof
  * obligations and thread rules in credcache.h). */
-#include "credcache.h"
+#include "backend/credcache.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "acctlock.h"
-#include "record.h"
-#include "siphash.h"
+#include "backend/acctlock.h"
+#include "backend/record.h"
+#include "backend/siphash.h"
 
 /* Low bits of a way's tag word 0: the rest (and word 1) is the tag. */
 #define M_LIVE     1ull

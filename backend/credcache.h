@@ -70,7 +70,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "backend/store.h"
 
 #define LFE_CREDCACHE_WAYS        4u
 #define LFE_CREDCACHE_ENTRY_BYTES 32u

@@ -1,5 +1,5 @@
 /* backend/ppolicy.c — password policy at bind (interface in ppolicy.h). */
-#include "ppolicy.h"
+#include "backend/ppolicy.h"
 
 #include <errno.h>
 #include <string.h>
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <sys/random.h>
 
-#include "acctlock.h"
-#include "record.h"
-#include "siphash.h"
+#include "backend/acctlock.h"
+#include "backend/record.h"
+#include "backend/siphash.h"
 
 static bool type_is(struct lfe_bytes t, const char *name, size_t n)
 {

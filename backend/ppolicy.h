@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../ldap/msg.h"
+#include "ldap/msg.h"
 
 /* Request and response control (draft-behera §6). */
 #define LFE_PP_CONTROL_OID "1.3.6.1.4.1.42.2.27.8.5.1"

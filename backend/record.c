@@ -3,7 +3,7 @@
  * so it trusts nothing: every length is compared with what is left before it
  * is used, and sums are widened before they are compared.
  */
-#include "record.h"
+#include "backend/record.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
+#include "ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
 
 #define LFE_RECORD_VERSION   1u
 #define LFE_RECORD_HDR_LEN   6u

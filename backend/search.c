@@ -1,12 +1,12 @@
 /* backend/search.c — see search.h. */
-#include "search.h"
+#include "backend/search.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "../ldap/dn.h"
-#include "../ldap/filter.h"
-#include "record.h"
+#include "ldap/dn.h"
+#include "ldap/filter.h"
+#include "backend/record.h"
 
 struct walk {
 	struct lfe_store_reader *r;

@@ -39,9 +39,9 @@
 
 #include <errno.h>
 
-#include "../ldap/dn.h"    /* LFE_DN_MAX */
-#include "../ldap/msg.h"   /* struct lfe_search_req, struct lfe_ldap_entry, LFE_RC_* */
-#include "store.h"
+#include "ldap/dn.h"    /* LFE_DN_MAX */
+#include "ldap/msg.h"   /* struct lfe_search_req, struct lfe_ldap_entry, LFE_RC_* */
+#include "backend/store.h"
 
 #define LFE_SEARCH_DEFAULT_CANDIDATES 10000u
 /* Filter work units (ldap/filter.h, lfe_filter_eval_budget) one request may

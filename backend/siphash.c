@@ -1,6 +1,6 @@
 /* backend/siphash.c — SipHash-2-4 (interface in siphash.h), after the
  * reference implementation; checked against its test vectors. */
-#include "siphash.h"
+#include "backend/siphash.h"
 
 #include <string.h>
 

@@ -46,7 +46,7 @@
  * with ASCII rules only. At most LFE_STORE_MAX_ATTRS attributes per entry,
  * each type at most once.
  */
-#include "store.h"
+#include "backend/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,13 +61,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../ldap/dn.h"
-#include "bindjob.h"
-#include "acctlock.h"
-#include "ppolicy.h"
-#include "pwscheme.h"
-#include "record.h"
-#include "siphash.h"
+#include "ldap/dn.h"
+#include "backend/bindjob.h"
+#include "backend/acctlock.h"
+#include "backend/ppolicy.h"
+#include "backend/pwscheme.h"
+#include "backend/record.h"
+#include "backend/siphash.h"
 
 #define LFE_STORE_DEFAULT_MAP   (4ull << 30)
 #define LFE_STORE_MAX_ATTRS     1024u

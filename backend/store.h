@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
+#include "ldap/msg.h"      /* struct lfe_bytes, struct lfe_ldap_attr */
 
 /* What this build writes: 2 = format 1 plus the bind index "bind" (DN
  * hash → the entry's userPassword and lock attributes, kept by every

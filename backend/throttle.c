@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "siphash.h"
-#include "throttle.h"
+#include "backend/siphash.h"
+#include "backend/throttle.h"
 
 /* One cell: failures in epoch `epoch` (cur) and in the epoch before (prev),
  * saturating; the penalty deadline of the keys that share it (max). */

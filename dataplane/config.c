@@ -1,5 +1,5 @@
 /* dataplane/config.c — configuration keys, table-driven; see config.h. */
-#include "config.h"
+#include "dataplane/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "ldap/dn.h"
-#include "log.h"
-#include "net.h"
-#include "share.h"
-#include "tcp.h"
+#include "dataplane/log.h"
+#include "net/net.h"
+#include "net/share.h"
+#include "net/tcp.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
 		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO, K_TLSREC,
@@ -702,4 +702,16 @@ int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char err[L
 	}
 	o->on = true;
 	return 0;
+}
+
+struct lfe_tls *lfe_tls_from_config(const struct lfe_config *c, const struct lfe_tls *prev,
+				    char *err, size_t errlen)
+{
+	struct lfe_tls_opts o = {
+		.cert = c->tls_certificate, .key = c->tls_key, .ca = c->tls_ca,
+		.verify_client = c->tls_verify_client, .protocol_min = c->tls_protocol_min,
+		.ciphers = c->tls_ciphers, .ciphersuites = c->tls_ciphersuites,
+		.ticket_lifetime = c->tls_ticket_lifetime, .record_layer = c->tls_record_layer,
+	};
+	return lfe_tls_new_opts(&o, prev, err, errlen);
 }

@@ -24,7 +24,7 @@
  *             shared resource (connections, half-open connections, TLS
  *             handshakes, verifier jobs) no per-source bound applies; above
  *             it a source may hold its fair share, capacity / sources:
- *             dataplane/share.h], max_conns_per_source [256; per core: the
+ *             net/share.h], max_conns_per_source [256; per core: the
  *             fair share of connections never goes below it; 0 = none; a
  *             SYN beyond the share is answered RST], pdu_timeout_ms [5000; 100..3600000: a
  *             request split over segments must be complete within it],
@@ -60,9 +60,9 @@
  *             LFE_TLS_CIPHERSUITES_DEFAULT], ticket_lifetime
  *             [7200 s, ≤ 7 days; 0 = no session tickets, no resumption],
  *             record_layer = ldapfe | openssl [ldapfe: established TLS 1.3
- *             AES-GCM / ChaCha20 connections use dataplane/tlsrec.c's
+ *             AES-GCM / ChaCha20 connections use tls/tlsrec.c's
  *             records; openssl: OpenSSL's throughout, the fallback].
- *             The files and cipher lists are checked by dataplane/tls.c at
+ *             The files and cipher lists are checked by tls/tls.c at
  *             start and at reload (every [tls] key and require_tls are live:
  *             a reload builds a new context for new connections)
  *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
@@ -133,7 +133,7 @@
 #include <stdint.h>
 
 #include "ldap/session.h"   /* enum lfe_search_access, lfe_search_scope_max */
-#include "tls.h"            /* enum lfe_tls_verify */
+#include "tls/tls.h"            /* enum lfe_tls_verify */
 
 #define LFE_CFG_MAX_PORTS     8u
 #define LFE_CFG_MAX_LISTEN    8u
@@ -207,7 +207,7 @@ struct lfe_config {
 	uint32_t verifier_threads;
 	uint32_t verify_queue;
 	uint32_t verify_per_source;
-	/* [tls] handshake steps off the workers (dataplane/tlsoff.h) */
+	/* [tls] handshake steps off the workers (tls/tlsoff.h) */
 	uint32_t tls_handshake_threads;        /* 0 = inline on the worker */
 	uint32_t tls_handshake_queue;          /* daemon total, shared by the workers */
 	uint32_t tls_handshake_per_source;     /* per client address and worker */
@@ -266,5 +266,9 @@ int lfe_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ou
  * no key can be changed and silently ignored. */
 bool lfe_config_differs(const struct lfe_config *a, const struct lfe_config *b, char *name,
 			size_t len);
+
+/* The TLS context of c's [tls] keys, as lfe_tls_new_opts (tls/tls.h). */
+struct lfe_tls *lfe_tls_from_config(const struct lfe_config *c, const struct lfe_tls *prev,
+				    char *err, size_t errlen);
 
 #endif

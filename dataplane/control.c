@@ -18,10 +18,10 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 
-#include "control.h"
+#include "dataplane/control.h"
 #include "ldap/dn.h"
-#include "tls.h"
-#include "worker.h"
+#include "tls/tls.h"
+#include "dataplane/worker.h"
 
 #define CTL_VERSION LFE_VERSION
 

@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "daemon.h"
+#include "dataplane/config.h"
+#include "dataplane/daemon.h"
 
 #define LFE_CTL_REQ_MAX   1024u   /* bytes of one request line, newline included */
 #define LFE_CTL_CONNS_MAX 256u    /* connections one snapshot lists per core */

@@ -19,9 +19,9 @@
 
 #include "backend/ppolicy.h"
 #include "backend/store.h"
-#include "config.h"
-#include "log.h"
-#include "net.h"
+#include "dataplane/config.h"
+#include "dataplane/log.h"
+#include "net/net.h"
 
 #define LFE_MAX_WORKERS  64u
 

@@ -52,10 +52,10 @@
 
 #include "backend/bindjob.h"
 #include "backend/search.h"
-#include "glue.h"
-#include "tls.h"
-#include "verifier.h"
-#include "worker.h"
+#include "dataplane/glue.h"
+#include "tls/tls.h"
+#include "dataplane/verifier.h"
+#include "dataplane/worker.h"
 
 bool lfe_glue_is_ldaps(const struct lfe_config *cf, uint16_t port)
 {

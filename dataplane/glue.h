@@ -4,7 +4,7 @@
 #define LFE_DATAPLANE_GLUE_H
 
 #include "ldap/session.h"
-#include "tcp.h"
+#include "net/tcp.h"
 
 struct lfe_worker;
 struct lfe_config;

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "dataplane/log.h"
 
 static const char *const level_names[] = { "err", "warn", "info", "debug" };
 

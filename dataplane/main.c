@@ -38,16 +38,16 @@
 
 #include "ldap/dn.h"
 #include "backend/pwscheme.h"
-#include "control.h"
-#include "dataplane/unmapguard.h"
-#include "metrics.h"
-#include "port.h"
-#include "priv.h"
-#include "telemetry.h"
-#include "tls.h"
-#include "tlsoff.h"
-#include "verifier.h"
-#include "worker.h"
+#include "dataplane/control.h"
+#include "dpdk/unmapguard.h"
+#include "dataplane/metrics.h"
+#include "dataplane/port.h"
+#include "dataplane/priv.h"
+#include "dataplane/telemetry.h"
+#include "tls/tls.h"
+#include "tls/tlsoff.h"
+#include "dataplane/verifier.h"
+#include "dataplane/worker.h"
 
 /* Signal handlers reach the daemon only through a static; set before the
  * handlers are installed. */

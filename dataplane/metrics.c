@@ -11,8 +11,8 @@
 #include <microhttpd.h>
 #include <rte_ethdev.h>
 
-#include "metrics.h"
-#include "worker.h"
+#include "dataplane/metrics.h"
+#include "dataplane/worker.h"
 
 struct lfe_metrics {
 	struct lfe_daemon *d;

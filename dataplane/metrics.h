@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "daemon.h"
+#include "dataplane/daemon.h"
 
 /* Connections at once: in all, and from one client address (beyond it a
  * connection is closed at accept). Each idles out after 10 s and holds at

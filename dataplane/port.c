@@ -23,8 +23,8 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
-#include "port.h"
-#include "worker.h"
+#include "dataplane/port.h"
+#include "dataplane/worker.h"
 
 #define NB_RXD 1024u
 #define NB_TXD 1024u

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "daemon.h"
+#include "dataplane/daemon.h"
 
 /* After n_workers/lcore_ids are known, before the workers are made (they
  * take the mbuf pools and queue layout decided here). 0 or -1 with err. */

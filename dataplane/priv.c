@@ -1,5 +1,5 @@
 /* dataplane/priv.c — see priv.h. */
-#include "priv.h"
+#include "dataplane/priv.h"
 
 #include <errno.h>
 #include <grp.h>

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "dataplane/config.h"
 
 /* Look up user (and group; NULL or "" = the user's primary group).
  * 0, or -ENOENT (no such user/group) / -EINVAL (uid or gid 0 requested

@@ -15,8 +15,8 @@
 
 #include <rte_telemetry.h>
 
-#include "telemetry.h"
-#include "worker.h"
+#include "dataplane/telemetry.h"
+#include "dataplane/worker.h"
 
 /* rte_telemetry callbacks (DPDK 22.11) take no context argument, so the one
  * daemon of the process is reached through this pointer, set once before

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "daemon.h"
+#include "dataplane/daemon.h"
 
 int lfe_telemetry_init(struct lfe_daemon *d);
 void lfe_stats_print(const struct lfe_daemon *d, FILE *f, const char *prefix);

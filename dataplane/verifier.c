@@ -31,9 +31,9 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "share.h"
-#include "verifier.h"
-#include "worker.h"
+#include "net/share.h"
+#include "dataplane/verifier.h"
+#include "dataplane/worker.h"
 
 #define VERIFY_MAX_THREADS 64u
 #define VERDICT_DROPPED    0xffu

@@ -32,7 +32,7 @@
 
 #include "backend/bindjob.h"
 #include "ldap/session.h"
-#include "tcp.h"
+#include "net/tcp.h"
 
 struct lfe_daemon;
 struct lfe_worker;

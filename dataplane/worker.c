@@ -47,16 +47,16 @@
 #include <rte_malloc.h>
 #include <rte_random.h>
 
-#include "control.h"
-#include "dataplane/mbuf_csum.h"
-#include "dataplane/tcp_buf.h"
-#include "dataplane/unmapguard.h"
-#include "glue.h"
-#include "tlsoff.h"
-#include "tlsrec.h"
-#include "verifier.h"
+#include "dataplane/control.h"
+#include "dpdk/mbuf_csum.h"
+#include "net/tcp_buf.h"
+#include "dpdk/unmapguard.h"
+#include "dataplane/glue.h"
+#include "tls/tlsoff.h"
+#include "tls/tlsrec.h"
+#include "dataplane/verifier.h"
 #include "ldap/dn.h"
-#include "worker.h"
+#include "dataplane/worker.h"
 
 const char *const lfe_wstats_names[LFE_WSTATS_N] = {
 	"rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes",

@@ -20,14 +20,14 @@
 #include "backend/store.h"
 #include "backend/throttle.h"
 #include "ldap/dnpool.h"
-#include "config.h"
-#include "daemon.h"
-#include "impair.h"
+#include "dataplane/config.h"
+#include "dataplane/daemon.h"
+#include "net/impair.h"
 #include "ldap/session.h"
-#include "neigh.h"
-#include "net.h"
-#include "stream.h"
-#include "tcp.h"
+#include "net/neigh.h"
+#include "net/net.h"
+#include "tls/stream.h"
+#include "net/tcp.h"
 
 #define LFE_BURST        32u
 /* From this many connections on a core, an rx burst prefetches its TCP

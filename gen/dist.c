@@ -2,7 +2,7 @@
  * formulation of Apache Commons RNG's RejectionInversionZipfSampler
  * (h(x) = x^-s, H its integral, with the expm1/log1p helpers that keep
  * s near 1 exact). */
-#include "dist.h"
+#include "gen/dist.h"
 
 #include <errno.h>
 #include <math.h>

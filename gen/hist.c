@@ -1,5 +1,5 @@
 /* gen/hist.c — see hist.h. */
-#include "hist.h"
+#include "gen/hist.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  *
  * Each generator lcore (--lcores, one by default) drives its own share of
  * the connections on its own queue pair: the client side of
- * dataplane/tcp.c (lfe_tcp_connect), frames from dataplane/net.c, bind
+ * net/tcp.c (lfe_tcp_connect), frames from net/net.c, bind
  * requests pre-encoded at start (gen/pdu.h), users drawn by gen/dist.h.
  * Each connection owns a fixed slice of the (source address, source port)
  * space, so the lcore that owns a received segment follows from its
@@ -50,10 +50,10 @@
 #include <rte_memory.h>
 #include <rte_ring.h>
 
-#include "dataplane/mbuf_csum.h"
-#include "dataplane/net.h"
-#include "dataplane/tcp.h"
-#include "dataplane/unmapguard.h"
+#include "dpdk/mbuf_csum.h"
+#include "net/net.h"
+#include "net/tcp.h"
+#include "dpdk/unmapguard.h"
 #include "gen/dist.h"
 #include "gen/hist.h"
 #include "gen/opts.h"

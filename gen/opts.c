@@ -1,5 +1,5 @@
 /* gen/opts.c — see opts.h. */
-#include "opts.h"
+#include "gen/opts.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/net.h"
+#include "net/net.h"
 #include "gen/dist.h"
 #include "gen/pdu.h"
 
@@ -31,7 +31,7 @@ const char *const lfe_gen_usage =
 	"counted. --flood-ips adds it to any workload (same lcores); --workload synflood\n"
 	"floods only (sources: --flood-ips, else --src-ips, else --src-ip).\n"
 	"--tls-records: who seals and opens TLS 1.3 records once the handshake is done:\n"
-	"ldapfe (default: dataplane/tlsrec.c, as the server does; not with --tls-resume,\n"
+	"ldapfe (default: tls/tlsrec.c, as the server does; not with --tls-resume,\n"
 	"which keeps OpenSSL for the tickets) or openssl (OpenSSL throughout).\n"
 	"--rx-csum: received IPv4/TCP checksums, where the port does not verify them\n"
 	"itself (memif, af_packet): sample (default) verifies a random ~1 in 8 frames in\n"

@@ -1,5 +1,5 @@
 /* gen/pdu.c — see pdu.h. */
-#include "pdu.h"
+#include "gen/pdu.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* gen/rxcsum.c — see rxcsum.h. */
-#include "rxcsum.h"
+#include "gen/rxcsum.h"
 
 #include <string.h>
 

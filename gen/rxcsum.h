@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane/net.h"
+#include "net/net.h"
 
 /* Frames unchecked after a checked one: GAP_MIN .. GAP_MAX - 1, mean 7:
  * one frame in 8 is checked. */

@@ -1,5 +1,5 @@
 /* gen/tlsc.c — see tlsc.h. */
-#include "tlsc.h"
+#include "gen/tlsc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "dataplane/tlsrec.h"
+#include "tls/tlsrec.h"
 #include "ldap/client.h"
 
 /* Plaintext of one record at most per SSL_read (tlsrec: the inner

@@ -33,7 +33,7 @@
  * Records (cfg.records): with LFE_TLSC_RECORDS_LDAPFE (the default), a
  * TLS 1.3 connection leaves OpenSSL once its handshake completes: the
  * traffic secrets (caught by the keylog callback) key ldapfe's own record
- * layer (dataplane/tlsrec.h, in client mode: the server's
+ * layer (tls/tlsrec.h, in client mode: the server's
  * NewSessionTickets are skipped), the SSL object is freed, and each record
  * costs a nonce and one AEAD pass instead of OpenSSL's per-record work
  * (~7 µs a bind's two records on OpenSSL; the generator should not be
@@ -62,7 +62,7 @@ enum lfe_tlsc_resume {
 };
 
 enum lfe_tlsc_records {
-	LFE_TLSC_RECORDS_LDAPFE = 0,  /* TLS 1.3 records by dataplane/tlsrec.c */
+	LFE_TLSC_RECORDS_LDAPFE = 0,  /* TLS 1.3 records by tls/tlsrec.c */
 	LFE_TLSC_RECORDS_OPENSSL = 1, /* OpenSSL's throughout */
 };
 

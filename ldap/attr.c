@@ -4,7 +4,7 @@
  * normalization needs it on its fast path; lfe_attr_type_same() and
  * lfe_attr_canon() are its doors.
  */
-#include "attr.h"
+#include "ldap/attr.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* ldap/ber.c — strict BER reader and back-to-front writer (see ber.h). */
-#include "ber.h"
+#include "ldap/ber.h"
 
 int lfe_ber_hdr(const uint8_t *p, size_t len, uint8_t *tag, size_t *hdr_len,
 		size_t *content_len)

@@ -3,9 +3,9 @@
  * protect the server from its clients also protect the load generator from
  * a misbehaving server (whose results it must never guess at).
  */
-#include "client.h"
+#include "ldap/client.h"
 
-#include "ber.h"
+#include "ldap/ber.h"
 
 #define OID_NOTICE "1.3.6.1.4.1.1466.20036"
 

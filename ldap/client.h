@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "msg.h"
+#include "ldap/msg.h"
 
 /* Encode an LDAPv3 simple BindRequest with message id msgid (1..2^31-1).
  * dn and pw are raw octets (pw may be empty for an anonymous/unauthenticated

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "attr.h"
+#include "ldap/attr.h"
 
 #define LFE_DN_MAX      1024u  /* longest normalized DN we keep */
 #define LFE_DN_MAX_RDNS 64u

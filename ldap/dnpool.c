@@ -8,7 +8,7 @@
  * with none left, and empty pages (which go back to the free pages at
  * once), are on no class list.
  */
-#include "dnpool.h"
+#include "ldap/dnpool.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

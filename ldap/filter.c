@@ -19,10 +19,10 @@
  *   - a filter "(cn=x)" tests the values stored under exactly "cn" (or an
  *     alias or OID of it): subtypes such as "cn;lang-en" are not searched.
  */
-#include "attr.h"
-#include "ber.h"
-#include "dn.h"
-#include "filter.h"
+#include "ldap/attr.h"
+#include "ldap/ber.h"
+#include "ldap/dn.h"
+#include "ldap/filter.h"
 
 enum {
 	F_AND = LFE_BER_CTX_CONS(0),

@@ -26,7 +26,7 @@
 #ifndef LFE_LDAP_FILTER_H
 #define LFE_LDAP_FILTER_H
 
-#include "msg.h"
+#include "ldap/msg.h"
 
 /* Check a complete Filter TLV of exactly len bytes against the full grammar
  * (and, or, not, equalityMatch, substrings, greaterOrEqual, lessOrEqual,

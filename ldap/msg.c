@@ -9,9 +9,9 @@
  * are checked for their DN and for well-formed elements after it, not for
  * their full grammar: the answer is a refusal either way.
  */
-#include "ber.h"
-#include "filter.h"
-#include "msg.h"
+#include "ldap/ber.h"
+#include "ldap/filter.h"
+#include "ldap/msg.h"
 
 #define OID_NOTICE_OF_DISCONNECTION "1.3.6.1.4.1.1466.20036"
 

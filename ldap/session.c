@@ -50,16 +50,16 @@
  *    the connection goes on; its framing was sound.
  *  - The search access policy: session.h, struct lfe_search_policy.
  */
-#include "session.h"
+#include "ldap/session.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ber.h"
-#include "dn.h"
-#include "dnpool.h"
-#include "filter.h"
+#include "ldap/ber.h"
+#include "ldap/dn.h"
+#include "ldap/dnpool.h"
+#include "ldap/filter.h"
 
 #define HDR_CAP 16u               /* longest LDAPMessage header + peek */
 #define RESULT_RESERVE 160u       /* any LDAPResult we send, our diagnostics */

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attr.h"
-#include "msg.h"
+#include "ldap/attr.h"
+#include "ldap/msg.h"
 
 struct lfe_session;
 struct lfe_dnpool;

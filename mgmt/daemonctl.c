@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemonctl.h"
+#include "mgmt/daemonctl.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 

@@ -33,10 +33,10 @@
 #include "backend/record.h"
 #include "backend/store.h"
 #include "ldap/dn.h"
-#include "daemonctl.h"
-#include "ldif.h"
-#include "progress.h"
-#include "sync.h"
+#include "mgmt/daemonctl.h"
+#include "mgmt/ldif.h"
+#include "mgmt/progress.h"
+#include "mgmt/sync.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 

@@ -5,7 +5,7 @@
  * guesses around bad base64; an import must refuse those with the exact
  * line, so this reader is our own and small.
  */
-#include "ldif.h"
+#include "mgmt/ldif.h"
 
 #include <errno.h>
 #include <stdarg.h>

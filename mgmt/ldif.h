@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../ldap/msg.h"   /* struct lfe_bytes */
+#include "ldap/msg.h"   /* struct lfe_bytes */
 
 #define LFE_LDIF_MAX_LINE   (16u << 20)  /* longest unfolded line (bytes) */
 #define LFE_LDIF_MAX_VALUES 1000000u     /* attribute values in one record */

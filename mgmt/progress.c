@@ -2,7 +2,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "mgmt/progress.h"
 
 #define REDRAW_NS 200000000u
 

@@ -8,7 +8,7 @@
  *   "status"          provider, counters, last change (ldapfectl sync --status)
  * and the cookie in the store's own meta slot.
  */
-#include "sync_run.h"
+#include "mgmt/sync_run.h"
 
 #include <errno.h>
 #include <inttypes.h>

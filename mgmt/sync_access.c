@@ -19,7 +19,7 @@
 
 #include <ldap.h>
 
-#include "sync_run.h"
+#include "mgmt/sync_run.h"
 
 /* The attributes acctlock.h and ppolicy.h read on an account, with a value
  * of their syntax (a Compare with a malformed value fails on syntax before

@@ -1,6 +1,6 @@
 /* mgmt/sync_cli.c — `ldapfectl sync` command line and `--status` (the
  * consumer itself is sync.c; see sync.h). */
-#include "sync.h"
+#include "mgmt/sync.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <ldap.h>
 
 #include "backend/store.h"
-#include "sync_run.h"
+#include "mgmt/sync_run.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 

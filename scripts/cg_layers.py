@@ -6,7 +6,7 @@ dump, and call counts of named functions (for scripts/callgrind-csum.sh).
 
 The dump is read by tests/bench/callgrind_bind.py's parser (the one
 callgrind-bind.sh uses); this only groups its per-file costs differently.
-groups: ldapfe's own sources by file (dataplane/net.c, ...), then "lmdb",
+groups: ldapfe's own sources by file (net/net.c, ...), then "lmdb",
 "libcrypto", "pmd net_tap", "dpdk other", "libc", "other" by object/file.
 fns: self instructions of each function whose name starts with one of FN.
 calls: how often each FN was called (sum over call sites).

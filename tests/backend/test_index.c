@@ -24,7 +24,7 @@
 
 #include "backend/search.h"
 #include "backend/store.h"
-#include "berbuild.h"
+#include "tests/backend/berbuild.h"
 #include "ldap/filter.h"
 
 static int failures;

@@ -9,7 +9,7 @@
 
 #include "backend/search.h"
 #include "backend/store.h"
-#include "berbuild.h"
+#include "tests/backend/berbuild.h"
 
 static int failures;
 

@@ -36,7 +36,7 @@
 #include "ldap/client.h"
 #include "ldap/filter.h"
 #include "ldap/session.h"
-#include "../backend/berbuild.h"
+#include "tests/backend/berbuild.h"
 
 #define SUFFIX "dc=example,dc=com"
 #define RUNS 5

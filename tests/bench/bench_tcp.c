@@ -24,7 +24,7 @@
  * The stack's part only: the daemon adds the frame's parse and the
  * SYN,ACK's build and send.
  */
-#include "dataplane/tcp.h"
+#include "net/tcp.h"
 
 #include <stdio.h>
 #include <stdlib.h>

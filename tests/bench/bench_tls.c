@@ -1,6 +1,6 @@
 /* tests/bench/bench_tls.c — the server's TLS costs, step by step, on one
  * thread with no network: the daemon's SSL_CTX (lfe_tls_new_opts) and the
- * OpenSSL calls dataplane/stream.c makes (memory BIOs, handshake steps,
+ * OpenSSL calls tls/stream.c makes (memory BIOs, handshake steps,
  * flushes in 4 KiB pieces, one record in and one record out per bind),
  * against an in-process OpenSSL client whose time is not counted.
  *
@@ -18,7 +18,7 @@
  *   record    one bind-sized record in (62 B) and one response out (14 B)
  *             as stream.c's input and output paths do them with OpenSSL
  *             ([tls] record_layer = openssl)
- *   tlsrec    the same with ldapfe's record layer (dataplane/tlsrec.h:
+ *   tlsrec    the same with ldapfe's record layer (tls/tlsrec.h:
  *             record_layer = ldapfe, the default; the cipher by OpenSSL's
  *             EVP, one context per direction, only the nonce per record)
  *   resumed-tlsrec  resumption, then the handover to tlsrec (secrets from
@@ -37,9 +37,9 @@
  *            bench_tls 4 ec          (or --toggle-collect='record*' ... record)
  * (valgrind hides SHA-NI from OpenSSL: SHA-256's gain shows in CPU time only).
  */
-#include "dataplane/stream.h"
-#include "dataplane/tls.h"
-#include "dataplane/tlsrec.h"
+#include "tls/stream.h"
+#include "tls/tls.h"
+#include "tls/tlsrec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +50,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "tests/dataplane/testpki.h"
+#include "tests/tls/testpki.h"
 
 #define RUNS 5
 

@@ -27,7 +27,7 @@
 # the binds it carries).
 # The dumps are read with tests/bench/callgrind_bind.py's parse(); the
 # layers are the generator's: its own code (gen/), the response decoder
-# (ldap/), dataplane/tcp*.c, dataplane/net.c, the memif PMD, mbuf/mempool,
+# (ldap/), net/tcp*.c, net/net.c, the memif PMD, mbuf/mempool,
 # other DPDK, libc.
 #
 # Environment (defaults):
@@ -148,8 +148,8 @@ LAYERS = [
     ("gen/pdu.c (request build)", r"gen/pdu\.[ch]"),
     ("gen/hist+dist (latency, user draw)", r"gen/(hist|dist|tuples)\.[ch]"),
     ("ldap/ response decode", r"ldap/"),
-    ("net eth/ip/tcp hdr, csum", r"dataplane/net\.[ch]"),
-    ("tcp", r"dataplane/tcp[a-z_]*\.[ch]"),
+    ("net eth/ip/tcp hdr, csum", r"net/net\.[ch]"),
+    ("tcp", r"net/tcp[a-z_]*\.[ch]"),
     ("libc", r"libc\.so|libc-|/glibc|string/|memcpy|memset|memmove|memcmp"),
 ]
 CALLS = ["lfe_gen_bind_pdu", "lfe_ldap_decode_resp", "lfe_ldap_frame", "lfe_net_parse", "lfe_tcp_input",

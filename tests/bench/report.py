@@ -207,8 +207,8 @@ def chart(rows, cg, path):
 
 LAYER_RULES = [
     # (layer, file regex, function regex); the first match wins.
-    ("net", r"dataplane/net\.[ch]$", r"^(lfe_net_|lfe_csum_|lfe_tcp_csum|lfe_arp_)"),
-    ("tcp", r"dataplane/tcp\.[ch]$", r"^lfe_tcp_"),
+    ("net", r"net/net\.[ch]$", r"^(lfe_net_|lfe_csum_|lfe_tcp_csum|lfe_arp_)"),
+    ("tcp", r"net/tcp\.[ch]$", r"^lfe_tcp_"),
     ("ldap", r"(^|/)ldap/", r"^(lfe_ber|lfe_ldap|lfe_session|lfe_dn|lfe_filter)"),
     ("backend", r"(^|/)backend/|mdb\.c$|midl\.c$|/crypto/|sha1|sha256|sha512",
      r"^(lfe_store|lfe_pw|lfe_rec|lfe_be_|mdb_|SHA|sha1_|sha256_|sha512_|EVP_|OPENSSL_|CRYPTO_|ossl_)"),

@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    c.first_request_ms > 3600000u || c.pdu_timeout_ms < 100 || c.pdu_timeout_ms > 3600000u ||
 		    (c.group[0] && !c.user[0]) || !memchr(c.user, 0, sizeof(c.user)))
 			abort();
-		/* What dataplane/tls.h takes: a CA for client verification. */
+		/* What tls/tls.h takes: a CA for client verification. */
 		if (c.tls_protocol_min < 2 || c.tls_protocol_min > 3 ||
 		    c.tls_verify_client > LFE_TLS_VERIFY_REQUIRE ||
 		    (c.tls_verify_client != LFE_TLS_VERIFY_NONE && c.tls_ca[0] == '\0') ||

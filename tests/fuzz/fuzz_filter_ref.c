@@ -4,7 +4,7 @@
  * agree or stop with -ETIME at an empty budget. */
 #include <errno.h>
 
-#include "../ldap/filter_ref.h"
+#include "tests/ldap/filter_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_net.c — dataplane/net.c frame parser: any bytes must be
+/* tests/fuzz/fuzz_net.c — net/net.c frame parser: any bytes must be
  * parsed or refused with a drop reason, never read out of bounds; a parsed
  * TCP segment must rebuild into a frame that parses to the same segment;
  * an echo request must turn into a reply with valid checksums. With the
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/net.h"
+#include "net/net.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

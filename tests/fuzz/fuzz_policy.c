@@ -24,7 +24,7 @@
 #include "ldap/ber.h"
 #include "ldap/dn.h"
 #include "ldap/session.h"
-#include "../ldap/testbackend.c"   /* the test backend is not a library */
+#include "tests/ldap/testbackend.c"   /* the test backend is not a library */
 
 #define BIG_OUT 65536u
 #define SUFFIX "dc=example,dc=com"

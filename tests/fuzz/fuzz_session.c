@@ -17,7 +17,7 @@
 
 #include "ldap/dnpool.h"
 #include "ldap/session.h"
-#include "../ldap/testbackend.c"   /* the test backend is not a library */
+#include "tests/ldap/testbackend.c"   /* the test backend is not a library */
 
 #define BIG_OUT 65536u
 

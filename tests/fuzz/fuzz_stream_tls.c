@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_stream_tls.c — the byte-stream layer with TLS on
- * (dataplane/stream.h, an SSL_CTX from dataplane/tls.h) over the
+ * (tls/stream.h, an SSL_CTX from tls/tls.h) over the
  * user-space TCP, as the daemon runs it, with a real LDAP session on the
  * in-memory test backend.
  *
@@ -16,7 +16,7 @@
  *   mode % 3 == 2: after the handshake, sealed by the client as
  *                  application data (LDAP requests under TLS).
  * The server's context is [tls]'s default, record_layer = ldapfe: after a
- * TLS 1.3 handshake the records reach dataplane/tlsrec.c's parser. With
+ * TLS 1.3 handshake the records reach tls/tlsrec.c's parser. With
  * mode bit 3 (and 1.3, mode % 3 == 1) the bytes are instead chunks (2-byte
  * length, then that many bytes) each sealed with the client's keys as a
  * whole TLSInnerPlaintext (lfe_tlsrec_seal_inner; the last byte is the
@@ -35,11 +35,11 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "dataplane/stream.h"
-#include "dataplane/tls.h"
-#include "dataplane/tlsrec.h"
-#include "../dataplane/testpki.h"
-#include "../ldap/testbackend.c"   /* the test backend is not a library */
+#include "tls/stream.h"
+#include "tls/tls.h"
+#include "tls/tlsrec.h"
+#include "tests/tls/testpki.h"
+#include "tests/ldap/testbackend.c"   /* the test backend is not a library */
 
 #define LADDR 0x0a000001u
 #define RADDR 0x0a000002u

@@ -25,7 +25,7 @@
  * (share_pressure_pct 0: a source's share of the 6 connections is
  * max(6 / (sources + 1), 3), of the 3 half-open ones 3 / (sources + 1)).
  */
-#include "dataplane/tcp.h"
+#include "net/tcp.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /* tests/fuzz/fuzz_tlsrec.c — ldapfe's TLS 1.3 record layer
- * (dataplane/tlsrec.h) against OpenSSL's, records both ways.
+ * (tls/tlsrec.h) against OpenSSL's, records both ways.
  *
  * Per input: a real TLS 1.3 handshake between two OpenSSL objects over
  * memory BIOs (the suite from byte 0), the server handed over to tlsrec
- * as dataplane/stream.c does it (secrets from the keylog callback, write
+ * as tls/stream.c does it (secrets from the keylog callback, write
  * sequence number = the records of the last step). Then the rest of the
  * input is a list of operations (one byte each, then its arguments):
  *   0 n   OpenSSL's client writes n+1 bytes (one record or more): tlsrec
@@ -33,7 +33,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "dataplane/tlsrec.h"
+#include "tls/tlsrec.h"
 
 static SSL_CTX *sctx, *cctx;
 

@@ -9,12 +9,12 @@
 # them).
 #   - every run's binds are all answered right, the daemon still runs after
 #     each disconnect (DPDK 22.11's memif PMD unmapped the regions under a
-#     worker inside eth_memif_rx: SIGSEGV; dataplane/unmapguard.h now holds
+#     worker inside eth_memif_rx: SIGSEGV; dpdk/unmapguard.h now holds
 #     the unmap until the worker's next turn), and it answers a new peer;
 #   - before them, 300 local peers that connect to the socket and close at
 #     once (or after the HELLO, or after a message of zeros) leave the
 #     daemon running with no descriptor left behind (DPDK's listener
-#     panicked the interrupt thread: dataplane/ctlsend.c);
+#     panicked the interrupt thread: dpdk/ctlsend.c);
 #   - the daemon stops cleanly at the end, under a running generator, which
 #     finishes and reports.
 # The race itself is played deterministically by test_unmapguard; here the

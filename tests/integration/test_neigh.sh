@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Neighbours resolved without dropping (dataplane/neigh.h): a SYN,ACK to a
+# Neighbours resolved without dropping (net/neigh.h): a SYN,ACK to a
 # client address ldapfe has not resolved waits while ldapfe asks, instead
 # of being dropped until the client's SYN retransmission (1 s). Kernel
 # clients whose host already knows ldapfe's MAC (so they never ARP):

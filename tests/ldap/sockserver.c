@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "ldap/session.h"
-#include "testbackend.h"
+#include "tests/ldap/testbackend.h"
 
 #define MAX_CONNS 256
 #define IN_CAP 16384

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "filter_ref.h"
+#include "tests/ldap/filter_ref.h"
 
 int main(int argc, char **argv)
 {

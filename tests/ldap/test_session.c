@@ -15,7 +15,7 @@
 #include "ldap/attr.h"
 #include "ldap/dnpool.h"
 #include "ldap/session.h"
-#include "testbackend.h"
+#include "tests/ldap/testbackend.h"
 
 static int failures;
 

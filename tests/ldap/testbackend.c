@@ -1,6 +1,6 @@
 /* tests/ldap/testbackend.c — the real LMDB store behind the session's
  * backend ops, for session tests (see testbackend.h). */
-#include "testbackend.h"
+#include "tests/ldap/testbackend.h"
 
 #include <errno.h>
 #include <stdio.h>
