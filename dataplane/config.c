@@ -221,7 +221,7 @@ void lfe_config_defaults(struct lfe_config *c)
 	c->tls_handshake_threads = 1;
 	c->tls_handshake_queue = 1024;
 	c->tls_handshake_per_source = 16;
-	c->tls_handshake_timeout_ms = 5000;
+	c->tls_handshake_timeout_ms = 10000;   /* conf/ldapfe.conf says why */
 	c->request_slice_us = 200;
 	c->search_max_candidates = 10000;
 	c->tls_protocol_min = 2;

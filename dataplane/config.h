@@ -92,7 +92,7 @@
  *               (share_pressure_pct) a client address's share of a
  *               worker's handshakes is never below it; beyond its share
  *               likewise refused]
- *             handshake_timeout_ms [5000; 0..600000: a TLS handshake must
+ *             handshake_timeout_ms [10000; 0..600000: a TLS handshake must
  *               finish within it of its start (LDAPS connect, StartTLS),
  *               else the connection is reset (tls_handshake_expired); 0:
  *               no limit but idle_timeout_ms]

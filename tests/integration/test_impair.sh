@@ -53,6 +53,11 @@ bad = [r for r in res if r is not True]
 if bad: print("first failure", bad[0])
 ' "$LFE_SADDR" "$LFE_SUFFIX" "$N" "$PORT" "${LFE_PKI:+$LFE_PKI/ca.crt}")
 echo "$out" >&2
+if [[ $(grep ^correct <<<"$out") != "correct $N" ]]; then   # say which bound cut a session
+	"$PY" -c 'import json,sys
+t = json.loads(sys.argv[1])["/ldapfe/stats"]["total"]
+print("nonzero counters:", " ".join("%s=%s" % (k, v) for k, v in sorted(t.items()) if v), file=sys.stderr)' "$(lfe_telemetry /ldapfe/stats)" || true
+fi
 lfe_eq "$N $WHAT under 5% loss/reorder/dup" "$(grep ^correct <<<"$out")" "correct $N"
 secs=$(grep ^seconds <<<"$out" | cut -d' ' -f2)
 ((secs < LIMIT)) || lfe_fail "took ${secs} s"

@@ -49,7 +49,7 @@ lfe_start "$conf" 0
 grep -q "LDAPS port(s) 636" "$LFE_LOG" || lfe_fail "LDAPS port not announced"
 # ldapfectl status names the ports, the [tls] settings in force, the certificate's subject and expiry.
 st=$("$LFE_CTL" --prefix "$LFE_PREFIX" status)
-grep -Eq "^tls: ldaps port\(s\) 636, StartTLS on, require_tls none, record_layer ldapfe, handshake_timeout_ms 5000, handshake_threads 1 queue 1024 per_source 16, certificate $P/srv.crt subject \"CN=$LFE_SADDR\" serial [0-9A-F]+ expires [0-9T:-]+Z \([12] days\)$" <<<"$st" ||
+grep -Eq "^tls: ldaps port\(s\) 636, StartTLS on, require_tls none, record_layer ldapfe, handshake_timeout_ms 10000, handshake_threads 1 queue 1024 per_source 16, certificate $P/srv.crt subject \"CN=$LFE_SADDR\" serial [0-9A-F]+ expires [0-9T:-]+Z \([12] days\)$" <<<"$st" ||
 	lfe_fail "status tls line: $(grep ^tls: <<<"$st")"
 S=ldaps://$LFE_SADDR
 tlscli() { lfe_cli env LDAPTLS_CACERT="$P/ca.crt" LDAPTLS_REQCERT=demand timeout 10 "$@"; }
