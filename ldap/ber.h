@@ -42,7 +42,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "ldap/msg.h"
+#include "ldap/bytes.h"
 
 #define LFE_BER_MAX_DEPTH 64u
 #define LFE_BER_MAX_LEN   0xffffffffu  /* what 4 length octets can say */

@@ -26,7 +26,13 @@
 #ifndef LFE_LDAP_FILTER_H
 #define LFE_LDAP_FILTER_H
 
-#include "ldap/msg.h"
+#include "ldap/bytes.h"
+
+/* Limits the decoder (msg.c) enforces on a SearchRequest's filter. */
+#define LFE_LDAP_MAX_FILTER_DEPTH 32u
+#define LFE_LDAP_MAX_FILTER_NODES 256u
+#define LFE_LDAP_MAX_SUB_PIECES   16u   /* pieces of one substrings item */
+#define LFE_LDAP_MAX_FILTER_PIECES 64u  /* substring pieces in one filter */
 
 /* Check a complete Filter TLV of exactly len bytes against the full grammar
  * (and, or, not, equalityMatch, substrings, greaterOrEqual, lessOrEqual,

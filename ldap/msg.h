@@ -25,19 +25,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ldap/bytes.h"
+#include "ldap/filter.h"   /* the filter limits */
+
 #define LFE_LDAP_DEFAULT_MAX_PDU  65536u
 #define LFE_LDAP_MAX_CONTROLS     16u
 #define LFE_LDAP_MAX_ATTRS        64u   /* attributes listed in a SearchRequest */
-#define LFE_LDAP_MAX_FILTER_DEPTH 32u
-#define LFE_LDAP_MAX_FILTER_NODES 256u
-#define LFE_LDAP_MAX_SUB_PIECES   16u   /* pieces of one substrings item */
-#define LFE_LDAP_MAX_FILTER_PIECES 64u  /* substring pieces in one filter */
 
-/* A slice of a caller-owned buffer. */
-struct lfe_bytes {
-	const uint8_t *p;
-	size_t len;
-};
 
 /* protocolOp application tag numbers (RFC 4511 §4.2 ff.). */
 enum lfe_ldap_op {
