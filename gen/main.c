@@ -51,6 +51,9 @@
 #include <rte_ring.h>
 
 #include "dpdk/mbuf_csum.h"
+#include "dpdk/port.h"
+#include "dpdk/txbuf.h"
+#include "dpdk/arp.h"
 #include "net/net.h"
 #include "net/tcp.h"
 #include "dpdk/unmapguard.h"
@@ -124,7 +127,8 @@ struct counters {
 	uint64_t binds_sent, binds_ok, binds_invalid, sessions, conns_opened;
 	uint64_t err[E_MAX];
 	uint64_t rc_unexpected[3];     /* by kind asked: ok, wrong, unknown */
-	uint64_t tx_frames, rx_frames, tx_drops, rx_drops;
+	struct lfe_txbuf_stats tx;     /* frames sent; dropped: refused by the port or not built */
+	uint64_t rx_frames, rx_drops;
 	struct lfe_gen_rxcsum_ct rxc;  /* received checksums: checked, by the port, bad */
 	uint64_t busy_cycles;          /* polls that received or sent something */
 	uint64_t busy_turns;           /* and how many such polls */
@@ -196,8 +200,8 @@ struct gen {
 	struct lfe_gen_rxcsum rxs;   /* which frames are checked in software */
 	uint32_t next_hop;
 	uint16_t ip_id;
+	struct lfe_txbuf txb;     /* our queue's (dpdk/txbuf.h), slots in tx */
 	struct rte_mbuf *tx[TXBUF];
-	uint16_t ntx;
 	/* Received mbufs done with, reset, for the next frames sent (a
 	 * persistent bind receives one and sends one): no mempool round trip. */
 	struct rte_mbuf *spare[BURST];
@@ -286,30 +290,13 @@ static inline void prefetch_w(const void *p)
 
 static void tx_flush(struct gen *g)
 {
-	if (!g->ntx)
-		return;
-	uint16_t n = rte_eth_tx_burst(g->port_id, g->q, g->tx, g->ntx);
-	g->ct.tx_frames += n;
-	if (n < g->ntx && g->o.flood_lo && (unsigned)(g->ntx - n) <= TXBUF / 2) {
-		/* A flood fills the ring: what it refused goes first next
-		 * poll (flood() waits until it has), so the workload's frames
-		 * are delayed by the flood, not lost to it. */
-		memmove(g->tx, &g->tx[n], (size_t)(g->ntx - n) * sizeof(g->tx[0]));
-		g->ntx = (uint16_t)(g->ntx - n);
-		return;
-	}
-	if (n < g->ntx) {
-		g->ct.tx_drops += (uint64_t)(g->ntx - n);
-		rte_pktmbuf_free_bulk(&g->tx[n], (unsigned)(g->ntx - n));
-	}
-	g->ntx = 0;
+	if (g->txb.n)
+		lfe_txbuf_flush(&g->txb, 0, &g->ct.tx);
 }
 
 static void tx_queue(struct gen *g, struct rte_mbuf *m)
 {
-	g->tx[g->ntx++] = m;
-	if (g->ntx == TXBUF)
-		tx_flush(g);
+	lfe_txbuf_push(&g->txb, m, 0, &g->ct.tx);
 }
 
 /* A received mbuf done with: kept for gen_tx when it is a plain one of our
@@ -330,12 +317,12 @@ static int gen_tx(void *ctx, const struct lfe_tcp_seg *seg)
 	struct gen *g = ctx;
 
 	if (!g->have_peer) {
-		g->ct.tx_drops++;
+		g->ct.tx.dropped++;
 		return -ENOBUFS;
 	}
 	struct rte_mbuf *m = g->nspare ? g->spare[--g->nspare] : rte_pktmbuf_alloc(g->pool);
 	if (!m) {
-		g->ct.tx_drops++;
+		g->ct.tx.dropped++;
 		return -ENOBUFS;
 	}
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
@@ -345,7 +332,7 @@ static int gen_tx(void *ctx, const struct lfe_tcp_seg *seg)
 		p, rte_pktmbuf_tailroom(m), g->peer_mac, g->mac, seg, g->ip_id++);
 	if (n < 0) {
 		rte_pktmbuf_free(m);
-		g->ct.tx_drops++;
+		g->ct.tx.dropped++;
 		return -ENOBUFS;
 	}
 	if (g->port_tx_csum) {
@@ -790,7 +777,7 @@ static void flood(struct gen *g)
 	struct rte_mbuf *m[FLOOD_BATCH];
 	uint32_t n = FLOOD_BATCH, built = 0;
 
-	if (g->ntx)
+	if (g->txb.n)
 		return;   /* the workload's frames the ring refused go first */
 
 	if (g->o.flood_rate > 0) {
@@ -900,26 +887,21 @@ static bool is_our_ip(const struct gen *g, uint32_t ip)
 static void send_arp(struct gen *g, uint16_t op, const uint8_t eth_dst[LFE_ETH_ALEN],
 		     const uint8_t tha[LFE_ETH_ALEN], uint32_t spa, uint32_t tpa)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(g->pool);
-	if (!m)
-		return;
-	struct lfe_arp_pkt r = { .op = op, .spa = spa, .tpa = tpa };
-	memcpy(r.sha, g->mac, LFE_ETH_ALEN);
-	memcpy(r.tha, tha, LFE_ETH_ALEN);
-	ssize_t n = lfe_net_build_arp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), eth_dst,
-				      g->mac, &r);
-	if (n < 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	m->data_len = m->pkt_len = (uint32_t)n;
-	tx_queue(g, m);
+	struct lfe_arp_pkt a = { .op = op, .spa = spa, .tpa = tpa };
+	struct rte_mbuf *m;
+
+	memcpy(a.sha, g->mac, LFE_ETH_ALEN);
+	memcpy(a.tha, tha, LFE_ETH_ALEN);
+	if (lfe_dpdk_arp_frame(g->pool, &a, eth_dst, &m) == 0)
+		tx_queue(g, m);
 }
 
 static const uint8_t bcast[LFE_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 static const uint8_t zero_mac[LFE_ETH_ALEN];
 
-static void handle_arp(struct gen *g, const struct lfe_net_pkt *pkt)
+/* ARP from the next hop tells its MAC; a request for one of our addresses
+ * is answered in m. True when m is that answer (queued to send). */
+static bool handle_arp(struct gen *g, struct rte_mbuf *m, const struct lfe_net_pkt *pkt)
 {
 	const struct lfe_arp_pkt *a = &pkt->arp;
 
@@ -927,8 +909,10 @@ static void handle_arp(struct gen *g, const struct lfe_net_pkt *pkt)
 		memcpy(g->peer_mac, a->sha, LFE_ETH_ALEN);
 		g->have_peer = true;
 	}
-	if (a->op == 1 && is_our_ip(g, a->tpa))
-		send_arp(g, 2, a->sha, a->sha, a->tpa, a->spa);
+	if (a->op != 1 || !is_our_ip(g, a->tpa) || lfe_dpdk_arp_answer(m, a, g->mac) < 0)
+		return false;
+	tx_queue(g, m);
+	return true;
 }
 
 static void clock_tick(struct gen *g)
@@ -1024,9 +1008,9 @@ __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbu
 			flood_input(g, &pkt.seg);
 		else if (kind == LFE_NET_TCP && is_our_ip(g, pkt.daddr))
 			tcp_in(g, &pkt.seg);
-		else if (kind == LFE_NET_ARP)
-			handle_arp(g, &pkt);
-		else
+		else if (kind == LFE_NET_ARP && handle_arp(g, m, &pkt))
+			continue;   /* m is the answer */
+		else if (kind != LFE_NET_ARP)
 			g->ct.rx_drops++;
 		rx_done(g, m);
 	}
@@ -1044,7 +1028,7 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	/* Between turns the lcore holds nothing of the port's (unmapguard.h). */
 	lfe_unmap_guard_turn(g->lc, &g->guard_turn);
 	clock_tick(g);
-	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx_frames + g->ct.tx_drops;
+	uint64_t t0 = g->now_tsc, tx0 = g->ct.tx.frames + g->ct.tx.dropped;
 	if (g->busy_t0) {
 		/* The last turn was busy: it lasted until this one began (the
 		 * loop's few instructions between turns with it). */
@@ -1086,7 +1070,7 @@ __attribute__((noinline)) static void poll_once(struct gen *g)
 	 * Timed to the next turn's clock read, not a read of its own here: a
 	 * TSC read costs ~22 ns on the benchmark VM, and a busy turn at full
 	 * speed carries only a few binds. */
-	if (n || g->ct.tx_frames + g->ct.tx_drops != tx0) {
+	if (n || g->ct.tx.frames + g->ct.tx.dropped != tx0) {
 		g->busy_t0 = t0;
 		g->ct.busy_turns++;
 	}
@@ -1129,34 +1113,20 @@ static void poll_pub(struct gen *g)
 
 static int port_setup(struct genrun *r, struct gen *g)
 {
-	char name[RTE_ETH_NAME_MAX_LEN];
-	size_t l = strcspn(g->o.port, ",");
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info info;
-	struct rte_ether_addr mac;
+	struct lfe_dpdk_port p;
+	char err[200];
 	int rc;
 
-	if (l == 0 || l >= sizeof(name)) {
-		fprintf(stderr, "ldapfe-gen: --port: bad device name in \"%s\"\n", g->o.port);
-		return -EINVAL;
-	}
-	memcpy(name, g->o.port, l);
-	name[l] = '\0';
-	if (rte_eth_dev_get_port_by_name(name, &g->port_id) != 0) {
-		rc = rte_dev_probe(g->o.port);
-		if (rc < 0 || rte_eth_dev_get_port_by_name(name, &g->port_id) != 0) {
-			fprintf(stderr, "ldapfe-gen: --port: cannot probe \"%s\": %s\n", g->o.port,
-				rc < 0 ? strerror(-rc) : "no ethdev of that name");
-			return -ENODEV;
-		}
-	}
-	rc = rte_eth_dev_info_get(g->port_id, &info);
-	if (rc < 0)
+	rc = lfe_dpdk_port_find(g->o.port, &p, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ldapfe-gen: --port: %s\n", err);
 		return rc;
-	if (info.max_rx_queues < r->nl || info.max_tx_queues < r->nl) {
+	}
+	g->port_id = p.port_id;
+	if (p.max_rxq < r->nl || p.max_txq < r->nl) {
 		fprintf(stderr, "ldapfe-gen: --lcores %u needs %u queue pairs, port %s (%s) has %u rx / %u tx "
 				"(af_packet: qpairs=%u in the vdev string; memif: the server must offer as many)\n",
-			r->nl, r->nl, name, info.driver_name, info.max_rx_queues, info.max_tx_queues, r->nl);
+			r->nl, r->nl, p.name, p.driver, p.max_rxq, p.max_txq, r->nl);
 		return -EINVAL;
 	}
 	g->pool = rte_pktmbuf_pool_create("gen_mbuf", POOL_SIZE * r->nl, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -1165,38 +1135,24 @@ static int port_setup(struct genrun *r, struct gen *g)
 		fprintf(stderr, "ldapfe-gen: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	memset(&conf, 0, sizeof(conf));
 	/* Checksum offload where the port has it: receive verdicts (no
-	 * software sum, gen/rxcsum.h) and transmit sums finished by the port. */
-	const uint64_t rx_csum = RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
-	const uint64_t tx_csum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
-	g->port_rx_csum = (info.rx_offload_capa & rx_csum) == rx_csum;
-	g->port_tx_csum = (info.tx_offload_capa & tx_csum) == tx_csum;
-	if (g->port_rx_csum)
-		conf.rxmode.offloads |= rx_csum;
-	if (g->port_tx_csum)
-		conf.txmode.offloads |= tx_csum;
-	uint16_t nrx = NB_DESC, ntx = NB_DESC;
-	unsigned sock = (unsigned)rte_eth_dev_socket_id(g->port_id);
-	if ((rc = rte_eth_dev_configure(g->port_id, (uint16_t)r->nl, (uint16_t)r->nl, &conf)) < 0 ||
-	    (rc = rte_eth_dev_adjust_nb_rx_tx_desc(g->port_id, &nrx, &ntx)) < 0)
-		goto fail;
-	for (uint16_t q = 0; q < r->nl; q++)
-		if ((rc = rte_eth_rx_queue_setup(g->port_id, q, nrx, sock, NULL, g->pool)) < 0 ||
-		    (rc = rte_eth_tx_queue_setup(g->port_id, q, ntx, sock, NULL)) < 0)
-			goto fail;
-	if ((rc = rte_eth_dev_start(g->port_id)) < 0)
-		goto fail;
-	rte_eth_macaddr_get(g->port_id, &mac);
-	memcpy(g->mac, mac.addr_bytes, LFE_ETH_ALEN);
+	 * software sum, gen/rxcsum.h) and transmit sums finished by the port.
+	 * No RSS: each lcore hands what is not its own to its owner. */
+	const struct lfe_dpdk_port_conf conf = { .n_queues = (uint16_t)r->nl, .csum = true, .pool = g->pool };
+	rc = lfe_dpdk_port_start(&p, &conf, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ldapfe-gen: port %s (%s): %s\n", p.name, p.driver, err);
+		return rc;
+	}
+	g->port_rx_csum = p.rx_csum;
+	g->port_tx_csum = p.tx_csum;
+	memcpy(g->mac, p.mac, LFE_ETH_ALEN);
 	printf("ldapfe-gen: port %s (%s) mac " RTE_ETHER_ADDR_PRT_FMT ", %u queue pair%s, checksums: rx %s, tx %s\n",
-	       name, info.driver_name, RTE_ETHER_ADDR_BYTES(&mac), r->nl, r->nl > 1 ? "s" : "",
+	       p.name, p.driver, RTE_ETHER_ADDR_BYTES((const struct rte_ether_addr *)g->mac), r->nl,
+	       r->nl > 1 ? "s" : "",
 	       g->port_rx_csum ? "port" : g->o.rx_csum_all ? "software (all)" : "software (a sample of ~1 in 8)",
 	       g->port_tx_csum ? "port" : "software");
 	return 0;
-fail:
-	fprintf(stderr, "ldapfe-gen: port %s (%s): setup: %s\n", name, info.driver_name, strerror(-rc));
-	return rc;
 }
 
 static double us_of(const struct gen *g, uint64_t cyc)
@@ -1373,7 +1329,7 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 		fprintf(f, "ldapfe-gen: frames tx %" PRIu64 " rx %" PRIu64 " tx_drops %" PRIu64
 			   " rx_drops %" PRIu64 "; rx checksums (--rx-csum %s): checked %" PRIu64
 			   " by the port %" PRIu64 " bad %" PRIu64 "\n",
-			c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops, g->o.rx_csum_all ? "all" : "sample",
+			c->tx.frames, c->rx_frames, c->tx.dropped, c->rx_drops, g->o.rx_csum_all ? "all" : "sample",
 			c->rxc.checked, c->rxc.port_good, c->rxc.bad);
 		fprintf(f, "ldapfe-gen: busy %.3f s (%.1f %% of %u lcore%s), %.3f us per bind; on CPU"
 			   " %.1f %% of the time (preempted %" PRIu64 " times)\n",
@@ -1438,7 +1394,7 @@ static void report_final(const struct genrun *r, const struct totals *T, double 
 	lfe_tlsc_report(g->tlsc, f, true);
 	fprintf(f, "  \"frames\": {\"tx\": %" PRIu64 ", \"rx\": %" PRIu64 ", \"tx_drops\": %" PRIu64
 		   ", \"rx_drops\": %" PRIu64 "},\n",
-		c->tx_frames, c->rx_frames, c->tx_drops, c->rx_drops);
+		c->tx.frames, c->rx_frames, c->tx.dropped, c->rx_drops);
 	fprintf(f, "  \"rx_csum\": {\"mode\": \"%s\", \"checked\": %" PRIu64 ", \"port_good\": %" PRIu64
 		   ", \"bad\": %" PRIu64 "}\n}\n",
 		g->o.rx_csum_all ? "all" : "sample", c->rxc.checked, c->rxc.port_good, c->rxc.bad);
@@ -1574,7 +1530,7 @@ static void announce_range(struct gen *g, uint32_t lo, uint32_t hi)
 {
 	for (uint32_t i = 0; lo && i <= hi - lo && i < 4096u; i++) {
 		send_arp(g, 1, bcast, zero_mac, lo + i, g->next_hop);
-		if (g->ntx >= TXBUF / 2)
+		if (g->txb.n >= TXBUF / 2)
 			tx_flush(g);
 	}
 	tx_flush(g);
@@ -1593,21 +1549,11 @@ static int run(struct genrun *r)
 	char a[16];
 	uint64_t t0;
 
-	/* memif and real NICs need a moment before frames flow. */
-	struct rte_eth_link link;
-	t0 = rte_rdtsc();
-	for (;;) {
-		memset(&link, 0, sizeof(link));
-		rte_eth_link_get_nowait(g->port_id, &link);
-		if (link.link_status == RTE_ETH_LINK_UP)
-			break;
-		if (rte_rdtsc() - t0 > g->hz / 1000u * LINK_WAIT_MS || g_stop) {
-			fprintf(stderr, "ldapfe-gen: error: link of %s still down after %u ms "
-					"(is the peer running?%s)\n", g->o.port, LINK_WAIT_MS,
-				r->nl > 1 ? " a memif server must offer as many queues as --lcores" : "");
-			return 2;
-		}
-		rte_delay_us_sleep(10000);
+	if (lfe_dpdk_port_wait_link(g->port_id, LINK_WAIT_MS, &g_stop) < 0) {
+		fprintf(stderr, "ldapfe-gen: error: link of %s still down after %u ms "
+				"(is the peer running?%s)\n", g->o.port, LINK_WAIT_MS,
+			r->nl > 1 ? " a memif server must offer as many queues as --lcores" : "");
+		return 2;
 	}
 
 	lfe_net_fmt_ipv4(g->next_hop, a);
@@ -1767,8 +1713,14 @@ static int gen_init(struct genrun *r, struct gen *g, const struct gen *g0, uint3
 	g->run = r;
 	g->lc = j;
 	g->q = (uint16_t)j;
-	if (g != g0) {
+	if (g != g0)
 		g->port_id = g0->port_id;
+	lfe_txbuf_init(&g->txb, g->tx, TXBUF, g->port_id, g->q);
+	/* A flood fills the ring: what it refused goes first next poll
+	 * (flood() waits until it has), so the workload's frames are delayed
+	 * by the flood, not lost to it. */
+	g->txb.keep = g->o.flood_lo ? TXBUF / 2 : 0;
+	if (g != g0) {
 		g->pool = g0->pool;
 		memcpy(g->mac, g0->mac, LFE_ETH_ALEN);
 		g->port_rx_csum = g0->port_rx_csum;
@@ -1990,8 +1942,7 @@ int main(int argc, char **argv)
 	status = run(r);
 	lfe_unmap_guard_leave(0);
 stop:
-	rte_eth_dev_stop(r->lc[0]->port_id);
-	rte_eth_dev_close(r->lc[0]->port_id);
+	lfe_dpdk_port_close(r->lc[0]->port_id);
 out:
 	for (uint32_t j = 0; j < r->nl && j < LFE_GEN_MAX_LCORES; j++) {
 		gen_free(r->lc[j]);
