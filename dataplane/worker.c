@@ -48,6 +48,7 @@
 #include <rte_random.h>
 
 #include "dataplane/control.h"
+#include "dpdk/arp.h"
 #include "dpdk/mbuf_csum.h"
 #include "net/tcp_buf.h"
 #include "dpdk/unmapguard.h"
@@ -111,69 +112,41 @@ static inline bool in_subnet(const struct lfe_port *p, uint32_t a)
 	return ((a ^ p->addr) & p->mask) == 0;
 }
 
+/* Send what the worker gathered for port pi (dpdk/txbuf.h: to the port,
+ * or to worker 0's ring under steering, through the impairment stage). */
 static void flush_port(struct lfe_worker *w, uint32_t pi)
 {
-	struct lfe_port *p = &w->d->port[pi];
-	struct rte_mbuf **pk = w->tx[pi].m;
-	uint32_t n = w->tx[pi].n;
-	void *imp_out[2 * LFE_TXBUF + LFE_IMPAIR_MAX_HOLD];
+	struct lfe_txbuf_stats ts = { 0 };
 
-	w->tx[pi].n = 0;
-	if (w->imp_tx[pi]) {
-		n = lfe_impair_apply(w->imp_tx[pi], (void *const *)pk, n, imp_out,
-				     (uint32_t)(sizeof(imp_out) / sizeof(imp_out[0])), w->now_us);
-		pk = (struct rte_mbuf **)imp_out;
-	}
-	uint32_t done = 0;
-	while (done < n) {
-		uint16_t chunk = (uint16_t)RTE_MIN(n - done, LFE_TXBUF);
-		uint16_t sent;
-		if (p->steer && w->idx != 0) {
-			sent = (uint16_t)rte_ring_mp_enqueue_burst(p->tx_ring, (void **)(pk + done), chunk, NULL);
-			w->st.steered_out += sent;
-		} else {
-			sent = rte_eth_tx_burst(p->port_id, my_queue(p, w), pk + done, chunk);
-		}
-		for (uint16_t i = 0; i < sent; i++)
-			w->st.tx_bytes += pk[done + i]->pkt_len;
-		w->st.tx_pkts += sent;
-		if (sent < chunk) {
-			w->st.drops[LFE_DROP_TX_FULL] += chunk - sent;
-			rte_pktmbuf_free_bulk(pk + done + sent, chunk - sent);
-		}
-		done += chunk;
-	}
+	lfe_txbuf_flush(&w->tx[pi], w->now_us, &ts);
+	w->st.tx_pkts += ts.frames;
+	w->st.tx_bytes += ts.bytes;
+	w->st.steered_out += ts.ringed;
+	w->st.drops[LFE_DROP_TX_FULL] += ts.dropped;
 }
 
 static inline void tx_push(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m)
 {
-	if (w->tx[pi].n == LFE_TXBUF)
+	struct lfe_txbuf *b = &w->tx[pi];
+	if (b->n == b->cap)
 		flush_port(w, pi);
-	w->tx[pi].m[w->tx[pi].n++] = m;
+	b->m[b->n++] = m;
 }
 
 static void send_arp(struct lfe_worker *w, uint32_t pi, uint16_t op, const uint8_t eth_dst[6],
 		     const uint8_t tha[6], uint32_t tpa)
 {
 	struct lfe_port *p = &w->d->port[pi];
-	struct rte_mbuf *m = rte_pktmbuf_alloc(w->mbufs);
 	struct lfe_arp_pkt a = { .op = op, .spa = p->addr, .tpa = tpa };
+	struct rte_mbuf *m;
 
-	if (m == NULL) {
-		w->st.drops[LFE_DROP_NO_MBUF]++;
-		return;
-	}
 	memcpy(a.sha, p->mac, LFE_ETH_ALEN);
 	memcpy(a.tha, tha, LFE_ETH_ALEN);
-	ssize_t n = lfe_net_build_arp(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), eth_dst,
-				      p->mac, &a);
-	if (n < 0) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	m->data_len = (uint16_t)n;
-	m->pkt_len = (uint32_t)n;
-	tx_push(w, pi, m);
+	int rc = lfe_dpdk_arp_frame(w->mbufs, &a, eth_dst, &m);
+	if (rc == -ENOMEM)
+		w->st.drops[LFE_DROP_NO_MBUF]++;
+	if (rc == 0)
+		tx_push(w, pi, m);
 }
 
 static const uint8_t bcast[LFE_ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
@@ -414,16 +387,8 @@ static bool handle_frame(struct lfe_worker *w, uint32_t pi, struct rte_mbuf *m, 
 		return false;
 	if (kind == LFE_NET_ARP) {
 		learn_arp(w, p, &pk->arp);
-		if (pk->arp.op != 1 || pk->arp.tpa != p->addr)
+		if (pk->arp.op != 1 || pk->arp.tpa != p->addr || lfe_dpdk_arp_answer(m, &pk->arp, p->mac) < 0)
 			return false;
-		struct lfe_arp_pkt r = { .op = 2, .spa = p->addr, .tpa = pk->arp.spa };
-		memcpy(r.sha, p->mac, LFE_ETH_ALEN);
-		memcpy(r.tha, pk->arp.sha, LFE_ETH_ALEN);
-		ssize_t n = lfe_net_build_arp(data, (size_t)m->buf_len - m->data_off, r.tha, p->mac, &r);
-		if (n < 0)
-			return false;
-		m->data_len = (uint16_t)n;
-		m->pkt_len = (uint32_t)n;
 		w->st.arp_replies++;
 		tx_push(w, pi, m);
 		return true;
@@ -1059,6 +1024,14 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			}
 		}
 	}
+	/* Its tx buffers: its own queue, or under steering (other than worker
+	 * 0) the port's ring, which worker 0 drains. */
+	for (uint32_t pi = 0; pi < d->n_ports; pi++) {
+		const struct lfe_port *p = &d->port[pi];
+		lfe_txbuf_init(&w->tx[pi], w->tx_m[pi], LFE_TXBUF, p->port_id, my_queue(p, w));
+		w->tx[pi].ring = p->steer && idx != 0 ? p->tx_ring : NULL;
+		w->tx[pi].imp = w->imp_tx[pi];
+	}
 	publish(w);
 	return w;
 fail:
@@ -1071,8 +1044,7 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 	if (w == NULL)
 		return;
 	for (uint32_t pi = 0; pi < LFE_CFG_MAX_PORTS; pi++) {
-		if (w->tx[pi].n)
-			rte_pktmbuf_free_bulk(w->tx[pi].m, w->tx[pi].n);
+		lfe_txbuf_discard(&w->tx[pi]);
 		lfe_impair_free(w->imp_rx[pi]);
 		lfe_impair_free(w->imp_tx[pi]);
 	}

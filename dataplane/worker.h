@@ -22,6 +22,7 @@
 #include "ldap/dnpool.h"
 #include "dataplane/config.h"
 #include "dataplane/daemon.h"
+#include "dpdk/txbuf.h"
 #include "net/impair.h"
 #include "ldap/session.h"
 #include "net/neigh.h"
@@ -47,6 +48,7 @@
 #define LFE_DN_POOL_PER_CONN 128u
 
 _Static_assert(LFE_TXBUF >= 2 * LFE_BURST, "a tx buffer holds a burst and its duplicates");
+_Static_assert(LFE_TXBUF <= LFE_TXBUF_IMPAIR_CAP, "tx buffers pass the impairment stage (--impair)");
 
 
 /* Counters, all uint64_t so they can be published as an array. */
@@ -219,10 +221,8 @@ struct lfe_worker {
 	struct lfe_neigh neigh;         /* frames waiting for a neighbour's MAC */
 	uint16_t ip_id;
 
-	struct {
-		struct rte_mbuf *m[LFE_TXBUF];
-		uint16_t n;
-	} tx[LFE_CFG_MAX_PORTS];
+	struct lfe_txbuf tx[LFE_CFG_MAX_PORTS];   /* per port (dpdk/txbuf.h), slots in tx_m */
+	struct rte_mbuf *tx_m[LFE_CFG_MAX_PORTS][LFE_TXBUF];
 	struct lfe_impair *imp_rx[LFE_CFG_MAX_PORTS], *imp_tx[LFE_CFG_MAX_PORTS];
 
 	struct lfe_tcp_conn *cur;       /* connection whose session is running */
