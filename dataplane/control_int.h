@@ -35,7 +35,6 @@ struct conn_info {
 	char dn[256];           /* only filled with show_dn; truncated */
 };
 
-
 enum conn_state { CS_IDLE, CS_READING, CS_VERIFYING, CS_BLOCKED };
 
 /* Request/answer slot of one worker: the control thread writes the
