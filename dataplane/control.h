@@ -25,6 +25,9 @@
  * (bounded to LFE_CTL_CONNS_MAX entries per core) and the reload barrier
  * (every worker parks at that safe point while the control thread writes the
  * live keys into d->cfg, then re-reads them into its own copies).
+ *
+ * The parts (control_int.h): control.c the server, control_status.c what
+ * status, stats and conns answer, control_reload.c reload.
  */
 #ifndef LFE_DATAPLANE_CONTROL_H
 #define LFE_DATAPLANE_CONTROL_H

@@ -244,35 +244,43 @@ static int start_tlsoff(struct lfe_daemon *d)
 	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static struct lfe_daemon daemon_state;
-	struct lfe_daemon *d = &daemon_state;
-	const char *config = NULL, *impair = NULL;
-	char err[256];
-	int rc, status = 1;
-	bool fast_exit = false;
-	struct lfe_metrics *metrics = NULL;
+/* ------------------------------------------------------------ main's steps */
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if ((rc = early_option(argc, argv)) >= 0)
-		return rc;
-	/* Before EAL starts a thread, so every thread has it (priv.h). */
+/* What main's steps share besides the daemon. */
+struct run {
+	const char *config, *impair;   /* --config, --impair */
+	uid_t uid;                     /* [daemon] user, group: whom to become (0: stay) */
+	gid_t gid;
+	struct lfe_metrics *metrics;   /* NULL: none */
+	pthread_t stats_th;            /* --stats-interval's thread, when stats_on */
+	bool stats_on;
+	bool fast_exit;                /* a clean stop: DPDK memory goes with the process */
+};
+
+/* Before EAL starts a thread, no_new_privs, so every thread has it
+ * (priv.h); then EAL. The number of arguments EAL took, or -1. */
+static int start_eal(int argc, char **argv)
+{
+	char err[256];
 	if (lfe_priv_no_new_privs(err, sizeof(err)) < 0) {
 		fprintf(stderr, "ldapfe: %s\n", err);
-		return 1;
+		return -1;
 	}
-	rc = rte_eal_init(argc, argv);
+	int rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "ldapfe: EAL init failed: %s\n", rte_strerror(rte_errno));
-		return 1;
+		return -1;
 	}
-	argc -= rc;
-	argv += rc;
 	/* The memif PMD unmaps a gone peer's regions from the interrupt
 	 * thread: that munmap waits for the workers' turns (unmapguard.h). */
 	lfe_unmap_guard_set_filter(rte_thread_is_intr);
+	return rc;
+}
 
+/* Our options, after EAL's. 0: go on; 1: answered (-h), exit 0; -1: bad
+ * options, said on stderr. */
+static int parse_options(int argc, char **argv, struct lfe_daemon *d, struct run *r)
+{
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "impair", required_argument, NULL, 'i' },
@@ -285,107 +293,132 @@ int main(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "c:i:s:h", opts, NULL)) != -1) {
 		uint64_t v;
 		switch (o) {
-		case 'c': config = optarg; break;
-		case 'i': impair = optarg; break;
+		case 'c': r->config = optarg; break;
+		case 'i': r->impair = optarg; break;
 		case 's':
 			if (lfe_config_parse_u64(optarg, 1, 86400, &v) < 0) {
 				fprintf(stderr, "ldapfe: --stats-interval: \"%s\": seconds 1..86400\n", optarg);
-				goto out_eal;
+				return -1;
 			}
 			d->stats_interval = (unsigned)v;
 			break;
-		case 'h': usage(stdout); status = 0; goto out_eal;
-		default: usage(stderr); goto out_eal;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
 		}
 	}
-	if (config == NULL || optind != argc) {
+	if (r->config == NULL || optind != argc) {
 		usage(stderr);
-		goto out_eal;
+		return -1;
 	}
-	if (load_config(config, &d->cfg) < 0)
-		goto out_eal;
-	{
-		enum lfe_log_dest ld = LFE_LOG_STDERR;
-		enum lfe_log_level ll = LFE_LOG_INFO;
-		lfe_log_parse_dest(d->cfg.log_dest, &ld);      /* checked by lfe_config_finish */
-		lfe_log_parse_level(d->cfg.log_level, &ll);
-		lfe_log_init(&d->log, ld, ll);
-		lfe_log_src_init(&d->log_main, &d->log, NULL);
-	}
+	return 0;
+}
+
+/* The config file, the log, the TLS context, --impair and the user to
+ * run as: everything read before the privilege drop. */
+static int setup_config(struct lfe_daemon *d, struct run *r)
+{
+	char err[256];
+
+	if (load_config(r->config, &d->cfg) < 0)
+		return -1;
+	enum lfe_log_dest ld = LFE_LOG_STDERR;
+	enum lfe_log_level ll = LFE_LOG_INFO;
+	lfe_log_parse_dest(d->cfg.log_dest, &ld);      /* checked by lfe_config_finish */
+	lfe_log_parse_level(d->cfg.log_level, &ll);
+	lfe_log_init(&d->log, ld, ll);
+	lfe_log_src_init(&d->log_main, &d->log, NULL);
 	/* Before the privilege drop: key files are often root's only. */
 	if (d->cfg.n_ldaps_ports || d->cfg.tls_certificate[0]) {   /* LDAPS, StartTLS */
 		d->tls = lfe_tls_from_config(&d->cfg, NULL, err, sizeof(err));
 		if (d->tls == NULL) {
-			fprintf(stderr, "ldapfe: %s: %s\n", config, err);
-			goto out_eal;
+			fprintf(stderr, "ldapfe: %s: %s\n", r->config, err);
+			return -1;
 		}
 	}
-	if (impair && lfe_config_parse_impair(impair, &d->impair, err) < 0) {
+	if (r->impair && lfe_config_parse_impair(r->impair, &d->impair, err) < 0) {
 		fprintf(stderr, "ldapfe: %s\n", err);
-		goto out_eal;
+		return -1;
 	}
-	uid_t run_uid = 0;
-	gid_t run_gid = 0;
-	if (d->cfg.user[0] && lfe_priv_resolve(d->cfg.user, d->cfg.group, &run_uid, &run_gid, err) < 0) {
-		fprintf(stderr, "ldapfe: %s: %s\n", config, err);
-		goto out_eal;
+	if (d->cfg.user[0] && lfe_priv_resolve(d->cfg.user, d->cfg.group, &r->uid, &r->gid, err) < 0) {
+		fprintf(stderr, "ldapfe: %s: %s\n", r->config, err);
+		return -1;
 	}
-	d->tsc_hz = rte_get_tsc_hz();
-	if (pick_lcores(d) < 0 || setup_store(d) < 0)
-		goto out_store;
+	return 0;
+}
+
+/* The ports, then the handshake threads (they need the worker count). */
+static int setup_ports(struct lfe_daemon *d)
+{
+	char err[256];
 	if (lfe_ports_setup(d, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ldapfe: %s\n", err);
-		goto out_ports;
+		return -1;
 	}
-	if (start_tlsoff(d) < 0)
-		goto out_ports;
+	return start_tlsoff(d);
+}
+
+/* One worker per lcore, the grace login table, the verifier threads. */
+static int setup_workers(struct lfe_daemon *d)
+{
+	char err[256];
 	for (uint32_t i = 0; i < d->n_workers; i++) {
 		d->w[i] = lfe_worker_new(d, i, d->lcore_ids[i], err, sizeof(err));
 		if (d->w[i] == NULL) {
 			fprintf(stderr, "ldapfe: %s\n", err);
-			goto out_workers;
+			return -1;
 		}
 		if (rte_lcore_to_socket_id(d->lcore_ids[i]) != (unsigned)d->port[0].socket &&
 		    d->port[0].socket >= 0)
 			printf("ldapfe: note: lcore %u is on socket %u, port0 on socket %d\n", d->lcore_ids[i],
 			       rte_lcore_to_socket_id(d->lcore_ids[i]), d->port[0].socket);
 	}
-	rc = lfe_pp_grace_init(&d->grace, LFE_PP_GRACE_SLOTS);
+	int rc = lfe_pp_grace_init(&d->grace, LFE_PP_GRACE_SLOTS);
 	if (rc < 0) {
 		fprintf(stderr, "ldapfe: grace login table: %s\n", strerror(-rc));
-		goto out_workers;
+		return -1;
 	}
 	d->verifier = lfe_verifier_new(d, err, sizeof(err));
 	if (d->verifier == NULL) {
 		fprintf(stderr, "ldapfe: %s\n", err);
-		goto out_workers;
+		return -1;
 	}
-	rc = lfe_telemetry_init(d);
+	return 0;
+}
+
+/* Telemetry, the control socket, /metrics; then root is dropped. */
+static int start_services(struct lfe_daemon *d, struct run *r)
+{
+	char err[256];
+	int rc = lfe_telemetry_init(d);
 	if (rc < 0)
 		printf("ldapfe: telemetry command not registered: %s\n", strerror(-rc));
-	d->ctl = lfe_control_start(d, config, run_uid, run_gid, err, sizeof(err));
+	d->ctl = lfe_control_start(d, r->config, r->uid, r->gid, err, sizeof(err));
 	if (d->ctl == NULL) {
 		fprintf(stderr, "ldapfe: %s\n", err);
-		goto out_workers;
+		return -1;
 	}
 	if (d->cfg.metrics_listen[0]) {
-		metrics = lfe_metrics_start(d, err, sizeof(err));
-		if (metrics == NULL) {
+		r->metrics = lfe_metrics_start(d, err, sizeof(err));
+		if (r->metrics == NULL) {
 			fprintf(stderr, "ldapfe: %s\n", err);
-			goto out_workers;
+			return -1;
 		}
 		printf("ldapfe: metrics on http://%s/metrics\n", d->cfg.metrics_listen);
 	}
 	/* Ports are up, memory mapped, sockets open: root is no longer needed. */
 	if (d->cfg.user[0]) {
-		if (lfe_priv_drop(run_uid, run_gid, err) < 0) {
+		if (lfe_priv_drop(r->uid, r->gid, err) < 0) {
 			fprintf(stderr, "ldapfe: %s\n", err);
-			goto out_workers;
+			return -1;
 		}
 		printf("ldapfe: running as %s (uid %u, gid %u), no capabilities\n", d->cfg.user,
-		       (unsigned)run_uid, (unsigned)run_gid);
+		       (unsigned)r->uid, (unsigned)r->gid);
 	}
+	return 0;
+}
 
+static void install_signals(struct lfe_daemon *d)
+{
 	sig_daemon = d;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -395,12 +428,11 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
+}
 
-	pthread_t st;
-	bool st_on = false;
-	if (d->stats_interval)
-		st_on = pthread_create(&st, NULL, stats_thread, d) == 0;
-
+/* The "ready" banner: workers, ports, impairment, what a connection costs. */
+static void print_ready(const struct lfe_daemon *d)
+{
 	printf("ldapfe: %u worker(s) on lcore(s)", d->n_workers);
 	for (uint32_t i = 0; i < d->n_workers; i++)
 		printf(" %u", d->lcore_ids[i]);
@@ -437,14 +469,19 @@ int main(int argc, char **argv)
 		       d->cfg.max_conns_per_core, tm.bufs, tm.sndbuf_size, tm.rcvbuf_size);
 	}
 	printf("\nldapfe: ready\n");
+}
 
+/* Launch the workers (the one on the main lcore, if any, runs here) and
+ * wait until every one returned. */
+static void run_workers(struct lfe_daemon *d)
+{
 	struct lfe_worker *on_main = NULL;
 	for (uint32_t i = 0; i < d->n_workers; i++) {
 		if (d->lcore_ids[i] == rte_get_main_lcore()) {
 			on_main = d->w[i];
 			continue;
 		}
-		rc = rte_eal_remote_launch(lfe_worker_main, d->w[i], d->lcore_ids[i]);
+		int rc = rte_eal_remote_launch(lfe_worker_main, d->w[i], d->lcore_ids[i]);
 		if (rc < 0) {
 			lfe_log_msg(&d->log_main, LFE_LOG_ERR, "lcore_launch_failed", lfe_log_now_us(),
 				    "lcore %u: %s", d->lcore_ids[i], strerror(-rc));
@@ -458,12 +495,18 @@ int main(int argc, char **argv)
 		while (!atomic_load(&d->stop))
 			rte_delay_us_sleep(20000);
 	rte_eal_mp_wait_lcore();
+}
+
+/* A clean stop, the workers gone: the threads beside them, then the final
+ * counters. */
+static void stop_services(struct lfe_daemon *d, struct run *r)
+{
 	atomic_store(&d->stop, 1);
 	signal(SIGHUP, SIG_IGN);   /* the control goes away below */
-	if (st_on)
-		pthread_join(st, NULL);
-	lfe_metrics_stop(metrics);
-	metrics = NULL;
+	if (r->stats_on)
+		pthread_join(r->stats_th, NULL);
+	lfe_metrics_stop(r->metrics);
+	r->metrics = NULL;
 	lfe_control_stop(d->ctl);
 	d->ctl = NULL;
 	printf("ldapfe: stopping; final counters:\n");
@@ -473,12 +516,48 @@ int main(int argc, char **argv)
 	printf("ldapfe: unmaps held for the workers' turns: %" PRIu64 " (%" PRIu64 " past the bound; %s)\n",
 	       guard_waits, guard_late,
 	       atomic_load(&lfe_unmap_guard_fenced) ? "fenced marks" : "membarrier");
+}
+
+int main(int argc, char **argv)
+{
+	static struct lfe_daemon daemon_state;
+	struct lfe_daemon *d = &daemon_state;
+	struct run r = { 0 };
+	int rc, status = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((rc = early_option(argc, argv)) >= 0)
+		return rc;
+	if ((rc = start_eal(argc, argv)) < 0)
+		return 1;
+	argc -= rc;
+	argv += rc;
+	if ((rc = parse_options(argc, argv, d, &r)) != 0) {
+		status = rc > 0 ? 0 : 1;
+		goto out_eal;
+	}
+	if (setup_config(d, &r) < 0)
+		goto out_eal;
+	d->tsc_hz = rte_get_tsc_hz();
+	if (pick_lcores(d) < 0 || setup_store(d) < 0)
+		goto out_store;
+	if (setup_ports(d) < 0)
+		goto out_ports;
+	if (setup_workers(d) < 0 || start_services(d, &r) < 0)
+		goto out_workers;
+
+	install_signals(d);
+	if (d->stats_interval)
+		r.stats_on = pthread_create(&r.stats_th, NULL, stats_thread, d) == 0;
+	print_ready(d);
+	run_workers(d);
+	stop_services(d, &r);
 	status = 0;
-	fast_exit = true;
+	r.fast_exit = true;
 
 out_workers:
-	lfe_metrics_stop(metrics);
-	metrics = NULL;
+	lfe_metrics_stop(r.metrics);
+	r.metrics = NULL;
 	lfe_control_stop(d->ctl);
 	d->ctl = NULL;
 	lfe_verifier_free(d->verifier);
@@ -487,10 +566,10 @@ out_workers:
 out_ports:
 	lfe_ports_close(d);
 	for (uint32_t i = 0; i < d->n_workers; i++)
-		lfe_worker_free(d->w[i], !fast_exit);
+		lfe_worker_free(d->w[i], !r.fast_exit);
 	lfe_tlsoff_free(d->tlsoff);   /* after the workers: their streams cancelled what was out */
 	d->tlsoff = NULL;
-	for (unsigned s = 0; s < RTE_MAX_NUMA_NODES && !fast_exit; s++)
+	for (unsigned s = 0; s < RTE_MAX_NUMA_NODES && !r.fast_exit; s++)
 		rte_mempool_free(d->mbuf_pool[s]);
 out_store:
 	lfe_store_close(d->store);

@@ -794,24 +794,18 @@ static void imp_free(void *ctx, void *item)
 	rte_pktmbuf_free(item);
 }
 
-struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned lcore, char *err,
-				  size_t errlen)
-{
-	char name[RTE_MEMZONE_NAMESIZE];
-	int socket = (int)rte_lcore_to_socket_id(lcore);
-	struct lfe_worker *w = rte_zmalloc_socket("lfe_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, socket);
-	int rc;
+/* lfe_worker_new's steps. Each fills part of w (zeroed; d, idx, lcore and
+ * socket set) from w->d and its config and returns 0, or -1 with a message
+ * in err; lfe_worker_new then frees what was made (lfe_worker_free). */
 
-	if (w == NULL) {
-		snprintf(err, errlen, "worker %u: out of memory", idx);
-		return NULL;
-	}
-	w->d = d;
-	w->idx = idx;
-	w->lcore = lcore;
-	w->socket = socket;
+/* Mbuf pool, neighbours, the TLS record pool, the log, the store reader. */
+static int worker_base(struct lfe_worker *w, char *err, size_t errlen)
+{
+	struct lfe_daemon *d = w->d;
+	unsigned idx = w->idx;
+
 	w->us_mult = (uint64_t)(((unsigned __int128)1000000u << 32) / d->tsc_hz);
-	w->mbufs = d->mbuf_pool[socket < 0 ? 0 : socket];
+	w->mbufs = d->mbuf_pool[w->socket < 0 ? 0 : w->socket];
 	if (w->mbufs == NULL) {
 		/* No port on this socket: use any pool (cross-socket, logged by main). */
 		for (unsigned s = 0; s < RTE_MAX_NUMA_NODES && w->mbufs == NULL; s++)
@@ -824,7 +818,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	/* Unfinished TLS records: a quarter of the connections at once. */
 	if (lfe_stream_core_pool(&w->sc, RTE_MIN(RTE_MAX(d->cfg.max_conns_per_core / 4u, 16u), 4096u)) < 0) {
 		snprintf(err, errlen, "worker %u: no memory for the TLS record pool", idx);
-		goto fail;
+		return -1;
 	}
 	lfe_log_src_init(&w->log, &d->log, &w->log_ring);
 	w->ip_id = (uint16_t)rte_rand();
@@ -832,10 +826,18 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	w->rd = lfe_store_reader_new(d->store);
 	if (w->rd == NULL) {
 		snprintf(err, errlen, "worker %u: cannot open a store reader", idx);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
 
-	const struct lfe_config *c = &d->cfg;
+/* The failed-bind throttle and the bind cache, when configured. */
+static int worker_bind_state(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_config *c = &w->d->cfg;
+	unsigned idx = w->idx;
+	int socket = w->socket, rc;
+
 	if (c->throttle.enabled) {
 		struct lfe_throttle_params tp = lfe_worker_throttle_params(&c->throttle);
 		size_t tsz = lfe_throttle_mem_size(&tp);
@@ -845,7 +847,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			rte_free(tmem);
 			snprintf(err, errlen, "worker %u: throttle (%zu bytes): %s", idx, tsz,
 				 tmem ? strerror(-rc) : "out of memory");
-			goto fail;
+			return -1;
 		}
 	}
 	if (c->bind_cache) {
@@ -860,10 +862,20 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 			rte_free(cmem);
 			snprintf(err, errlen, "worker %u: bind cache (%zu bytes): %s", idx, csz,
 				 cmem ? strerror(-rc) : "out of memory");
-			goto fail;
+			return -1;
 		}
 		w->bind_peek = lfe_credcache_capacity(w->cc) >= LFE_BIND_PEEK_MIN_ENTRIES;
 	}
+	return 0;
+}
+
+/* PDU buffers: the small ones per slot, the large ones pooled (pdu_get). */
+static int worker_pdu_bufs(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_config *c = &w->d->cfg;
+	char name[RTE_MEMZONE_NAMESIZE];
+	unsigned idx = w->idx;
+
 	/* Plain anonymous memory, not DPDK's: pages are backed on first touch
 	 * (by the worker's lcore, so on its NUMA node) and only as far as the
 	 * most split PDUs ever gathered at once (pdu_get). */
@@ -873,25 +885,28 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	if (w->pdu_small == NULL || w->pdu_small_free == NULL) {
 		snprintf(err, errlen, "worker %u: PDU buffers (%u x %u bytes): out of memory", idx,
 			 c->max_conns_per_core, LFE_PDU_SMALL);
-		goto fail;   /* lfe_worker_free unmaps what was mapped */
+		return -1;   /* lfe_worker_free unmaps what was mapped */
 	}
 	if (c->max_pdu > LFE_PDU_SMALL) {
 		uint32_t npdu = RTE_MIN(c->max_conns_per_core, LFE_PDU_LARGE_MAX);
 		snprintf(name, sizeof(name), "lfe_pdu_%u", idx);
-		w->pdu_pool = rte_mempool_create(name, npdu, c->max_pdu, 0, 0, NULL, NULL, NULL, NULL, socket,
+		w->pdu_pool = rte_mempool_create(name, npdu, c->max_pdu, 0, 0, NULL, NULL, NULL, NULL, w->socket,
 						 RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
 		if (w->pdu_pool == NULL) {
 			snprintf(err, errlen, "worker %u: PDU pool (%u x %u bytes): %s", idx, npdu, c->max_pdu,
 				 rte_strerror(rte_errno));
-			goto fail;
+			return -1;
 		}
 	}
-	snprintf(name, sizeof(name), "lfe_arp_%u", idx);
-	w->arp_ring = rte_ring_create_elem(name, sizeof(struct arp_msg), 256, socket, RING_F_SC_DEQ);
-	if (w->arp_ring == NULL) {
-		snprintf(err, errlen, "worker %u: neighbour ring: %s", idx, rte_strerror(rte_errno));
-		goto fail;
-	}
+	return 0;
+}
+
+/* The session slots and their free stack, and the DN pool. */
+static int worker_slots(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_config *c = &w->d->cfg;
+	unsigned idx = w->idx;
+
 	w->n_slots = c->max_conns_per_core;
 	w->slot_size = RTE_ALIGN_CEIL(LFE_SLOT_HDR + lfe_session_size(), RTE_CACHE_LINE_SIZE);
 	/* Anonymous memory backed on first touch (as pdu_small): a table for a
@@ -900,11 +915,11 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	 * dense; a segment reaches a slot at random, so transparent huge pages
 	 * when the kernel allows (as the TCP table, tcp_table.c). */
 	w->slot_mem = lfe_tcp_map_huge(w->slot_size * w->n_slots);
-	w->slot_free = rte_malloc_socket("lfe_slot_free", sizeof(uint32_t) * w->n_slots, 0, socket);
+	w->slot_free = rte_malloc_socket("lfe_slot_free", sizeof(uint32_t) * w->n_slots, 0, w->socket);
 	if (w->slot_mem == NULL || w->slot_free == NULL) {
 		snprintf(err, errlen, "worker %u: session pool (%u x %zu bytes): out of memory", idx,
 			 w->n_slots, w->slot_size);
-		goto fail;
+		return -1;
 	}
 	for (uint32_t i = 0; i < w->n_slots; i++)
 		w->slot_free[i] = w->n_slots - 1 - i;
@@ -917,8 +932,17 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 				((size_t)c->verify_queue + 7u) * LFE_DNPOOL_CHUNK_MAX);
 	if (w->dns == NULL) {
 		snprintf(err, errlen, "worker %u: DN pool for %u connections: out of memory", idx, w->n_slots);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/* The sessions' configuration: limits, backend, buffers, search policy. */
+static int worker_session_cfg(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_daemon *d = w->d;
+	const struct lfe_config *c = &d->cfg;
+
 	w->scfg.dns = w->dns;
 	w->scfg.max_pdu = c->max_pdu;
 	w->scfg.allow_anonymous = c->allow_anonymous;
@@ -942,7 +966,7 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 		w->scfg.search.base_len = strlen(c->search_base);
 		if (!lfe_dn_is_under(c->search_base, w->scfg.search.base_len, sfx, sfx_len)) {
 			snprintf(err, errlen, "[ldap] search_base: not at or under the store's suffix %s", sfx);
-			goto fail;
+			return -1;
 		}
 	} else {
 		w->scfg.search.base = sfx;
@@ -951,28 +975,55 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	const char *why = NULL;
 	if (lfe_search_attrs_parse(&w->scfg.search, c->search_attrs, &why) < 0) {
 		snprintf(err, errlen, "[ldap] search_attrs: %s", why);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
 
+/* The neighbour ring (ARP answers other workers pass on), the verifier's
+ * completion ring, the steering ring (workers but 0, when a port steers in
+ * software). */
+static int worker_rings(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_daemon *d = w->d;
+	char name[RTE_MEMZONE_NAMESIZE];
+	unsigned idx = w->idx;
+
+	snprintf(name, sizeof(name), "lfe_arp_%u", idx);
+	w->arp_ring = rte_ring_create_elem(name, sizeof(struct arp_msg), 256, w->socket, RING_F_SC_DEQ);
+	if (w->arp_ring == NULL) {
+		snprintf(err, errlen, "worker %u: neighbour ring: %s", idx, rte_strerror(rte_errno));
+		return -1;
+	}
 	snprintf(name, sizeof(name), "lfe_done_%u", idx);
-	w->done_ring = rte_ring_create(name, rte_align32pow2(c->verify_queue * 2u), socket, RING_F_SC_DEQ);
+	w->done_ring = rte_ring_create(name, rte_align32pow2(d->cfg.verify_queue * 2u), w->socket, RING_F_SC_DEQ);
 	if (w->done_ring == NULL) {
 		snprintf(err, errlen, "worker %u: completion ring: %s", idx, rte_strerror(rte_errno));
-		goto fail;
+		return -1;
 	}
 	bool steer = false;
 	for (uint32_t pi = 0; pi < d->n_ports; pi++)
 		steer |= d->port[pi].steer;
 	if (steer && idx != 0) {
 		snprintf(name, sizeof(name), "lfe_steer_%u", idx);
-		w->steer_ring = rte_ring_create(name, 4096, socket, RING_F_SC_DEQ);
+		w->steer_ring = rte_ring_create(name, 4096, w->socket, RING_F_SC_DEQ);
 		if (w->steer_ring == NULL) {
 			snprintf(err, errlen, "worker %u: steering ring: %s", idx, rte_strerror(rte_errno));
-			goto fail;
+			return -1;
 		}
 	}
+	return 0;
+}
 
+/* The TCP stack: limits from the config, MSS from the smallest MTU, the
+ * LDAP and LDAPS ports listening. */
+static int worker_tcp(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_daemon *d = w->d;
+	const struct lfe_config *c = &d->cfg;
 	struct lfe_tcp_cfg tc;
+	int rc;
+
 	lfe_tcp_cfg_default(&tc);
 	tc.max_conns = c->max_conns_per_core;
 	tc.max_half_open = RTE_MAX(c->max_conns_per_core / 4u, 16u);
@@ -1000,43 +1051,78 @@ struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned l
 	}
 	w->tcp = lfe_tcp_new(&tc, &lfe_glue_tcp_ops, w, &rc);
 	if (w->tcp == NULL) {
-		snprintf(err, errlen, "worker %u: TCP stack: %s", idx, strerror(-rc));
-		goto fail;
+		snprintf(err, errlen, "worker %u: TCP stack: %s", w->idx, strerror(-rc));
+		return -1;
 	}
 	struct lfe_tcp_mem tm;
 	lfe_tcp_mem(w->tcp, &tm);
 	w->tcp_per_conn = tm.per_conn;
+	return 0;
+}
 
-	if (d->impair.on) {
-		struct lfe_impair_ops io = { .clone = imp_clone, .free = imp_free, .ctx = w };
-		for (uint32_t pi = 0; pi < d->n_ports; pi++) {
-			struct lfe_impair_cfg ic = {
-				.seed = d->impair.seed * 1000003u + idx * 16u + pi * 2u,
-				.drop_ppm = d->impair.drop_ppm, .dup_ppm = d->impair.dup_ppm,
-				.reorder_ppm = d->impair.reorder_ppm, .max_hold = 16, .hold_us = 2000,
-			};
-			w->imp_rx[pi] = lfe_impair_new(&ic, &io);
-			ic.seed++;
-			w->imp_tx[pi] = lfe_impair_new(&ic, &io);
-			if (w->imp_rx[pi] == NULL || w->imp_tx[pi] == NULL) {
-				snprintf(err, errlen, "worker %u: impairment stage refused its settings", idx);
-				goto fail;
-			}
+/* --impair: a stage each way per port (test only). */
+static int worker_impair(struct lfe_worker *w, char *err, size_t errlen)
+{
+	const struct lfe_daemon *d = w->d;
+	unsigned idx = w->idx;
+
+	if (!d->impair.on)
+		return 0;
+	struct lfe_impair_ops io = { .clone = imp_clone, .free = imp_free, .ctx = w };
+	for (uint32_t pi = 0; pi < d->n_ports; pi++) {
+		struct lfe_impair_cfg ic = {
+			.seed = d->impair.seed * 1000003u + idx * 16u + pi * 2u,
+			.drop_ppm = d->impair.drop_ppm, .dup_ppm = d->impair.dup_ppm,
+			.reorder_ppm = d->impair.reorder_ppm, .max_hold = 16, .hold_us = 2000,
+		};
+		w->imp_rx[pi] = lfe_impair_new(&ic, &io);
+		ic.seed++;
+		w->imp_tx[pi] = lfe_impair_new(&ic, &io);
+		if (w->imp_rx[pi] == NULL || w->imp_tx[pi] == NULL) {
+			snprintf(err, errlen, "worker %u: impairment stage refused its settings", idx);
+			return -1;
 		}
 	}
-	/* Its tx buffers: its own queue, or under steering (other than worker
-	 * 0) the port's ring, which worker 0 drains. */
+	return 0;
+}
+
+/* Its tx buffers: its own queue, or under steering (other than worker 0)
+ * the port's ring, which worker 0 drains; after worker_impair (imp_tx). */
+static void worker_txbufs(struct lfe_worker *w)
+{
+	const struct lfe_daemon *d = w->d;
 	for (uint32_t pi = 0; pi < d->n_ports; pi++) {
 		const struct lfe_port *p = &d->port[pi];
 		lfe_txbuf_init(&w->tx[pi], w->tx_m[pi], LFE_TXBUF, p->port_id, my_queue(p, w));
-		w->tx[pi].ring = p->steer && idx != 0 ? p->tx_ring : NULL;
+		w->tx[pi].ring = p->steer && w->idx != 0 ? p->tx_ring : NULL;
 		w->tx[pi].imp = w->imp_tx[pi];
 	}
+}
+
+struct lfe_worker *lfe_worker_new(struct lfe_daemon *d, unsigned idx, unsigned lcore, char *err,
+				  size_t errlen)
+{
+	int socket = (int)rte_lcore_to_socket_id(lcore);
+	struct lfe_worker *w = rte_zmalloc_socket("lfe_worker", sizeof(*w), RTE_CACHE_LINE_SIZE, socket);
+
+	if (w == NULL) {
+		snprintf(err, errlen, "worker %u: out of memory", idx);
+		return NULL;
+	}
+	w->d = d;
+	w->idx = idx;
+	w->lcore = lcore;
+	w->socket = socket;
+	if (worker_base(w, err, errlen) < 0 || worker_bind_state(w, err, errlen) < 0 ||
+	    worker_pdu_bufs(w, err, errlen) < 0 || worker_slots(w, err, errlen) < 0 ||
+	    worker_session_cfg(w, err, errlen) < 0 || worker_rings(w, err, errlen) < 0 ||
+	    worker_tcp(w, err, errlen) < 0 || worker_impair(w, err, errlen) < 0) {
+		lfe_worker_free(w, true);
+		return NULL;
+	}
+	worker_txbufs(w);
 	publish(w);
 	return w;
-fail:
-	lfe_worker_free(w, true);
-	return NULL;
 }
 
 void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
