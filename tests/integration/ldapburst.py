@@ -28,43 +28,16 @@ import struct
 import sys
 import time
 
-
-def ber_len(n):
-    if n < 0x80:
-        return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-
-
-def tlv(tag, body):
-    return bytes([tag]) + ber_len(len(body)) + body
-
-
-def bind_req(msgid, dn, pw):
-    op = tlv(0x60, tlv(0x02, b"\x03") + tlv(0x04, dn.encode()) + tlv(0x80, pw.encode()))
-    return tlv(0x30, tlv(0x02, bytes([msgid])) + op)
+from lfe_ber import bind_code, bind_req, split_msg, BerError
 
 
 def bind_rc(buf):
     """resultCode of a complete BindResponse in buf, or None if incomplete."""
-    if len(buf) < 2:
-        return None
-    n = buf[1]
-    off = 2
-    if n & 0x80:
-        k = n & 0x7F
-        if len(buf) < 2 + k:
-            return None
-        n = int.from_bytes(buf[2:2 + k], "big")
-        off = 2 + k
-    if len(buf) < off + n:
-        return None
-    body = buf[off:off + n]
-    i = 2 + body[1]                      # past messageID
-    if body[i] != 0x61:
+    try:
+        m = split_msg(buf)
+        return None if m is None else bind_code(m[0])
+    except BerError:
         return -1
-    j = i + 2 if body[i + 1] < 0x80 else i + 2 + (body[i + 1] & 0x7F)
-    return body[j + 2]                   # ENUMERATED resultCode value
 
 
 def pct(v, p):

@@ -20,6 +20,8 @@ LFE_LDAPFE=$LFE_BUILD/dataplane/ldapfe
 LFE_CTL=$LFE_BUILD/mgmt/ldapfectl
 PY=/usr/bin/python3
 LFE_SUFFIX="dc=example,dc=com"
+# Inline Python imports lfe_ber (the raw-BER LDAP client) from here.
+export PYTHONPATH=$LFE_ROOT/tests/integration${PYTHONPATH:+:$PYTHONPATH}
 
 lfe_log() { echo "[$(date +%T)] $*" >&2; }
 lfe_fail() { echo "FAIL: $*" >&2; exit 1; }

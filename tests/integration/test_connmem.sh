@@ -50,31 +50,8 @@ tel() {
 # printing, so the daemon's buffers in use can be read meanwhile.
 ip netns exec "$LFE_CLI" timeout 120 "$PY" -c '
 import socket, sys, time
+from lfe_ber import bind_req, bind_code, read_msg
 SRV = sys.argv[1]
-def ber_len(n):
-    if n < 128: return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-def tlv(tag, body): return bytes([tag]) + ber_len(len(body)) + body
-def bind_req(msgid, dn, pw):
-    op = tlv(0x60, tlv(0x02, b"\x03") + tlv(0x04, dn.encode()) + tlv(0x80, pw.encode()))
-    return tlv(0x30, tlv(0x02, bytes([msgid])) + op)
-def read_resp(s):
-    hdr = b""
-    while len(hdr) < 2:
-        c = s.recv(2 - len(hdr))
-        if not c: raise EOFError("closed")
-        hdr += c
-    n = hdr[1]
-    body = b""
-    while len(body) < n:
-        c = s.recv(n - len(body))
-        if not c: raise EOFError("closed")
-        body += c
-    return body
-def rc(body):
-    i = body.index(b"\x61")
-    return body[i + 4]
 DAVE = "uid=dave,ou=people,dc=example,dc=com"
 ALICE = "uid=alice,ou=people,dc=example,dc=com"
 socks = []
@@ -89,7 +66,7 @@ for s in socks:
 ok = 0
 for s in socks:
     try:
-        a = rc(read_resp(s)); b = rc(read_resp(s))
+        a = bind_code(read_msg(s)); b = bind_code(read_msg(s))
         ok += a == 0 and b == 0
     except Exception as e:
         print("error", e, file=sys.stderr)
@@ -130,11 +107,9 @@ sleep 0.5
 rss0=$(ps -o rss= -p "$LFE_PID" | tr -d ' ')
 ip netns exec "$LFE_CLI" timeout 120 "$PY" -c '
 import socket, sys, time
+from lfe_ber import bind_req
 SRV, N = sys.argv[1], int(sys.argv[2])
-dn, pw = b"uid=alice,ou=people,dc=example,dc=com", b"alice-pw"
-op = b"\x60" + bytes([3 + 2 + len(dn) + 2 + len(pw)]) + b"\x02\x01\x03" + \
-     b"\x04" + bytes([len(dn)]) + dn + b"\x80" + bytes([len(pw)]) + pw
-req = b"\x30" + bytes([3 + len(op)]) + b"\x02\x01\x01" + op
+req = bind_req(1, "uid=alice,ou=people,dc=example,dc=com", "alice-pw")
 socks, ok, t_end = [], 0, time.time() + 90
 for i in range(N):
     if time.time() > t_end: break

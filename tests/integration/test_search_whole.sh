@@ -235,14 +235,9 @@ def binds(n):
     return t
 alone = binds(300)
 # The slow reader: a raw search for the whole enumeration, read slowly.
-def ber_len(n):
-    return bytes([n]) if n < 128 else bytes([0x82, n >> 8, n & 255])
-def tlv(tag, body):
-    return bytes([tag]) + ber_len(len(body)) + body
-flt_b = tlv(0xa3, tlv(4, b"objectClass") + tlv(4, b"posixAccount"))
-req = tlv(0x63, tlv(4, suf.encode()) + tlv(10, b"\x02") + tlv(10, b"\x00") + tlv(2, b"\x00") +
-          tlv(2, b"\x00") + tlv(1, b"\x00") + flt_b + tlv(0x30, b""))
-msg = tlv(0x30, tlv(2, b"\x07") + req)
+from lfe_ber import search_req, f_eq
+flt_b = f_eq("objectClass", "posixAccount")
+msg = search_req(7, suf, flt_b)
 s = socket.create_connection((addr, 389))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.sendall(msg)
@@ -277,11 +272,9 @@ assert pct(busy, 99) < max(20000, 5 * pct(alone, 99)), "binds starved by a slow 
 # A client time limit (1 s) on the same enumeration read slowly for 2 s:
 # the time waiting for room counts, the search ends timeLimitExceeded (3)
 # with the entries sent so far (slapd counts its time the same way).
-req = tlv(0x63, tlv(4, suf.encode()) + tlv(10, b"\x02") + tlv(10, b"\x00") + tlv(2, b"\x00") +
-          tlv(2, b"\x01") + tlv(1, b"\x00") + flt_b + tlv(0x30, b""))
 s = socket.create_connection((addr, 389))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.sendall(tlv(0x30, tlv(2, b"\x09") + req))
+s.sendall(search_req(9, suf, flt_b, time=1))
 got = bytearray()
 t0 = time.time()
 s.settimeout(10)

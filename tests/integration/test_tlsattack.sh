@@ -37,23 +37,20 @@ print(" ".join(str(t.get(k, "none")) for k in sys.argv[2:]))' "$(lfe_telemetry /
 BINDER='
 import socket, sys, time
 host, secs, dn, pw = sys.argv[1], float(sys.argv[2]), sys.argv[3].encode(), sys.argv[4].encode()
-def tlv(t, v):
-    return bytes([t, len(v)]) + v
+from lfe_ber import bind_req, read_msg
 s = socket.create_connection((host, 389), timeout=10)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 lat, ok, i = [], 0, 0
 end = time.time() + secs
 while time.time() < end:
     i = i % 120 + 1
-    req = tlv(0x30, tlv(0x02, bytes([i])) + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw)))
+    req = bind_req(i, dn, pw)
     t0 = time.perf_counter()
     s.sendall(req)
-    buf = b""
-    while len(buf) < 2 or len(buf) < 2 + buf[1]:
-        b = s.recv(4096)
-        if not b:
-            raise SystemExit("connection closed")
-        buf += b
+    try:
+        buf = read_msg(s)
+    except EOFError:
+        raise SystemExit("connection closed")
     lat.append(time.perf_counter() - t0)
     ok += b"\x61\x07\x0a\x01\x00" in buf
     time.sleep(0.005)
@@ -118,11 +115,11 @@ lfe_start "$conf" 0
 lfe_cli timeout 30 "$PY" -c '
 import socket, sys, time
 dn, pw = sys.argv[2].encode(), b"alice-pw"
-tlv = lambda t, v: bytes([t, len(v)]) + v
+from lfe_ber import bind_req
 ok, socks = 0, []
 for i in range(15):
     s = socket.create_connection((sys.argv[1], 389), timeout=10)
-    s.sendall(tlv(0x30, tlv(0x02, b"\x01") + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw))))
+    s.sendall(bind_req(1, dn, pw))
     ok += b"\x0a\x01\x00" in s.recv(100)
     socks.append(s)
 print("bound", ok, flush=True)
