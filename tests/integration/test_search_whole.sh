@@ -47,36 +47,11 @@ for n, gid in ((40, 20040), (600, 20600), (1000, 21000)):
     print()
 EOF
 
-# slapd from the same LDIF.
-mkdir -p "$LFE_WORK/slapd-db"
-cat >"$LFE_WORK/slapd.conf" <<EOF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-include /etc/ldap/schema/nis.schema
-modulepath /usr/lib/ldap
-moduleload back_mdb
-pidfile $LFE_WORK/slapd.pid
-sizelimit unlimited
-database mdb
-maxsize 268435456
-suffix "$LFE_SUFFIX"
-directory $LFE_WORK/slapd-db
-index objectClass,cn,uid,memberUid,member eq
-limits anonymous size=unlimited
+# slapd from the same LDIF (loaded while ldapfe's store is).
+SLAPD=$(lfe_slapd_ldapi)
+lfe_slapd_start "$ldif" "$SLAPD" "" "" "index objectClass,cn,uid,memberUid,member eq
 access to attrs=userPassword by anonymous auth by * none
-access to * by * read
-EOF
-slapadd -q -f "$LFE_WORK/slapd.conf" -l "$ldif" >"$LFE_WORK/slapadd.log" 2>&1 ||
-	{ cat "$LFE_WORK/slapadd.log" >&2; lfe_fail "slapadd"; }
-sock=$LFE_WORK/slapd.sock
-SLAPD="ldapi://$(printf '%s' "$sock" | sed 's|/|%2F|g')"
-slapd -f "$LFE_WORK/slapd.conf" -h "$SLAPD" -d 0 >"$LFE_WORK/slapd.log" 2>&1 &
-LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $!"
-for ((i = 0; i < 100; i++)); do
-	ldapsearch -x -H "$SLAPD" -b "" -s base >/dev/null 2>&1 && break
-	sleep 0.1
-done
+access to * by * read"
 
 # ldapfe from the same LDIF.
 mkdir -p "$LFE_STORE"
@@ -85,6 +60,7 @@ lfe_ctl import "$ldif" >/dev/null
 lfe_pki
 conf=$(lfe_tls_conf 1)
 lfe_start "$conf" 0
+lfe_slapd_wait
 LFE="ldap://$LFE_SADDR"
 export LDAPTLS_CACERT=$LFE_PKI/ca.crt
 
