@@ -113,7 +113,7 @@ conf=$(lfe_tls_conf)
 sed -i 's/^max_conns_per_core = 1024$/max_conns_per_core = 16/; s/^port = 389$/port = 389\npdu_timeout_ms = 30000/' "$conf"
 lfe_start "$conf" 0
 lfe_cli timeout 30 "$PY" -c '
-import socket, sys, time
+import os, socket, sys, time
 dn, pw = sys.argv[2].encode(), b"alice-pw"
 from lfe_ber import bind_req
 ok, socks = 0, []
@@ -123,8 +123,10 @@ for i in range(15):
     ok += b"\x0a\x01\x00" in s.recv(100)
     socks.append(s)
 print("bound", ok, flush=True)
-time.sleep(12)
-' "$LFE_SADDR" "$(lfe_dn alice)" > "$LFE_WORK/held" 2>&1 &
+t_end = time.time() + 12   # held until the third client is answered (release), at most 12 s
+while time.time() < t_end and not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+' "$LFE_SADDR" "$(lfe_dn alice)" "$LFE_WORK/release" > "$LFE_WORK/held" 2>&1 &
 held=$!
 LFE_EXTRA_PIDS="$held"
 for ((i = 0; i < 100; i++)); do grep -q bound "$LFE_WORK/held" && break; sleep 0.1; done
@@ -137,6 +139,7 @@ lfe_eq "the table full" "$(stat conns_active)" 16
 rc=0
 out=$(lfe_cli timeout 10 ldapwhoami -x -H "ldap://$LFE_SADDR" 2>&1) || rc=$?
 wait "$drip" || true
+touch "$LFE_WORK/release"
 wait "$held" || true
 LFE_EXTRA_PIDS=
 lfe_log "table of 16: held '$(cat "$LFE_WORK/held")', dripping record closed after $(cat "$LFE_WORK/drip") s, third client: rc $rc $out"
