@@ -59,7 +59,7 @@ while time.time() < end:
     t0 = time.perf_counter()
     s.sendall(req)
     try:
-        buf = read_msg(s)
+        buf = read_msg(s, bytearray())   # one recv, as before
     except EOFError:
         raise SystemExit("connection closed")
     lat.append(time.perf_counter() - t0)
