@@ -20,48 +20,36 @@
 #   LFE_CC_CASES="pbkdf2 ssha"     which stores
 #   LFE_CC_WARM_PBKDF2=25, LFE_CC_WARM_SSHA=8   seconds not counted
 # Needs root (a namespace). Everything started is stopped by PID.
-set -euo pipefail
-
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${LFE_BENCH_BUILD:-$ROOT/build-release}
-[[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
+# Namespace, work dir, daemon start/stop and cleanup: tests/integration/lib.sh
+# (LFE_NS_TAG as there).
+source "$(dirname "$0")/../integration/lib.sh"
+BUILD=${LFE_BENCH_BUILD:-$LFE_ROOT/build-release}
+[[ $BUILD = /* ]] || BUILD=$LFE_ROOT/$BUILD
+LFE_LDAPFE=$BUILD/dataplane/ldapfe
+LFE_CTL=$BUILD/mgmt/ldapfectl
+GEN=$BUILD/gen/ldapfe-gen
 RUNS=${LFE_BENCH_RUNS:-3}
 DUR=${LFE_BENCH_DURATION:-5}
 USERS=${LFE_CC_USERS:-100000}
 PUSERS=${LFE_CC_PBKDF2_USERS:-256}
 PITER=${LFE_CC_PBKDF2_ITER:-10000}
 CONNS=${LFE_CC_CONNS:-8}
-PY=/usr/bin/python3
-SUFFIX="dc=example,dc=com"
-NS=lfe-ccbench${LFE_NS_TAG:-}
-PREFIX=lfe-ccbench${LFE_NS_TAG:-}
-SADDR=10.99.52.1
-CADDR=10.99.52.2
-LDAPFE=$BUILD/dataplane/ldapfe
-CTL=$BUILD/mgmt/ldapfectl
-GEN=$BUILD/gen/ldapfe-gen
-
-[[ $EUID -eq 0 ]] || { echo "credcache-bench.sh: needs root" >&2; exit 1; }
-for b in "$LDAPFE" "$CTL" "$GEN"; do [[ -x $b ]] || { echo "build $b first" >&2; exit 1; }; done
-log() { echo "[$(date +%T)] $*" >&2; }
-die() { echo "credcache-bench.sh: $*" >&2; exit 1; }
-
-WORK=$(mktemp -d /tmp/lfe-ccbench.XXXXXX)
-LFE_PID=
-cleanup() {
-	local rc=$?
-	set +e
-	[[ -n $LFE_PID ]] && kill -KILL "$LFE_PID" 2>/dev/null && wait "$LFE_PID" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "/var/run/dpdk/$PREFIX" "/var/run/dpdk/$PREFIX-gen" "$WORK"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+[[ -x $GEN ]] || { echo "credcache-bench.sh: build $GEN first" >&2; exit 1; }
+lfe_init ccbench 54
+# The daemon and the generator both in the server namespace, over memif.
+NS=$LFE_SRV
+PREFIX=$LFE_PREFIX
+SADDR=$LFE_SADDR
+CADDR=$LFE_CADDR
+SUFFIX=$LFE_SUFFIX
+WORK=$LFE_WORK
+CTL=$LFE_CTL
+log() { lfe_log "$@"; }
+die() { lfe_fail "credcache-bench.sh: $*"; }
 
 # ---- stores ----
 log "{SSHA} store, $USERS users"
-"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/ssha.ldif"
+"$PY" "$LFE_ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/ssha.ldif"
 mkdir -p "$WORK/ssha"
 "$CTL" --store "$WORK/ssha" init --suffix "$SUFFIX" >/dev/null
 "$CTL" --store "$WORK/ssha" import "$WORK/ssha.ldif" >/dev/null
@@ -82,8 +70,6 @@ mkdir -p "$WORK/pbkdf2"
 "$CTL" --store "$WORK/pbkdf2" init --suffix "$SUFFIX" >/dev/null
 "$CTL" --store "$WORK/pbkdf2" import "$WORK/pbkdf2.ldif" >/dev/null
 
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS"
 SOCK=$WORK/memif.sock
 
 # conf STORE CACHE: a config file path.
@@ -108,15 +94,9 @@ EOF
 }
 
 telemetry() {
-	ip netns exec "$NS" timeout 10 "$PY" - "/var/run/dpdk/$PREFIX/dpdk_telemetry.v2" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-json.loads(s.recv(16384).decode())
-s.send(b"/ldapfe/stats")
-t = json.loads(s.recv(1 << 20).decode())["/ldapfe/stats"]["total"]
-print(t["busy_cycles"], t["binds_ok"], t["binds_failed"], t["bind_cache_hits"], t["binds_offloaded"])
-EOF
+	lfe_telemetry /ldapfe/stats | "$PY" -c 'import json, sys
+t = json.load(sys.stdin)["/ldapfe/stats"]["total"]
+print(t["busy_cycles"], t["binds_ok"], t["binds_failed"], t["bind_cache_hits"], t["binds_offloaded"])'
 }
 
 # gen NAME USERS DURATION: one generator run, JSON in WORK/NAME.json.
@@ -139,16 +119,7 @@ gen() {
 # in them. Prints "binds/s busy_us_per_bind hit_pct offloaded".
 run() {
 	local name=$1 store=$2 users=$3 cache=$4 warm=$5 i
-	local slog=$WORK/$name.srv.log
-	: > "$slog"
-	ip netns exec "$NS" "$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PREFIX" \
-		--log-level=lib.eal:error -- --config "$(conf "$store" "$cache")" > "$slog" 2>&1 &
-	LFE_PID=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q "ldapfe: ready" "$slog" && break
-		kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe exited: $(tail -3 "$slog")"
-		sleep 0.1
-	done
+	LFE_NOPING=1 lfe_start "$(conf "$store" "$cache")" 0
 	gen "$name" "$users" $((warm + DUR + 2)) &
 	local gpid=$! b0 b1 t0 t1
 	sleep "$warm"
@@ -156,10 +127,8 @@ run() {
 	sleep "$DUR"
 	b1=$(telemetry); t1=$(date +%s.%N)
 	wait "$gpid" || true
-	kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe died: $(tail -5 "$slog")"
-	kill -TERM "$LFE_PID"
-	wait "$LFE_PID" 2>/dev/null || true
-	LFE_PID=
+	kill -0 "$LFE_PID" 2>/dev/null || die "ldapfe died: $(tail -5 "$LFE_LOG")"
+	lfe_stop_restart
 	"$PY" - "$WORK/$name.json" "$b0" "$b1" "$t0" "$t1" <<'EOF'
 import json, sys
 g = json.load(open(sys.argv[1]))

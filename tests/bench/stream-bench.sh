@@ -13,42 +13,31 @@
 # connections keep it saturated, so idle polls are few): instructions per
 # bind of the worker (lfe_worker_main inclusive, over the generator's
 # window), which a machine shared with other jobs does not disturb.
-set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Namespace, work dir, daemon start/stop and cleanup: tests/integration/lib.sh
+# (LFE_NS_TAG as there); the store is its lfe_make_gen_store.
 BIN=$(cd "$1" && pwd)
+source "$(dirname "$0")/../integration/lib.sh"
+# BIN_DIR flat (copies of two builds to compare) or a build dir.
+if [[ -x $BIN/dataplane/ldapfe ]]; then
+	LFE_LDAPFE=$BIN/dataplane/ldapfe LFE_CTL=$BIN/mgmt/ldapfectl GEN=$BIN/gen/ldapfe-gen
+else
+	LFE_LDAPFE=$BIN/ldapfe LFE_CTL=$BIN/ldapfectl GEN=$BIN/ldapfe-gen
+fi
 RUNS=${2:-3}
 DUR=${3:-4}
 USERS=${LFE_BENCH_USERS:-10000}
 CONNS=${LFE_BENCH_CONNS:-16}
-SUFFIX="dc=example,dc=com"
-NS=lfe-sbench${LFE_NS_TAG:-}
-TAG=lfe-sb${LFE_NS_TAG:-}
-WORK=$(mktemp -d /tmp/lfe-sbench.XXXXXX)
-PY=/usr/bin/python3
-[[ $EUID -eq 0 ]] || { echo "stream-bench.sh: needs root" >&2; exit 1; }
-
-LFE_PID=
-cleanup() {
-	set +e
-	if [[ -n $LFE_PID ]] && kill -0 "$LFE_PID" 2>/dev/null; then
-		kill -TERM "$LFE_PID"; sleep 0.5; kill -KILL "$LFE_PID" 2>/dev/null; wait "$LFE_PID" 2>/dev/null
-	fi
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "$WORK" /var/run/dpdk/$TAG-*
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/u.ldif"
-mkdir -p "$WORK/store"
-"$BIN/ldapfectl" --store "$WORK/store" init --suffix "$SUFFIX" >/dev/null
-"$BIN/ldapfectl" --store "$WORK/store" import "$WORK/u.ldif" >/dev/null
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS"
+[[ -x $GEN ]] || { echo "stream-bench.sh: no $GEN" >&2; exit 1; }
+lfe_init sbench 52
+# The daemon and the generator both in the server namespace, over memif.
+NS=$LFE_SRV
+WORK=$LFE_WORK
+SUFFIX=$LFE_SUFFIX
+lfe_make_gen_store "$USERS"
 SOCK=$WORK/memif.sock
 cat > "$WORK/l.conf" <<CONF
 [store]
-path = $WORK/store
+path = $LFE_STORE
 [ldap]
 port = 389
 [port0]
@@ -59,35 +48,21 @@ lcores = 0
 CONF
 
 telemetry() {
-	ip netns exec "$NS" timeout 10 "$PY" - "/var/run/dpdk/$TAG-srv/dpdk_telemetry.v2" <<'PYEOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-json.loads(s.recv(16384).decode())
-s.send(b"/ldapfe/stats")
-t = json.loads(s.recv(1 << 20).decode())["/ldapfe/stats"]["total"]
-print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])
-PYEOF
+	lfe_telemetry /ldapfe/stats | "$PY" -c 'import json, sys
+t = json.load(sys.stdin)["/ldapfe/stats"]["total"]
+print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])'
 }
 
 if [[ ${LFE_SBENCH_CALLGRIND:-0} == 1 ]]; then
-	ip netns exec "$NS" valgrind --tool=callgrind --collect-atstart=no \
-		--toggle-collect=lfe_worker_main --callgrind-out-file="$WORK/cg.out.%p" \
-		"$BIN/ldapfe" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
-		--log-level=lib.eal:error -- --config "$WORK/l.conf" > "$WORK/ldapfe.log" 2>&1 &
-	LFE_PID=$!
-	for ((i = 0; i < 600; i++)); do
-		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
-		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
-		sleep 0.1
-	done
+	LFE_WRAP="valgrind --tool=callgrind --collect-atstart=no --toggle-collect=lfe_worker_main
+		--callgrind-out-file=$WORK/cg.out.%p" LFE_NOPING=1 LFE_READY_S=60 lfe_start "$WORK/l.conf" 0
 	sleep 8   # memif's control channel under valgrind on a busy machine
 	# memif's link may take longer than the generator waits under valgrind:
 	# try again (the window is zeroed just before each try).
 	for ((try = 1; try <= 4; try++)); do
 		callgrind_control -z "$LFE_PID" >/dev/null 2>&1
-		ip netns exec "$NS" timeout $((DUR + 120)) "$BIN/ldapfe-gen" -l 1 --no-pci --no-huge -m 512 \
-			--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+		ip netns exec "$NS" timeout $((DUR + 120)) "$GEN" -l 1 --no-pci --no-huge -m 512 \
+			--file-prefix "$LFE_PREFIX-gen" --log-level=lib.eal:error -- \
 			--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 			--src-ip 10.99.52.2/24 --dst-ip 10.99.52.1 \
 			--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
@@ -99,8 +74,7 @@ if [[ ${LFE_SBENCH_CALLGRIND:-0} == 1 ]]; then
 	done
 	callgrind_control -d "$LFE_PID" >/dev/null 2>&1
 	sleep 1
-	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
-	LFE_PID=
+	lfe_stop_restart
 	dump=$(ls "$WORK"/cg.out.*.1 | head -1)
 	# Idle polls (the link coming up, retries) count in lfe_worker_main but
 	# not in the receive path: lfe_tcp_input (TCP, stream, session, store)
@@ -123,26 +97,18 @@ fi
 
 res=()
 for ((r = 1; r <= RUNS; r++)); do
-	ip netns exec "$NS" "$BIN/ldapfe" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
-		--log-level=lib.eal:error -- --config "$WORK/l.conf" > "$WORK/ldapfe.log" 2>&1 &
-	LFE_PID=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
-		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
-		sleep 0.1
-	done
+	LFE_NOPING=1 lfe_start "$WORK/l.conf" 0
 	sleep 1
 	b0=$(telemetry)
-	ip netns exec "$NS" timeout $((DUR + 60)) "$BIN/ldapfe-gen" -l 1 --no-pci --no-huge -m 512 \
-		--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+	ip netns exec "$NS" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci --no-huge -m 512 \
+		--file-prefix "$LFE_PREFIX-gen" --log-level=lib.eal:error -- \
 		--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 		--src-ip 10.99.52.2/24 --dst-ip 10.99.52.1 \
 		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--workload persistent --conns "$CONNS" --rate max --duration "$DUR" --quiet \
 		--json "$WORK/g.json" > "$WORK/gen.log" 2>&1 || echo "gen exit $?: $(tail -2 "$WORK/gen.log")" >&2
 	b1=$(telemetry)
-	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
-	LFE_PID=
+	lfe_stop_restart
 	line=$("$PY" - "$WORK/g.json" "$b0" "$b1" <<'PYEOF'
 import json, sys
 g = json.load(open(sys.argv[1]))

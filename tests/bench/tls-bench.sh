@@ -40,9 +40,10 @@
 # LFE_TBENCH_CALLGRIND=1: instead, one run per row with ldapfe under
 # callgrind: instructions per bind (per session) of the receive path and
 # the segments out, a figure a shared machine does not disturb.
-set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Namespace, work dir, daemon start/stop and cleanup: tests/integration/lib.sh
+# (LFE_NS_TAG, LFE_KEEP as there); the store is its lfe_make_gen_store.
 BIN=$(cd "${1:?usage: tls-bench.sh BIN_DIR [RUNS] [SECONDS]}" && pwd)
+source "$(dirname "$0")/../integration/lib.sh"
 RUNS=${2:-3}
 DUR=${3:-4}
 USERS=${LFE_BENCH_USERS:-10000}
@@ -52,37 +53,20 @@ CONNS=${LFE_BENCH_CONNS:-16}
 # (on a 2-CPU machine, where the worker and the generator each hold one,
 # that is the per-core handshake figure).
 HS_THREADS=${LFE_TBENCH_HANDSHAKE_THREADS:-1}
-SUFFIX="dc=example,dc=com"
-NS=lfe-tbench${LFE_NS_TAG:-}
-TAG=lfe-tb${LFE_NS_TAG:-}
-SADDR=10.99.53.1
-CADDR=10.99.53.2
-WORK=$(mktemp -d /tmp/lfe-tbench.XXXXXX)
-PY=/usr/bin/python3
-[[ $EUID -eq 0 ]] || { echo "tls-bench.sh: needs root" >&2; exit 1; }
 # BIN_DIR: the three programs side by side, or a meson build dir.
-LFE_BIN=$BIN/ldapfe GEN_BIN=$BIN/ldapfe-gen CTL_BIN=$BIN/ldapfectl
-[[ -x $LFE_BIN ]] || { LFE_BIN=$BIN/dataplane/ldapfe GEN_BIN=$BIN/gen/ldapfe-gen CTL_BIN=$BIN/mgmt/ldapfectl; }
-for b in "$LFE_BIN" "$GEN_BIN" "$CTL_BIN"; do [[ -x $b ]] || { echo "tls-bench.sh: no $b" >&2; exit 1; }; done
-
-LFE_PID=
-cleanup() {
-	set +e
-	if [[ -n $LFE_PID ]] && kill -0 "$LFE_PID" 2>/dev/null; then
-		kill -TERM "$LFE_PID"; sleep 0.5; kill -KILL "$LFE_PID" 2>/dev/null; wait "$LFE_PID" 2>/dev/null
-	fi
-	ip netns del "$NS" 2>/dev/null
-	[[ ${LFE_KEEP:-0} == 1 ]] && echo "kept $WORK" >&2 || rm -rf "$WORK"
-	rm -rf /var/run/dpdk/$TAG-*
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+LFE_LDAPFE=$BIN/ldapfe GEN_BIN=$BIN/ldapfe-gen LFE_CTL=$BIN/ldapfectl
+[[ -x $LFE_LDAPFE ]] || { LFE_LDAPFE=$BIN/dataplane/ldapfe GEN_BIN=$BIN/gen/ldapfe-gen LFE_CTL=$BIN/mgmt/ldapfectl; }
+[[ -x $GEN_BIN ]] || { echo "tls-bench.sh: no $GEN_BIN" >&2; exit 1; }
+lfe_init tbench 53
+# The daemon and the generator both in the server namespace, over memif.
+NS=$LFE_SRV
+SADDR=$LFE_SADDR
+CADDR=$LFE_CADDR
+SUFFIX=$LFE_SUFFIX
+WORK=$LFE_WORK
 
 echo "load before: $(uptime)"
-"$PY" "$ROOT/tests/gen/mkldif.py" "$USERS" "$SUFFIX" > "$WORK/u.ldif"
-mkdir -p "$WORK/store"
-"$CTL_BIN" --store "$WORK/store" init --suffix "$SUFFIX" >/dev/null
-"$CTL_BIN" --store "$WORK/store" import "$WORK/u.ldif" >/dev/null
+lfe_make_gen_store "$USERS"
 
 # A CA and two server certificates for SADDR: ECDSA P-256 and RSA-2048.
 P=$WORK/pki
@@ -98,13 +82,11 @@ for k in ec rsa; do
 		-out "$P/$k.crt" -days 2 -extfile "$P/ext"
 done
 
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS"
 SOCK=$WORK/memif.sock
 for k in ec rsa; do
 	cat > "$WORK/$k.conf" <<CONF
 [store]
-path = $WORK/store
+path = $LFE_STORE
 [ldap]
 port = 389
 ldaps_ports = 636
@@ -128,15 +110,9 @@ done
 sed '/^\[tls\]$/a record_layer = openssl' "$WORK/ec.conf" > "$WORK/ecossl.conf"
 
 telemetry() {
-	ip netns exec "$NS" timeout 10 "$PY" - "/var/run/dpdk/$TAG-srv/dpdk_telemetry.v2" <<'PYEOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-json.loads(s.recv(16384).decode())
-s.send(b"/ldapfe/stats")
-t = json.loads(s.recv(1 << 20).decode())["/ldapfe/stats"]["total"]
-print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])
-PYEOF
+	lfe_telemetry /ldapfe/stats | "$PY" -c 'import json, sys
+t = json.load(sys.stdin)["/ldapfe/stats"]["total"]
+print(t["busy_cycles"], t["binds_ok"] + t["binds_failed"])'
 }
 
 # one CERT WORKLOAD GEN_ARGS...: one run; prints "ops/s busy_us/bind errors
@@ -146,21 +122,13 @@ one() {
 	# A daemon that died leaves its socket behind, and the next could not
 	# bind it.
 	rm -f "$SOCK"
-	ip netns exec "$NS" "$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
-		--log-level=lib.eal:error -- --config "$WORK/$cert.conf" > "$WORK/ldapfe.log" 2>&1 &
-	LFE_PID=$!
-	local i
-	for ((i = 0; i < 300; i++)); do
-		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
-		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
-		sleep 0.1
-	done
+	LFE_NOPING=1 lfe_start "$WORK/$cert.conf" 0
 	sleep 1
 	local b0 b1
 	b0=$(telemetry)
 	rm -f "$WORK/g.json"
 	ip netns exec "$NS" timeout $((DUR + 60)) "$GEN_BIN" -l 1 --no-pci --no-huge -m 512 \
-		--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+		--file-prefix "$LFE_PREFIX-gen" --log-level=lib.eal:error -- \
 		--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 		--src-ip "$CADDR/24" --dst-ip "$SADDR" \
 		--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
@@ -173,8 +141,7 @@ one() {
 		LFE_PID=
 		return 1
 	fi
-	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
-	LFE_PID=
+	lfe_stop_restart
 	if [[ ! -s $WORK/g.json ]]; then   # a run that produced nothing: one error, no figures
 		echo "  no report from ldapfe-gen: $(tail -2 "$WORK/gen.log" | tr '\n' ' ')" >&2
 		echo "0 0 1 0 0 0 0 0 0"
@@ -219,22 +186,14 @@ cg() {
 	local cert=$1 wl=$2 conns=$3 rate=$4; shift 4
 	rm -f "$WORK"/cg.out.* "$SOCK"
 	sed '/^\[tls\]$/a handshake_threads = 0' "$WORK/$cert.conf" > "$WORK/$cert-cg.conf"
-	ip netns exec "$NS" valgrind --tool=callgrind --collect-atstart=no \
-		--toggle-collect=lfe_worker_main --callgrind-out-file="$WORK/cg.out.%p" \
-		"$LFE_BIN" -l 0 --no-pci --no-huge -m 512 --file-prefix "$TAG-srv" \
-		--log-level=lib.eal:error -- --config "$WORK/$cert-cg.conf" > "$WORK/ldapfe.log" 2>&1 &
-	LFE_PID=$!
-	local i try
-	for ((i = 0; i < 600; i++)); do
-		grep -q "ldapfe: ready" "$WORK/ldapfe.log" && break
-		kill -0 "$LFE_PID" 2>/dev/null || { cat "$WORK/ldapfe.log" >&2; exit 1; }
-		sleep 0.1
-	done
+	LFE_WRAP="valgrind --tool=callgrind --collect-atstart=no --toggle-collect=lfe_worker_main
+		--callgrind-out-file=$WORK/cg.out.%p" LFE_NOPING=1 LFE_READY_S=60 lfe_start "$WORK/$cert-cg.conf" 0
+	local try
 	sleep 8   # memif's control channel under valgrind on a busy machine
 	for ((try = 1; try <= 4; try++)); do
 		callgrind_control -z "$LFE_PID" >/dev/null 2>&1
 		ip netns exec "$NS" timeout $((DUR + 120)) "$GEN_BIN" -l 1 --no-pci --no-huge -m 512 \
-			--file-prefix "$TAG-gen" --log-level=lib.eal:error -- \
+			--file-prefix "$LFE_PREFIX-gen" --log-level=lib.eal:error -- \
 			--port "net_memif0,role=client,id=0,socket=$SOCK,socket-abstract=no" \
 			--src-ip "$CADDR/24" --dst-ip "$SADDR" \
 			--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
@@ -246,8 +205,7 @@ cg() {
 	done
 	callgrind_control -d "$LFE_PID" >/dev/null 2>&1
 	sleep 1
-	kill -TERM "$LFE_PID"; wait "$LFE_PID" 2>/dev/null || true
-	LFE_PID=
+	lfe_stop_restart
 	local dump ann=$WORK/cg-$cert-$wl-$*.txt
 	ann=${ann// /}
 	dump=$(ls "$WORK"/cg.out.*.1 | head -1)

@@ -18,6 +18,9 @@ import ssl
 import sys
 import threading
 
+import lfe_ber
+from lfe_ber import tlv
+
 mode, port, password, record = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
 cert, key = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else (None, None)
 lock = threading.Lock()
@@ -28,47 +31,19 @@ def note(what):
         f.write(what + "\n")
 
 
-def ber_len(n):
-    if n < 0x80:
-        return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-
-
-def tlv(tag, body):
-    return bytes([tag]) + ber_len(len(body)) + body
-
-
 def result(msgid, app_tag, code, diag=b"", extra=b""):
     body = tlv(0x0A, bytes([code])) + tlv(0x04, b"") + tlv(0x04, diag) + extra
-    return tlv(0x30, tlv(0x02, bytes([msgid & 0x7F])) + tlv(app_tag, body))
+    return lfe_ber.message(msgid & 0x7F, tlv(app_tag, body))
 
 
 def read_msg(s):
     """One LDAPMessage: (msgid, protocolOp tag, raw bytes) or None at EOF."""
-    def need(n):
-        b = b""
-        while len(b) < n:
-            c = s.recv(n - len(b))
-            if not c:
-                raise EOFError
-            b += c
-        return b
     try:
-        hdr = need(2)
-        n = hdr[1]
-        if n & 0x80:
-            ext = need(n & 0x7F)
-            n = int.from_bytes(ext, "big")
-            hdr += ext
-        body = need(n)
+        raw = lfe_ber.read_msg(s)
     except (EOFError, OSError, ssl.SSLError):
         return None
-    raw = hdr + body
-    # messageID INTEGER, then the operation's tag
-    idlen = body[1]
-    msgid = int.from_bytes(body[2:2 + idlen], "big")
-    return msgid, body[2 + idlen], raw
+    msgid, op, _, _ = lfe_ber.decode(raw)
+    return msgid, op, raw
 
 
 def serve(c):

@@ -6,12 +6,13 @@ LDAPS, each doing one simple bind; and a spoofed SYN flood from a raw
 socket. Standard library only.
 
   ldapburst.py conns HOST PORT DN PW N [--src A[,B...]] [--tls CAFILE]
-               [--hold] [--after S] [--timeout S]
+               [--hold] [--after S [--until FILE]] [--timeout S]
       N connections opened at once (round-robin over the sources), then a
       bind on each. Prints one JSON line: ok, refused, failed, seconds,
       lat_ms (p50, p99, max of connect-to-bind-result). --hold keeps all
       N open until every bind is answered (concurrent, not sequential);
-      --after S holds them S seconds longer (others bind meanwhile).
+      --after S holds them S seconds longer (others bind meanwhile), or
+      until FILE exists (the caller is done with them), at most S seconds.
   ldapburst.py seq HOST PORT DN PW N [--src A] [--tls CAFILE]
       N connection-per-bind sessions one after the other; same JSON.
   ldapburst.py flood SRC DST PORT COUNT SPORT_LO SPORT_HI [RATE]
@@ -20,6 +21,7 @@ socket. Standard library only.
       absent: as fast as a raw socket sends). Prints count and seconds.
 """
 import json
+import os
 import random
 import selectors
 import socket
@@ -28,43 +30,16 @@ import struct
 import sys
 import time
 
-
-def ber_len(n):
-    if n < 0x80:
-        return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-
-
-def tlv(tag, body):
-    return bytes([tag]) + ber_len(len(body)) + body
-
-
-def bind_req(msgid, dn, pw):
-    op = tlv(0x60, tlv(0x02, b"\x03") + tlv(0x04, dn.encode()) + tlv(0x80, pw.encode()))
-    return tlv(0x30, tlv(0x02, bytes([msgid])) + op)
+from lfe_ber import bind_code, bind_req, split_msg, BerError
 
 
 def bind_rc(buf):
     """resultCode of a complete BindResponse in buf, or None if incomplete."""
-    if len(buf) < 2:
-        return None
-    n = buf[1]
-    off = 2
-    if n & 0x80:
-        k = n & 0x7F
-        if len(buf) < 2 + k:
-            return None
-        n = int.from_bytes(buf[2:2 + k], "big")
-        off = 2 + k
-    if len(buf) < off + n:
-        return None
-    body = buf[off:off + n]
-    i = 2 + body[1]                      # past messageID
-    if body[i] != 0x61:
+    try:
+        m = split_msg(buf)
+        return None if m is None else bind_code(m[0])
+    except BerError:
         return -1
-    j = i + 2 if body[i + 1] < 0x80 else i + 2 + (body[i + 1] & 0x7F)
-    return body[j + 2]                   # ENUMERATED resultCode value
 
 
 def pct(v, p):
@@ -84,7 +59,7 @@ class Conn:
         self.out = b""
 
 
-def run_conns(host, port, dn, pw, n, srcs, cafile, timeout, hold, after=0.0):
+def run_conns(host, port, dn, pw, n, srcs, cafile, timeout, hold, after=0.0, until=None):
     sel = selectors.DefaultSelector()
     ctx = None
     if cafile:
@@ -152,7 +127,9 @@ def run_conns(host, port, dn, pw, n, srcs, cafile, timeout, hold, after=0.0):
     if after:
         sys.stdout.write(json.dumps({"held": len(answered)}) + "\n")
         sys.stdout.flush()
-        time.sleep(after)
+        t_end = time.monotonic() + after
+        while time.monotonic() < t_end and not (until and os.path.exists(until)):
+            time.sleep(0.05)
     for c in answered:
         c.s.close()
     res["lat_ms"] = [pct(lat, 50), pct(lat, 99), round(max(lat), 2) if lat else None]
@@ -282,7 +259,7 @@ def main(argv):
               float(argv[8]) if len(argv) > 8 else 0)
         return 0
     host, port, dn, pw, n = argv[2], int(argv[3]), argv[4], argv[5], int(argv[6])
-    srcs, cafile, timeout, hold, after = [], None, 20.0, False, 0.0
+    srcs, cafile, timeout, hold, after, until = [], None, 20.0, False, 0.0, None
     i = 7
     while i < len(argv):
         if argv[i] == "--src":
@@ -297,13 +274,16 @@ def main(argv):
         elif argv[i] == "--after":
             after = float(argv[i + 1])
             i += 2
+        elif argv[i] == "--until":
+            until = argv[i + 1]
+            i += 2
         elif argv[i] == "--hold":
             hold = True
             i += 1
         else:
             raise SystemExit("unknown option " + argv[i])
     if mode == "conns":
-        r = run_conns(host, port, dn, pw, n, srcs, cafile, timeout, hold, after)
+        r = run_conns(host, port, dn, pw, n, srcs, cafile, timeout, hold, after, until)
     else:
         r = run_seq(host, port, dn, pw, n, srcs, cafile, timeout)
     print(json.dumps(r))

@@ -20,6 +20,8 @@ LFE_LDAPFE=$LFE_BUILD/dataplane/ldapfe
 LFE_CTL=$LFE_BUILD/mgmt/ldapfectl
 PY=/usr/bin/python3
 LFE_SUFFIX="dc=example,dc=com"
+# Inline Python imports lfe_ber (the raw-BER LDAP client) from here.
+export PYTHONPATH=$LFE_ROOT/tests/integration${PYTHONPATH:+:$PYTHONPATH}
 
 lfe_log() { echo "[$(date +%T)] $*" >&2; }
 lfe_fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -168,8 +170,8 @@ lfe_conf() {
 }
 
 # lfe_start CONF EAL_LCORES [DAEMON ARGS...]: start ldapfe in the server
-# namespace, wait (bounded) until it is ready and answers ping (unless
-# LFE_NOPING=1).
+# namespace, wait (bounded: LFE_READY_S, default 20 s) until it is ready and
+# answers ping (unless LFE_NOPING=1).
 lfe_start() {
 	local conf=$1 lcores=$2; shift 2
 	LFE_LOG=$LFE_WORK/ldapfe.log
@@ -181,13 +183,13 @@ lfe_start() {
 		--file-prefix "$LFE_PREFIX" --log-level=lib.eal:error -- \
 		--config "$conf" "$@" > "$LFE_LOG" 2>&1 &
 	LFE_PID=$!
-	local i
-	for ((i = 0; i < 200; i++)); do
+	local i ready_s=${LFE_READY_S:-20}
+	for ((i = 0; i < ready_s * 10; i++)); do
 		grep -q "ldapfe: ready" "$LFE_LOG" && break
 		kill -0 "$LFE_PID" 2>/dev/null || { cat "$LFE_LOG" >&2; lfe_fail "ldapfe exited at start"; }
 		sleep 0.1
 	done
-	grep -q "ldapfe: ready" "$LFE_LOG" || lfe_fail "ldapfe not ready within 20 s"
+	grep -q "ldapfe: ready" "$LFE_LOG" || lfe_fail "ldapfe not ready within $ready_s s"
 	# LFE_NOPING=1: the caller's port is not the veth (test_csum's tap).
 	[[ ${LFE_NOPING:-0} == 1 ]] && return 0
 	for ((i = 0; i < 20; i++)); do
@@ -262,6 +264,66 @@ lfe_dump() {
 	done
 	lfe_fail "tcpdump did not start"
 }
+
+# ---- a real OpenLDAP slapd beside ldapfe, from the same LDIF ----
+# lfe_slapd_start LDIF URL NETNS GLOBAL DB: $LFE_WORK/slapd.conf (back-mdb
+# for $LFE_SUFFIX in $LFE_WORK/slapd-db, schemas core, cosine,
+# inetorgperson and nis, no size limit; GLOBAL: more lines for the global
+# section (TLS files), DB: the database's index and access lines), LDIF
+# loaded offline (slapadd -q into the empty database: no LDAP round trip
+# per entry), then slapd serving URL in namespace NETNS ("": this one).
+# Loading and start-up run in the background while the caller builds
+# ldapfe's store; lfe_slapd_wait waits for the first answer. The PID is
+# LFE_SLAPD_PID, also in LFE_EXTRA_PIDS: the EXIT trap stops it.
+lfe_slapd_start() {
+	local ldif=$1 ns=$3 global=$4 db=$5 run=()
+	LFE_SLAPD_URL=$2
+	LFE_SLAPD_NS=$ns
+	[[ -n $ns ]] && run=(ip netns exec "$ns")
+	mkdir -p "$LFE_WORK/slapd-db"
+	cat >"$LFE_WORK/slapd.conf" <<CONF
+include /etc/ldap/schema/core.schema
+include /etc/ldap/schema/cosine.schema
+include /etc/ldap/schema/inetorgperson.schema
+include /etc/ldap/schema/nis.schema
+modulepath /usr/lib/ldap
+moduleload back_mdb
+pidfile $LFE_WORK/slapd.pid
+$global
+sizelimit unlimited
+database mdb
+maxsize 268435456
+suffix "$LFE_SUFFIX"
+directory $LFE_WORK/slapd-db
+limits anonymous size=unlimited
+$db
+CONF
+	# The subshell becomes slapd (exec): one PID to stop, slapadd's
+	# failure is its exit.
+	(
+		PATH=$PATH:/usr/sbin
+		slapadd -q -f "$LFE_WORK/slapd.conf" -l "$ldif" >"$LFE_WORK/slapadd.log" 2>&1 || exit 1
+		exec "${run[@]}" slapd -f "$LFE_WORK/slapd.conf" -h "$LFE_SLAPD_URL" -d 0 \
+			>"$LFE_WORK/slapd.log" 2>&1
+	) &
+	LFE_SLAPD_PID=$!
+	LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $LFE_SLAPD_PID"
+}
+# lfe_slapd_wait: until slapd answers a root DSE read at LFE_SLAPD_URL
+# (bounded: 20 s); fails with slapadd's and slapd's output if it exited.
+lfe_slapd_wait() {
+	local i run=()
+	[[ -n $LFE_SLAPD_NS ]] && run=(ip netns exec "$LFE_SLAPD_NS")
+	for ((i = 0; i < 400; i++)); do
+		"${run[@]}" ldapsearch -x -H "$LFE_SLAPD_URL" -b "" -s base >/dev/null 2>&1 && return 0
+		kill -0 "$LFE_SLAPD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$LFE_WORK/slapadd.log" "$LFE_WORK/slapd.log" >&2 2>/dev/null
+	lfe_fail "slapd does not answer at $LFE_SLAPD_URL"
+}
+# lfe_slapd_ldapi: an ldapi:// URL for a socket in the work dir.
+lfe_slapd_ldapi() { echo "ldapi://$(printf '%s' "$LFE_WORK/slapd.sock" | sed 's|/|%2F|g')"; }
 
 # ---- TLS test PKI (openssl CLI; keys made here, none committed) ----
 # lfe_pki: a CA in $LFE_PKI (ca.crt/ca.key), a server certificate for

@@ -49,32 +49,9 @@ tel() {
 # The clients keep their connections (bound, quiet) for a while after
 # printing, so the daemon's buffers in use can be read meanwhile.
 ip netns exec "$LFE_CLI" timeout 120 "$PY" -c '
-import socket, sys, time
+import os, socket, sys, time
+from lfe_ber import bind_req, bind_code, read_msg
 SRV = sys.argv[1]
-def ber_len(n):
-    if n < 128: return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-def tlv(tag, body): return bytes([tag]) + ber_len(len(body)) + body
-def bind_req(msgid, dn, pw):
-    op = tlv(0x60, tlv(0x02, b"\x03") + tlv(0x04, dn.encode()) + tlv(0x80, pw.encode()))
-    return tlv(0x30, tlv(0x02, bytes([msgid])) + op)
-def read_resp(s):
-    hdr = b""
-    while len(hdr) < 2:
-        c = s.recv(2 - len(hdr))
-        if not c: raise EOFError("closed")
-        hdr += c
-    n = hdr[1]
-    body = b""
-    while len(body) < n:
-        c = s.recv(n - len(body))
-        if not c: raise EOFError("closed")
-        body += c
-    return body
-def rc(body):
-    i = body.index(b"\x61")
-    return body[i + 4]
 DAVE = "uid=dave,ou=people,dc=example,dc=com"
 ALICE = "uid=alice,ou=people,dc=example,dc=com"
 socks = []
@@ -89,13 +66,15 @@ for s in socks:
 ok = 0
 for s in socks:
     try:
-        a = rc(read_resp(s)); b = rc(read_resp(s))
+        a = bind_code(read_msg(s)); b = bind_code(read_msg(s))
         ok += a == 0 and b == 0
     except Exception as e:
         print("error", e, file=sys.stderr)
 print(ok, flush=True)
-time.sleep(4)
-' "$LFE_SADDR" > "$LFE_WORK/clients.out" &
+t_end = time.time() + 4   # held until the counters are read (release), at most 4 s
+while time.time() < t_end and not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+' "$LFE_SADDR" "$LFE_WORK/release1" > "$LFE_WORK/clients.out" &
 cpid=$!
 for ((i = 0; i < 300; i++)); do
 	[[ -s $LFE_WORK/clients.out ]] && break
@@ -114,6 +93,7 @@ lfe_eq "held bound connections hold no send ring" "$sused" 0
 # Each is bound as alice (36 bytes): one 64-byte DN chunk, nothing else.
 lfe_eq "held bound connections hold one 64 B DN chunk each" "$dnb" $((24 * 64))
 lfe_eq "no bind found the DN pool dry" "$dndry" 0
+touch "$LFE_WORK/release1"
 wait "$cpid" || true
 ((paws >= 0 && sack >= 0 && stall >= 0)) || lfe_fail "counters missing from telemetry"
 lfe_log "ok: counters in telemetry"
@@ -129,12 +109,10 @@ NSPLIT=1500
 sleep 0.5
 rss0=$(ps -o rss= -p "$LFE_PID" | tr -d ' ')
 ip netns exec "$LFE_CLI" timeout 120 "$PY" -c '
-import socket, sys, time
+import os, socket, sys, time
+from lfe_ber import bind_req
 SRV, N = sys.argv[1], int(sys.argv[2])
-dn, pw = b"uid=alice,ou=people,dc=example,dc=com", b"alice-pw"
-op = b"\x60" + bytes([3 + 2 + len(dn) + 2 + len(pw)]) + b"\x02\x01\x03" + \
-     b"\x04" + bytes([len(dn)]) + dn + b"\x80" + bytes([len(pw)]) + pw
-req = b"\x30" + bytes([3 + len(op)]) + b"\x02\x01\x01" + op
+req = bind_req(1, "uid=alice,ou=people,dc=example,dc=com", "alice-pw")
 socks, ok, t_end = [], 0, time.time() + 90
 for i in range(N):
     if time.time() > t_end: break
@@ -149,8 +127,10 @@ for i in range(N):
     ok += len(r) > 9 and r[-3:] == b"\x04\x00\x04" or (b"\x61\x07\x0a\x01\x00" in r)
     socks.append(s)
 print(ok, flush=True)
-time.sleep(5)
-' "$LFE_SADDR" "$NSPLIT" > "$LFE_WORK/split.out" &
+t_end = time.time() + 5   # held until the counters are read (release), at most 5 s
+while time.time() < t_end and not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+' "$LFE_SADDR" "$NSPLIT" "$LFE_WORK/release2" > "$LFE_WORK/split.out" &
 cpid=$!
 for ((i = 0; i < 1000; i++)); do
 	[[ -s $LFE_WORK/split.out ]] && break
@@ -168,6 +148,7 @@ lfe_eq "no reassembly buffer held by the quiet connections" "$held" 0
 # what grows now is each connection's TCP block, session slot and DN chunk.
 ((rss1 - rss0 < NSPLIT * 4)) || lfe_fail "RSS grew $((rss1 - rss0)) KiB for $NSPLIT split requests"
 lfe_log "ok: $NSPLIT split requests held: RSS grew $((rss1 - rss0)) KiB"
+touch "$LFE_WORK/release2"
 wait "$cpid" || true
 
 lfe_stop

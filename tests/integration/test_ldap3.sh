@@ -75,40 +75,17 @@ lfe_eq "200 concurrent binds" "$(grep ^concurrent <<<"$out")" "concurrent 200"
 # three PDUs (bind ok, bind wrong, WhoAmI) in one segment.
 out=$(lfe_py '
 import socket, sys, time
+from lfe_ber import bind_req, extended_req, read_msg, result_code, decode
 addr, dn = sys.argv[1], sys.argv[2].encode()
-def tlv(tag, body):
-    n = len(body)
-    if n < 128: l = bytes([n])
-    elif n < 256: l = bytes([0x81, n])
-    else: l = bytes([0x82, n >> 8, n & 255])
-    return bytes([tag]) + l + body
-def bind(mid, pw):
-    op = tlv(0x60, tlv(0x02, b"\x03") + tlv(0x04, dn) + tlv(0x80, pw))
-    return tlv(0x30, tlv(0x02, bytes([mid])) + op)
-def whoami(mid):
-    return tlv(0x30, tlv(0x02, bytes([mid])) + tlv(0x77, tlv(0x80, b"1.3.6.1.4.1.4203.1.11.3")))
+def bind(mid, pw): return bind_req(mid, dn, pw)
+def whoami(mid): return extended_req(mid, "1.3.6.1.4.1.4203.1.11.3")
 def read_msgs(s, n):
-    buf, out = b"", []
     s.settimeout(10)
-    while len(out) < n:
-        while True:
-            if len(buf) >= 2:
-                l = buf[1]; h = 2
-                if l & 0x80:
-                    k = l & 0x7f; l = int.from_bytes(buf[2:2 + k], "big"); h = 2 + k
-                if len(buf) >= h + l:
-                    out.append(buf[:h + l]); buf = buf[h + l:]; break
-            d = s.recv(4096)
-            if not d: raise SystemExit("closed early")
-            buf += d
-    return out
-def result_code(m):
-    # LDAPMessage: 30 L 02 01 id  op L  0a 01 code
-    i = 2 + (m[1] & 0x7f if m[1] & 0x80 else 0)
-    i += 3
-    op = m[i]; i += 1
-    i += 1 + (m[i] & 0x7f if m[i] & 0x80 else 0)
-    return op, m[i + 2]
+    buf = bytearray()
+    try:
+        return [read_msg(s, buf) for _ in range(n)]
+    except EOFError:
+        raise SystemExit("closed early")
 s = socket.create_connection((addr, 389), timeout=10)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 for b in bind(1, b"bob-pw"):
@@ -116,7 +93,7 @@ for b in bind(1, b"bob-pw"):
 print("split", *result_code(read_msgs(s, 1)[0]))
 s.send(bind(2, b"bob-pw") + bind(3, b"wrong") + whoami(4))
 ms = read_msgs(s, 3)
-print("three", *[ "%d:%d:%d" % ((m[4],) + result_code(m)) for m in ms])
+print("three", *[ "%d:%d:%d" % ((decode(m)[0],) + result_code(m)) for m in ms])
 print("whoami-anon", ms[2].endswith(b"\x8b\x00") or not b"dn:" in ms[2])
 ' "$LFE_SADDR" "$(lfe_dn bob)")
 echo "$out" >&2

@@ -94,6 +94,7 @@ lfe_start "$(lfe_conf)" 0
 cat > "$LFE_WORK/pp.py" <<'PY'
 import sys
 from ldap3 import Server, Connection
+from lfe_ber import read_tlv as tlv
 OID = "1.3.6.1.4.1.42.2.27.8.5.1"
 url, dn, pw = sys.argv[1:4]
 c = Connection(Server(url.rstrip("/"), connect_timeout=5), dn, pw, receive_timeout=5)
@@ -101,14 +102,6 @@ c.open()
 c.bind(controls=[(OID, False, None)])
 r = c.result
 ctl = (r.get("controls") or {}).get(OID)
-def tlv(b, i):
-    tag, n = b[i], b[i + 1]
-    i += 2
-    if n & 0x80:
-        k = n & 0x7f
-        n = int.from_bytes(b[i:i + k], "big")
-        i += k
-    return tag, b[i:i + n], i + n
 out = [str(r["result"])]
 if ctl is None:
     out.append("none")

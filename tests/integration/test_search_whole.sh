@@ -47,36 +47,11 @@ for n, gid in ((40, 20040), (600, 20600), (1000, 21000)):
     print()
 EOF
 
-# slapd from the same LDIF.
-mkdir -p "$LFE_WORK/slapd-db"
-cat >"$LFE_WORK/slapd.conf" <<EOF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-include /etc/ldap/schema/nis.schema
-modulepath /usr/lib/ldap
-moduleload back_mdb
-pidfile $LFE_WORK/slapd.pid
-sizelimit unlimited
-database mdb
-maxsize 268435456
-suffix "$LFE_SUFFIX"
-directory $LFE_WORK/slapd-db
-index objectClass,cn,uid,memberUid,member eq
-limits anonymous size=unlimited
+# slapd from the same LDIF (loaded while ldapfe's store is).
+SLAPD=$(lfe_slapd_ldapi)
+lfe_slapd_start "$ldif" "$SLAPD" "" "" "index objectClass,cn,uid,memberUid,member eq
 access to attrs=userPassword by anonymous auth by * none
-access to * by * read
-EOF
-slapadd -q -f "$LFE_WORK/slapd.conf" -l "$ldif" >"$LFE_WORK/slapadd.log" 2>&1 ||
-	{ cat "$LFE_WORK/slapadd.log" >&2; lfe_fail "slapadd"; }
-sock=$LFE_WORK/slapd.sock
-SLAPD="ldapi://$(printf '%s' "$sock" | sed 's|/|%2F|g')"
-slapd -f "$LFE_WORK/slapd.conf" -h "$SLAPD" -d 0 >"$LFE_WORK/slapd.log" 2>&1 &
-LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $!"
-for ((i = 0; i < 100; i++)); do
-	ldapsearch -x -H "$SLAPD" -b "" -s base >/dev/null 2>&1 && break
-	sleep 0.1
-done
+access to * by * read"
 
 # ldapfe from the same LDIF.
 mkdir -p "$LFE_STORE"
@@ -85,6 +60,7 @@ lfe_ctl import "$ldif" >/dev/null
 lfe_pki
 conf=$(lfe_tls_conf 1)
 lfe_start "$conf" 0
+lfe_slapd_wait
 LFE="ldap://$LFE_SADDR"
 export LDAPTLS_CACERT=$LFE_PKI/ca.crt
 
@@ -235,14 +211,9 @@ def binds(n):
     return t
 alone = binds(300)
 # The slow reader: a raw search for the whole enumeration, read slowly.
-def ber_len(n):
-    return bytes([n]) if n < 128 else bytes([0x82, n >> 8, n & 255])
-def tlv(tag, body):
-    return bytes([tag]) + ber_len(len(body)) + body
-flt_b = tlv(0xa3, tlv(4, b"objectClass") + tlv(4, b"posixAccount"))
-req = tlv(0x63, tlv(4, suf.encode()) + tlv(10, b"\x02") + tlv(10, b"\x00") + tlv(2, b"\x00") +
-          tlv(2, b"\x00") + tlv(1, b"\x00") + flt_b + tlv(0x30, b""))
-msg = tlv(0x30, tlv(2, b"\x07") + req)
+from lfe_ber import search_req, f_eq
+flt_b = f_eq("objectClass", "posixAccount")
+msg = search_req(7, suf, flt_b)
 s = socket.create_connection((addr, 389))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.sendall(msg)
@@ -277,11 +248,9 @@ assert pct(busy, 99) < max(20000, 5 * pct(alone, 99)), "binds starved by a slow 
 # A client time limit (1 s) on the same enumeration read slowly for 2 s:
 # the time waiting for room counts, the search ends timeLimitExceeded (3)
 # with the entries sent so far (slapd counts its time the same way).
-req = tlv(0x63, tlv(4, suf.encode()) + tlv(10, b"\x02") + tlv(10, b"\x00") + tlv(2, b"\x00") +
-          tlv(2, b"\x01") + tlv(1, b"\x00") + flt_b + tlv(0x30, b""))
 s = socket.create_connection((addr, 389))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.sendall(tlv(0x30, tlv(2, b"\x09") + req))
+s.sendall(search_req(9, suf, flt_b, time=1))
 got = bytearray()
 t0 = time.time()
 s.settimeout(10)

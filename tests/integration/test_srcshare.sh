@@ -36,7 +36,8 @@ lfe_log "300 from one address: $r"
 lfe_eq "300 concurrent connections from one address bind" "$(jv ok <<< "$r")" 300
 
 # 3,000 held, then B binds while they are.
-burst conns "$LFE_SADDR" 389 "$DN" alice-pw 3000 --src "$A" --hold --after 6 > "$LFE_WORK/a.json" &
+burst conns "$LFE_SADDR" 389 "$DN" alice-pw 3000 --src "$A" --hold --after 6 \
+	--until "$LFE_WORK/a.release" > "$LFE_WORK/a.json" &
 APID=$!
 LFE_EXTRA_PIDS=$APID
 for ((i = 0; i < 300; i++)); do
@@ -48,6 +49,7 @@ grep -q held "$LFE_WORK/a.json" || lfe_fail "3,000 connections not answered with
 active=$(tstat conns_active)
 rb=$(burst seq "$LFE_SADDR" 389 "$DN" alice-pw 50 --src "$B" --timeout 5)
 lfe_log "B during A's 3000 (active $active): $rb"
+touch "$LFE_WORK/a.release"   # A's 3,000 held (at most 6 s) until B is done
 wait "$APID" || lfe_fail "the 3,000-connection client failed"
 LFE_EXTRA_PIDS=
 ra=$(tail -n 1 "$LFE_WORK/a.json")
@@ -58,10 +60,16 @@ lfe_eq "no refusal below the fair share" "$(tstat conns_src_capped)" 0
 
 # Past the level with two sources: A got in up to the level (3,072), then
 # its fair share (4096 / 3, a newcomer counted in) holds it there.
-burst conns "$LFE_SADDR" 389 "$DN" alice-pw 1 --src "$B" --hold --after 8 > "$LFE_WORK/b.json" &
+burst conns "$LFE_SADDR" 389 "$DN" alice-pw 1 --src "$B" --hold --after 8 \
+	--until "$LFE_WORK/b.release" > "$LFE_WORK/b.json" &
 BPID=$!
 LFE_EXTRA_PIDS=$BPID
-sleep 0.5
+for ((i = 0; i < 100; i++)); do   # B's one bound and held (was: a fixed 0.5 s)
+	grep -q held "$LFE_WORK/b.json" && break
+	kill -0 "$BPID" 2>/dev/null || break
+	sleep 0.05
+done
+grep -q held "$LFE_WORK/b.json" || lfe_fail "B's connection not answered within 5 s"
 ra=$(burst conns "$LFE_SADDR" 389 "$DN" alice-pw 3300 --src "$A" --hold --after 1)
 ra=$(tail -n 1 <<< "$ra")
 lfe_log "3300 from A while B holds one: $ra"
@@ -74,6 +82,7 @@ rb=$(burst seq "$LFE_SADDR" 389 "$DN" alice-pw 20 --src "$B" --timeout 5)
 lfe_eq "B still binds while A is at its share" "$(jv ok <<< "$rb")" 20
 capped=$(tstat conns_src_capped)
 ((capped >= refA && capped > 0)) || lfe_fail "refusals not counted: $capped for $refA"
+touch "$LFE_WORK/b.release"   # B's one held (at most 8 s) until A's burst is counted
 wait "$BPID" || true
 LFE_EXTRA_PIDS=
 lfe_stop

@@ -100,32 +100,11 @@ EOF
 # namespace's loopback.
 lfe_pki
 lfe_pki_cert slapd 127.0.0.1 0x1002 serverAuth
-mkdir -p "$LFE_WORK/slapd-db"
-cat >"$LFE_WORK/slapd.conf" <<EOF
-include /etc/ldap/schema/core.schema
-include /etc/ldap/schema/cosine.schema
-include /etc/ldap/schema/inetorgperson.schema
-include /etc/ldap/schema/nis.schema
-modulepath /usr/lib/ldap
-moduleload back_mdb
-pidfile $LFE_WORK/slapd.pid
-TLSCACertificateFile $LFE_PKI/ca.crt
+lfe_slapd_start "$ldif" "ldap://127.0.0.1:3389/" "$LFE_CLI" "TLSCACertificateFile $LFE_PKI/ca.crt
 TLSCertificateFile $LFE_PKI/slapd.crt
-TLSCertificateKeyFile $LFE_PKI/slapd.key
-sizelimit unlimited
-database mdb
-maxsize 268435456
-suffix "$LFE_SUFFIX"
-directory $LFE_WORK/slapd-db
-index objectClass,cn,uid,memberUid,member,uidNumber,gidNumber eq
-limits anonymous size=unlimited
+TLSCertificateKeyFile $LFE_PKI/slapd.key" "index objectClass,cn,uid,memberUid,member,uidNumber,gidNumber eq
 access to attrs=userPassword by anonymous auth by * none
-access to * by * read
-EOF
-slapadd -q -f "$LFE_WORK/slapd.conf" -l "$ldif" >"$LFE_WORK/slapadd.log" 2>&1 ||
-	{ cat "$LFE_WORK/slapadd.log" >&2; lfe_fail "slapadd"; }
-lfe_cli slapd -f "$LFE_WORK/slapd.conf" -h "ldap://127.0.0.1:3389/" -d 0 >"$LFE_WORK/slapd.log" 2>&1 &
-LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $!"
+access to * by * read"
 
 # ldapfe from the same LDIF, StartTLS with the test CA.
 mkdir -p "$LFE_STORE"
@@ -134,10 +113,7 @@ lfe_ctl import "$ldif" >/dev/null
 conf=$(lfe_conf 1)
 printf '[tls]\ncertificate = %s\nkey = %s\n' "$LFE_PKI/srv.crt" "$LFE_PKI/srv.key" >>"$conf"
 lfe_start "$conf" 0
-for ((i = 0; i < 100; i++)); do
-	lfe_cli ldapsearch -x -H ldap://127.0.0.1:3389 -b "" -s base >/dev/null 2>&1 && break
-	sleep 0.1
-done
+lfe_slapd_wait
 lfe_log "stores ready ($(($(date +%s) - t_start)) s)"
 
 # sssd_start URI SCHEMA: sssd in its own mount namespace in the client

@@ -27,45 +27,19 @@ ldd "$LFE_LDAPFE" | grep -q libasan && scale=4
 if [[ $parts == *a* ]]; then
 lfe_start "$conf" 0
 out=$(lfe_py '
-import socket, struct, sys, threading, time
+import socket, sys, threading, time
 from ldap3 import Server, Connection
 addr, suffix = sys.argv[1], sys.argv[2]
 
-def tlv(tag, body):
-    n = len(body)
-    if n < 128: h = bytes([n])
-    elif n < 256: h = bytes([0x81, n])
-    elif n < 65536: h = bytes([0x82]) + struct.pack(">H", n)
-    else: h = bytes([0x83]) + struct.pack(">I", n)[1:]
-    return bytes([tag]) + h + body
-
-def msg(mid, op):
-    n = (mid.bit_length() + 8) // 8   # minimal two-complement length
-    return tlv(0x30, tlv(0x02, mid.to_bytes(n, "big")) + op)
+from lfe_ber import search_req, f_and, f_or, f_eq, f_sub, read_msg, decode, result_code
 
 # (&(objectClass=inetOrgPerson)(|(cn=*zq*zq*...*)(sn=...)...)): every user a
 # candidate, no match, as many pieces as the filter caps allow (16 per item,
 # 64 per filter): the costliest filter a client may send.
-sub = lambda t: tlv(0xa4, tlv(0x04, t) + tlv(0x30, tlv(0x81, b"zq") * 16))
-filt = tlv(0xa0, tlv(0xa3, tlv(0x04, b"objectClass") + tlv(0x04, b"inetOrgPerson")) +
-           tlv(0xa1, sub(b"cn") + sub(b"sn") + sub(b"cn") + sub(b"sn")))
+sub = lambda t: f_sub(t, any=[b"zq"] * 16)
+filt = f_and(f_eq("objectClass", "inetOrgPerson"), f_or(sub("cn"), sub("sn"), sub("cn"), sub("sn")))
 def search(mid):
-    return msg(mid, tlv(0x63, tlv(0x04, suffix.encode()) + b"\x0a\x01\x02\x0a\x01\x00"
-                   b"\x02\x01\x00\x02\x01\x00\x01\x01\x00" + filt + tlv(0x30, b"")))
-
-def read_msg(s, buf):
-    while True:
-        if len(buf) >= 2:
-            l = buf[1]; hl = 2
-            if l & 0x80:
-                k = l & 0x7f; hl = 2 + k
-                if len(buf) >= hl: l = int.from_bytes(buf[2:hl], "big")
-                else: l = None
-            if l is not None and len(buf) >= hl + l:
-                m = buf[:hl + l]; del buf[:hl + l]; return m
-        d = s.recv(65536)
-        if not d: return None
-        buf += d
+    return search_req(mid, suffix, filt)
 
 codes = {}
 searches = 0
@@ -79,15 +53,12 @@ def searcher():
         mid += 8
         done = 0
         while done < 8:
-            m = read_msg(s, buf)
-            if m is None:
+            try:
+                m = read_msg(s, buf)
+            except EOFError:
                 codes["closed"] = codes.get("closed", 0) + 1; return
-            # op tag after the messageID
-            i = 2 if m[1] < 0x80 else 2 + (m[1] & 0x7f)
-            i += 2 + m[i + 1]
-            if m[i] == 0x65:
-                j = i + 2 if m[i + 1] < 0x80 else i + 2 + (m[i + 1] & 0x7f)
-                rc = m[j + 2]
+            if decode(m)[1] == 0x65:
+                rc = result_code(m)[1]
                 codes[rc] = codes.get(rc, 0) + 1
                 done += 1
         searches += 8
@@ -189,10 +160,7 @@ import socket, sys, time
 from ldap3 import Server, Connection
 addr, suffix, src2 = sys.argv[1], sys.argv[2], sys.argv[3]
 dn = lambda u: "uid=%s,ou=people,%s" % (u, suffix)
-def bindreq(mid, d, pw):
-    def tlv(tag, body): return bytes([tag, len(body)]) + body
-    return tlv(0x30, tlv(0x02, bytes([mid])) + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, d.encode()) +
-                                                  tlv(0x80, pw.encode())))
+from lfe_ber import bind_req as bindreq
 # 60 connections from the first address, each one slow bind (a wrong
 # password for the {CRYPT} user), all sent before any can finish.
 socks = [socket.create_connection((addr, 389), timeout=30) for _ in range(60)]

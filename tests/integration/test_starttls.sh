@@ -48,35 +48,12 @@ lfe_eq "ldap3 start_tls + bind + whoami" "$got" "True True dn:$(lfe_dn alice)"
 # Raw clients: StartTLS twice; StartTLS with a request pipelined behind it.
 RAW='
 import socket, ssl, sys, time
-def msg(mid, oid):
-    o = oid.encode()
-    op = b"\x80" + bytes([len(o)]) + o
-    body = b"\x02\x01" + bytes([mid]) + b"\x77" + bytes([len(op)]) + op
-    return b"\x30" + bytes([len(body)]) + body
+from lfe_ber import extended_req as msg, read_msg, result_code
 STLS, WHO = "1.3.6.1.4.1.1466.20037", "1.3.6.1.4.1.4203.1.11.3"
-def read_msg(s):
-    h = b""
-    while len(h) < 2:
-        b = s.recv(2 - len(h))
-        if not b: raise EOFError
-        h += b
-    n = h[1]
-    if n & 0x80:
-        k = n & 0x7f; ln = b""
-        while len(ln) < k: ln += s.recv(k - len(ln))
-        n = int.from_bytes(ln, "big")
-    m = b""
-    while len(m) < n:
-        b = s.recv(n - len(m))
-        if not b: raise EOFError
-        m += b
-    return m
-def code(m):   # msgid INTEGER, then [APPLICATION 24] { ENUMERATED resultCode ... }
-    i = 2 + m[1]
-    assert m[i] == 0x78, m
-    j = i + 2 if m[i + 1] < 0x80 else i + 2 + (m[i + 1] & 0x7f)
-    assert m[j] == 0x0a
-    return m[j + 2]
+def code(m):   # [APPLICATION 24] ExtendedResponse { ENUMERATED resultCode ... }
+    op, rc = result_code(m)
+    assert op == 0x78, m
+    return rc
 a = sys.argv[1]
 s = socket.create_connection((a, 389), timeout=5)
 s.sendall(msg(1, STLS))

@@ -47,40 +47,14 @@ tel() {
 CLIENT='
 import socket, struct, sys, time, errno
 SRV = sys.argv[1]
-def ber_len(n):
-    if n < 128: return bytes([n])
-    b = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return bytes([0x80 | len(b)]) + b
-def tlv(tag, body): return bytes([tag]) + ber_len(len(body)) + body
-def bind_req(msgid, dn, pw):
-    op = tlv(0x60, tlv(0x02, b"\x03") + tlv(0x04, dn.encode()) + tlv(0x80, pw.encode()))
-    return tlv(0x30, tlv(0x02, bytes([msgid])) + op)
-def read_resp(s):
-    hdr = b""
-    while len(hdr) < 2:
-        c = s.recv(2 - len(hdr))
-        if not c: raise EOFError("closed")
-        hdr += c
-    n = hdr[1]
-    if n & 0x80:
-        k = n & 0x7f; lb = b""
-        while len(lb) < k: lb += s.recv(k - len(lb))
-        n = int.from_bytes(lb, "big")
-    body = b""
-    while len(body) < n:
-        c = s.recv(n - len(body))
-        if not c: raise EOFError("closed")
-        body += c
-    return body
+from lfe_ber import bind_req, bind_code, read_msg, search_req, f_present, BASE
 def bind_rc(s, msgid, dn, pw, split=None):
     req = bind_req(msgid, dn, pw)
     if split:
         s.sendall(req[:split]); time.sleep(0.3); s.sendall(req[split:])
     else:
         s.sendall(req)
-    body = read_resp(s)
-    i = body.index(b"\x61")            # BindResponse
-    return body[i + 4]                 # resultCode value (0x61 L 0x0a 01 rc)
+    return bind_code(read_msg(s))
 def connect(src=None, timeout=3):
     s = socket.socket()
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -222,10 +196,8 @@ out=$(lfe_py "$CLIENT"'
 silent = connect()
 anon = connect()
 # a root DSE search as the first request: anonymous, never bound
-search = tlv(0x63, tlv(0x04, b"") + tlv(0x0a, b"\x00") + tlv(0x0a, b"\x00") + tlv(0x02, b"\x00") +
-             tlv(0x02, b"\x00") + tlv(0x01, b"\x00") + tlv(0x87, b"objectClass") + tlv(0x30, b""))
-anon.sendall(tlv(0x30, tlv(0x02, b"\x01") + search))
-read_resp(anon); read_resp(anon)   # SearchResultEntry, SearchResultDone
+anon.sendall(search_req(1, "", f_present("objectClass"), scope=BASE))
+read_msg(anon); read_msg(anon)   # SearchResultEntry, SearchResultDone
 bound = connect(timeout=10)   # a loaded CI machine may take seconds, a hang never answers
 rc = bind_rc(bound, 1, ALICE, "alice-pw")
 time.sleep(2.5)

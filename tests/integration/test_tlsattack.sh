@@ -37,23 +37,20 @@ print(" ".join(str(t.get(k, "none")) for k in sys.argv[2:]))' "$(lfe_telemetry /
 BINDER='
 import socket, sys, time
 host, secs, dn, pw = sys.argv[1], float(sys.argv[2]), sys.argv[3].encode(), sys.argv[4].encode()
-def tlv(t, v):
-    return bytes([t, len(v)]) + v
+from lfe_ber import bind_req, read_msg
 s = socket.create_connection((host, 389), timeout=10)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 lat, ok, i = [], 0, 0
 end = time.time() + secs
 while time.time() < end:
     i = i % 120 + 1
-    req = tlv(0x30, tlv(0x02, bytes([i])) + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw)))
+    req = bind_req(i, dn, pw)
     t0 = time.perf_counter()
     s.sendall(req)
-    buf = b""
-    while len(buf) < 2 or len(buf) < 2 + buf[1]:
-        b = s.recv(4096)
-        if not b:
-            raise SystemExit("connection closed")
-        buf += b
+    try:
+        buf = read_msg(s, bytearray())   # one recv, as before
+    except EOFError:
+        raise SystemExit("connection closed")
     lat.append(time.perf_counter() - t0)
     ok += b"\x61\x07\x0a\x01\x00" in buf
     time.sleep(0.005)
@@ -116,18 +113,20 @@ conf=$(lfe_tls_conf)
 sed -i 's/^max_conns_per_core = 1024$/max_conns_per_core = 16/; s/^port = 389$/port = 389\npdu_timeout_ms = 30000/' "$conf"
 lfe_start "$conf" 0
 lfe_cli timeout 30 "$PY" -c '
-import socket, sys, time
+import os, socket, sys, time
 dn, pw = sys.argv[2].encode(), b"alice-pw"
-tlv = lambda t, v: bytes([t, len(v)]) + v
+from lfe_ber import bind_req
 ok, socks = 0, []
 for i in range(15):
     s = socket.create_connection((sys.argv[1], 389), timeout=10)
-    s.sendall(tlv(0x30, tlv(0x02, b"\x01") + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw))))
+    s.sendall(bind_req(1, dn, pw))
     ok += b"\x0a\x01\x00" in s.recv(100)
     socks.append(s)
 print("bound", ok, flush=True)
-time.sleep(12)
-' "$LFE_SADDR" "$(lfe_dn alice)" > "$LFE_WORK/held" 2>&1 &
+t_end = time.time() + 12   # held until the third client is answered (release), at most 12 s
+while time.time() < t_end and not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+' "$LFE_SADDR" "$(lfe_dn alice)" "$LFE_WORK/release" > "$LFE_WORK/held" 2>&1 &
 held=$!
 LFE_EXTRA_PIDS="$held"
 for ((i = 0; i < 100; i++)); do grep -q bound "$LFE_WORK/held" && break; sleep 0.1; done
@@ -140,6 +139,7 @@ lfe_eq "the table full" "$(stat conns_active)" 16
 rc=0
 out=$(lfe_cli timeout 10 ldapwhoami -x -H "ldap://$LFE_SADDR" 2>&1) || rc=$?
 wait "$drip" || true
+touch "$LFE_WORK/release"
 wait "$held" || true
 LFE_EXTRA_PIDS=
 lfe_log "table of 16: held '$(cat "$LFE_WORK/held")', dripping record closed after $(cat "$LFE_WORK/drip") s, third client: rc $rc $out"

@@ -48,24 +48,20 @@ flood_conf() {   # flood_conf [TLS KEY=VALUE...]
 BINDER='
 import socket, sys, time
 host, secs, dn, pw = sys.argv[1], float(sys.argv[2]), sys.argv[3].encode(), sys.argv[4].encode()
-def tlv(t, v):
-    assert len(v) < 128
-    return bytes([t, len(v)]) + v
+from lfe_ber import bind_req, read_msg
 s = socket.create_connection((host, 389), timeout=10)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 lat, ok, i = [], 0, 0
 end = time.time() + secs
 while time.time() < end:
     i = i % 120 + 1
-    req = tlv(0x30, tlv(0x02, bytes([i])) + tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw)))
+    req = bind_req(i, dn, pw)
     t0 = time.perf_counter()
     s.sendall(req)
-    buf = b""
-    while len(buf) < 2 or len(buf) < 2 + buf[1]:
-        b = s.recv(4096)
-        if not b:
-            raise SystemExit("connection closed")
-        buf += b
+    try:
+        buf = read_msg(s, bytearray())   # one recv, as before
+    except EOFError:
+        raise SystemExit("connection closed")
     lat.append(time.perf_counter() - t0)
     ok += buf[2:5] == b"\x02\x01" + bytes([i]) and b"\x61\x07\x0a\x01\x00" in buf
     time.sleep(0.002)

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from lfe_ber import bind_req
+
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
@@ -125,14 +127,6 @@ def closed_within(s, secs, drip=None):
     return None
 
 
-def bind_request(msgid, dn, pw):
-    def tlv(t, v):
-        assert len(v) < 128
-        return bytes([t, len(v)]) + v
-    return tlv(0x30, tlv(0x02, bytes([msgid])) +
-               tlv(0x60, b"\x02\x01\x03" + tlv(0x04, dn) + tlv(0x80, pw)))
-
-
 def sealer_for(host, port):
     """A handshake and the client's Sealer from its traffic secret."""
     with tempfile.TemporaryDirectory() as d:
@@ -183,7 +177,7 @@ def kuflood(host, port, n):
     for _ in range(n):
         buf += w.key_update()
         buf += w.seal(b"", 23)
-    buf += w.seal(bind_request(1, b"cn=nobody", b"x"), 23)
+    buf += w.seal(bind_req(1, b"cn=nobody", b"x"), 23)
     try:
         s.sendall(buf)
     except OSError:
