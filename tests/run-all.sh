@@ -3,7 +3,8 @@
 # installs what it needs, builds three configurations and runs every suite.
 #   build/       debugoptimized: unit + integration tests (real clients)
 #   build-release/ -O3: compiled only (warnings as errors at -O3)
-#   build-asan/  ASan + UBSan:   unit + integration tests (the daemon too)
+#   build-asan/  ASan + UBSan:   unit + integration tests (the daemon too), but
+#                the rate and scale tests (suite 'load', tests/integration/meson.build)
 #   build-fuzz/  clang+libFuzzer: each fuzz target for a bounded time
 # Ends with one line "N passed, N failed".
 # Environment: LFE_FUZZ_SECONDS (default 12) per fuzz target.
@@ -58,7 +59,8 @@ step "build (ASan + UBSan)"
 if setup build-asan -Db_sanitize=address,undefined -Db_lundef=false && meson compile -C build-asan; then
   step "unit and integration tests under ASan/UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    meson test -C build-asan --print-errorlogs --suite unit --suite integration --num-processes 2
+    meson test -C build-asan --print-errorlogs --suite unit --suite integration --no-suite load \
+      --num-processes 2
   tally build-asan
 else
   echo "ASan build failed" >&2; fatal=1
