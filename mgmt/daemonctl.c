@@ -17,26 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mgmt/cli.h"
 #include "mgmt/daemonctl.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define SOCK_NAME   "ldapfe.ctl"
 #define ANSWER_MAX  (16u << 20)
 #define MAX_CORES   64u
 #define MAX_NAMES   128u
-
-static void errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void errf(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("ldapfectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 struct opts {
 	const char *daemon, *prefix;
@@ -61,7 +49,7 @@ static int trusted_dir(const char *sock)
 	if (stat(dir, &st) < 0)
 		return 0;   /* nothing there: connect says so */
 	if ((st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & 0022)) {
-		errf("%s: owned by uid %u with mode %03o: not trusted (only root's or yours, not "
+		lfe_cli_err("%s: owned by uid %u with mode %03o: not trusted (only root's or yours, not "
 		     "writable by others); name the socket with --daemon PATH",
 		     dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 		return -EPERM;
@@ -92,7 +80,7 @@ static int sock_path(struct opts *o)
 			n = snprintf(o->path, sizeof(o->path), "/var/run/dpdk/%s/%s", p, SOCK_NAME);
 	}
 	if (n < 0 || (size_t)n >= sizeof(o->path)) {
-		errf("control socket path too long");
+		lfe_cli_err("control socket path too long");
 		return -ENAMETOOLONG;
 	}
 	return o->daemon ? 0 : trusted_dir(o->path);
@@ -109,34 +97,34 @@ static int ask(const struct opts *o, const char *req, unsigned wait_s, char **bo
 	*body = NULL;
 	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		errf("no ldapfe daemon answers at %s: %s (is it running? see --daemon PATH, --prefix NAME)",
+		lfe_cli_err("no ldapfe daemon answers at %s: %s (is it running? see --daemon PATH, --prefix NAME)",
 		     o->path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	struct timeval tv = { (time_t)wait_s, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	size_t rl = strlen(req);
 	if (send(fd, req, rl, MSG_NOSIGNAL) != (ssize_t)rl || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
-		errf("%s: %s", o->path, strerror(errno));
+		lfe_cli_err("%s: %s", o->path, strerror(errno));
 		close(fd);
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	size_t len = 0, cap = 65536;
 	char *buf = malloc(cap);
 	for (;;) {
 		if (buf == NULL) {
-			errf("out of memory");
+			lfe_cli_err("out of memory");
 			close(fd);
-			return EXIT_FAIL;
+			return LFE_EXIT_FAIL;
 		}
 		if (len + 1 == cap) {
 			if (cap >= ANSWER_MAX) {
-				errf("%s: answer larger than %u bytes", o->path, ANSWER_MAX);
+				lfe_cli_err("%s: answer larger than %u bytes", o->path, ANSWER_MAX);
 				free(buf);
 				close(fd);
-				return EXIT_FAIL;
+				return LFE_EXIT_FAIL;
 			}
 			char *b = realloc(buf, cap * 2);
 			if (b == NULL) {
@@ -149,10 +137,10 @@ static int ask(const struct opts *o, const char *req, unsigned wait_s, char **bo
 		}
 		ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
 		if (r < 0) {
-			errf("%s: no answer: %s", o->path, errno == EAGAIN ? "timed out" : strerror(errno));
+			lfe_cli_err("%s: no answer: %s", o->path, errno == EAGAIN ? "timed out" : strerror(errno));
 			free(buf);
 			close(fd);
-			return EXIT_FAIL;
+			return LFE_EXIT_FAIL;
 		}
 		if (r == 0)
 			break;
@@ -162,24 +150,24 @@ static int ask(const struct opts *o, const char *req, unsigned wait_s, char **bo
 	buf[len] = '\0';
 	char *nl = strchr(buf, '\n');
 	if (nl == NULL) {
-		errf("%s: the daemon closed without an answer", o->path);
+		lfe_cli_err("%s: the daemon closed without an answer", o->path);
 		free(buf);
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	*nl = '\0';
 	if (strncmp(buf, "error ", 6) == 0) {
-		errf("%s", buf + 6);
+		lfe_cli_err("%s", buf + 6);
 		free(buf);
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	if (strcmp(buf, "ok") != 0) {
-		errf("%s: unexpected answer \"%.60s\"", o->path, buf);
+		lfe_cli_err("%s: unexpected answer \"%.60s\"", o->path, buf);
 		free(buf);
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	memmove(buf, nl + 1, len - (size_t)(nl + 1 - buf) + 1);
 	*body = buf;
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -248,7 +236,7 @@ static int fetch_stats(const struct opts *o, struct stats *s)
 			s->v[c][n] = v;
 	}
 	free(body);
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 static uint64_t sv(const struct stats *s, unsigned core, const char *name)
@@ -298,7 +286,7 @@ static int do_stats(const struct opts *o)
 			}
 		}
 		printf("}\n");
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	}
 	printf("%-28s %14s %10s", "counter", "total", "per s");
 	if (o->per_core)
@@ -321,7 +309,7 @@ static int do_stats(const struct opts *o)
 					printf(" %14" PRIu64, s.v[c][n]);
 		printf("\n");
 	}
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ top */
@@ -430,7 +418,7 @@ static int simple(const struct opts *o, const char *req, unsigned wait_s)
 		return rc;
 	fputs(body, stdout);
 	free(body);
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 /* After a drain the daemon exits: wait (bounded) until its socket stops
@@ -452,26 +440,13 @@ static void wait_gone(const struct opts *o, unsigned secs)
 	}
 }
 
-static int usage_error(const struct lfe_dctl_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage_error(const struct lfe_dctl_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("ldapfectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nusage: ldapfectl %s\n", cmd->usage);
-	return EXIT_USAGE;
-}
-
 static int num(const struct lfe_dctl_cmd *cmd, const char *opt, const char *s, unsigned max, unsigned *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end || errno || v > max)
-		return usage_error(cmd, "%s: \"%s\": a number 0..%u", opt, s, max);
+		return lfe_cli_usage(cmd->usage, "%s: \"%s\": a number 0..%u", opt, s, max);
 	*out = (unsigned)v;
 	return 0;
 }
@@ -499,7 +474,7 @@ int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char 
 			const char *name = opt == 'j' ? "--json" : opt == 'c' ? "--per-core" : opt == 'l' ? "--limit"
 					 : opt == 'd' ? "--show-dn" : opt == 't' ? "--timeout" : "--count";
 			if (strstr(cmd->usage, name) == NULL)
-				return usage_error(cmd, "%s takes no %s", cmd->name, name);
+				return lfe_cli_usage(cmd->usage, "%s takes no %s", cmd->name, name);
 		}
 		switch (opt) {
 		case 'D': o.daemon = optarg; break;
@@ -507,21 +482,21 @@ int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char 
 		case 'j': o.json = true; break;
 		case 'c': o.per_core = true; break;
 		case 'd': o.show_dn = true; break;
-		case 'l': if (num(cmd, "--limit", optarg, 1u << 20, &o.limit)) return EXIT_USAGE; break;
-		case 't': if (num(cmd, "--timeout", optarg, 86400, &o.timeout)) return EXIT_USAGE; break;
-		case 'n': if (num(cmd, "--count", optarg, 1u << 20, &o.count)) return EXIT_USAGE; break;
+		case 'l': if (num(cmd, "--limit", optarg, 1u << 20, &o.limit)) return LFE_EXIT_USAGE; break;
+		case 't': if (num(cmd, "--timeout", optarg, 86400, &o.timeout)) return LFE_EXIT_USAGE; break;
+		case 'n': if (num(cmd, "--count", optarg, 1u << 20, &o.count)) return LFE_EXIT_USAGE; break;
 		case 'h':
 			printf("usage: ldapfectl [--daemon PATH | --prefix NAME] %s\n\n%s", cmd->usage, cmd->help);
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		default:
 			fprintf(stderr, "see: ldapfectl %s --help\n", cmd->name);
-			return EXIT_USAGE;
+			return LFE_EXIT_USAGE;
 		}
 	}
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
 	if (sock_path(&o) < 0)
-		return EXIT_USAGE;
+		return LFE_EXIT_USAGE;
 
 	const char *js = o.json ? " json" : "";
 	char req[128];
@@ -544,10 +519,10 @@ int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char 
 	if (strcmp(cmd->name, "drain") == 0) {
 		snprintf(req, sizeof(req), "drain %u%s", o.timeout, js);
 		int rc = simple(&o, req, o.timeout + 10u);
-		if (rc == EXIT_OK)
+		if (rc == LFE_EXIT_OK)
 			wait_gone(&o, 10);
 		return rc;
 	}
-	errf("internal: no daemon command \"%s\"", cmd->name);
-	return EXIT_FAIL;
+	lfe_cli_err("internal: no daemon command \"%s\"", cmd->name);
+	return LFE_EXIT_FAIL;
 }

@@ -33,12 +33,12 @@
 #include "backend/record.h"
 #include "backend/store.h"
 #include "ldap/dn.h"
+#include "mgmt/cli.h"
 #include "mgmt/daemonctl.h"
 #include "mgmt/ldif.h"
 #include "mgmt/progress.h"
 #include "mgmt/sync.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_STORE  "/var/lib/ldapfe/store"
 #define DEFAULT_SCHEME "{SSHA512}"
@@ -60,19 +60,6 @@ struct cmd {
 	const char *help;
 };
 
-static void errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void errf(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ldapfectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* ---------------------------------------------------------------- options */
 
 /* "{SSHA512}", "ssha512" and "SSHA512" all name the same scheme. */
@@ -86,7 +73,7 @@ static int set_scheme(struct ctl *c, const char *s, const char *from)
 		n -= 2;
 	}
 	if (n == 0 || n + 3 > sizeof(c->scheme)) {
-		errf("invalid password scheme \"%s\" (from %s); e.g. {SSHA512}", s, from);
+		lfe_cli_err("invalid password scheme \"%s\" (from %s); e.g. {SSHA512}", s, from);
 		return -EINVAL;
 	}
 	c->scheme[o++] = '{';
@@ -95,7 +82,7 @@ static int set_scheme(struct ctl *c, const char *s, const char *from)
 
 		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
 		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_')) {
-			errf("invalid password scheme \"%s\" (from %s); e.g. {SSHA512}", s, from);
+			lfe_cli_err("invalid password scheme \"%s\" (from %s); e.g. {SSHA512}", s, from);
 			return -EINVAL;
 		}
 		c->scheme[o++] = (char)(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
@@ -137,32 +124,18 @@ static int common_opt(struct ctl *c, const struct cmd *cmd, int opt)
 		return OPT_CONTINUE;
 	case 'V':
 		printf("ldapfectl " LFE_VERSION "\n");
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	case 'C':
-		return set_scheme(c, optarg, "--scheme") < 0 ? EXIT_USAGE : OPT_CONTINUE;
+		return set_scheme(c, optarg, "--scheme") < 0 ? LFE_EXIT_USAGE : OPT_CONTINUE;
 	case 'h':
 		print_cmd_help(stdout, cmd);
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	case '?':
 		fprintf(stderr, "see: ldapfectl %s --help\n", cmd->name);
-		return EXIT_USAGE;
+		return LFE_EXIT_USAGE;
 	default:
 		return OPT_NOT_MINE;
 	}
-}
-
-static int usage_error(const struct cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage_error(const struct cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("ldapfectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nusage: ldapfectl %s\n", cmd->usage);
-	return EXIT_USAGE;
 }
 
 /* ------------------------------------------------------------------- DNs */
@@ -174,10 +147,10 @@ static int cli_dn(const struct cmd *cmd, const char *dn, char *ndn, size_t cap, 
 
 	if (n < 0) {
 		if (n == -ENOSPC)
-			usage_error(cmd, "\"%s\" is not a valid DN (over %u bytes normalized)", dn,
+			lfe_cli_usage(cmd->usage, "\"%s\" is not a valid DN (over %u bytes normalized)", dn,
 				    LFE_DN_MAX);
 		else
-			usage_error(cmd, "\"%s\" is not a valid DN (RFC 4514 syntax, e.g. uid=jo,ou=people,dc=example,dc=com)",
+			lfe_cli_usage(cmd->usage, "\"%s\" is not a valid DN (RFC 4514 syntax, e.g. uid=jo,ou=people,dc=example,dc=com)",
 				    dn);
 		return -EINVAL;
 	}
@@ -216,27 +189,27 @@ static struct lfe_store *open_store(const struct ctl *c, bool rdonly)
 
 	if (stat(c->store, &sb) < 0) {
 		if (errno == ENOENT)
-			errf("no store at %s (create one with: ldapfectl --store %s init --suffix DN)",
+			lfe_cli_err("no store at %s (create one with: ldapfectl --store %s init --suffix DN)",
 			     c->store, c->store);
 		else
-			errf("cannot open store %s: %s", c->store, strerror(errno));
+			lfe_cli_err("cannot open store %s: %s", c->store, strerror(errno));
 		return NULL;
 	}
 	st = lfe_store_open(c->store, rdonly ? LFE_STORE_RDONLY : 0, 0, &err, &msg);
 	if (!st && err == -ENOENT) {
-		errf("store %s is not initialised; run: ldapfectl --store %s init --suffix DN",
+		lfe_cli_err("store %s is not initialised; run: ldapfectl --store %s init --suffix DN",
 		     c->store, c->store);
 		return NULL;
 	}
 	if (!st) {
-		errf("cannot open store %s: %s%s", c->store,
+		lfe_cli_err("cannot open store %s: %s%s", c->store,
 		     msg ? msg : strerror(err < 0 ? -err : EIO),
 		     err == -EPROTO ? " (written by another format version of ldapfe)" : "");
 		return NULL;
 	}
 	suffix = lfe_store_suffix(st, &slen);
 	if (!suffix || slen == 0) {
-		errf("store %s is not initialised; run: ldapfectl --store %s init --suffix DN",
+		lfe_cli_err("store %s is not initialised; run: ldapfectl --store %s init --suffix DN",
 		     c->store, c->store);
 		lfe_store_close(st);
 		return NULL;
@@ -326,7 +299,7 @@ static int read_password(bool confirm, char *buf, size_t cap, size_t *len)
 		if (rc == 0 && confirm) {
 			rc = prompt_tty("Retype new password: ", again, sizeof(again), &alen);
 			if (rc == 0 && (alen != *len || !lfe_ct_equal(again, buf, alen))) {
-				errf("the passwords do not match; nothing changed");
+				lfe_cli_err("the passwords do not match; nothing changed");
 				rc = -EINVAL;
 			}
 			explicit_bzero(again, sizeof(again));
@@ -337,17 +310,17 @@ static int read_password(bool confirm, char *buf, size_t cap, size_t *len)
 		rc = read_line_fd(STDIN_FILENO, buf, cap, len);
 	}
 	if (rc == -E2BIG) {
-		errf("password longer than %u bytes", (unsigned)cap - 1);
+		lfe_cli_err("password longer than %u bytes", (unsigned)cap - 1);
 		return rc;
 	}
 	if (rc < 0) {
-		errf("cannot read the password: %s", strerror(-rc));
+		lfe_cli_err("cannot read the password: %s", strerror(-rc));
 		return rc;
 	}
 	if (*len == 0) {
 		/* RFC 4513 §5.1.2: an empty password is an unauthenticated bind,
 		 * never a credential. */
-		errf("empty password refused");
+		lfe_cli_err("empty password refused");
 		return -EINVAL;
 	}
 	return 0;
@@ -358,12 +331,12 @@ static int hash_password(const struct ctl *c, const char *pw, size_t len, char *
 	ssize_t n = lfe_pw_hash(c->scheme, (const uint8_t *)pw, len, out, cap);
 
 	if (n == -ENOTSUP) {
-		errf("password scheme %s (from %s) is not supported; e.g. {SSHA512}, {CRYPT}, {ARGON2}, {PBKDF2-SHA512}",
+		lfe_cli_err("password scheme %s (from %s) is not supported; e.g. {SSHA512}, {CRYPT}, {ARGON2}, {PBKDF2-SHA512}",
 		     c->scheme, c->scheme_from);
 		return -ENOTSUP;
 	}
 	if (n < 0) {
-		errf("cannot hash the password with %s: %s", c->scheme, strerror((int)-n));
+		lfe_cli_err("cannot hash the password with %s: %s", c->scheme, strerror((int)-n));
 		return (int)n;
 	}
 	return 0;
@@ -506,38 +479,38 @@ static int cmd_init(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 			return rc;
 	}
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
 	if (!suffix)
-		return usage_error(cmd, "--suffix DN is required (e.g. --suffix dc=example,dc=com)");
+		return lfe_cli_usage(cmd->usage, "--suffix DN is required (e.g. --suffix dc=example,dc=com)");
 	if (cli_dn(cmd, suffix, ndn, sizeof(ndn), &nlen) < 0)
-		return EXIT_USAGE;
+		return LFE_EXIT_USAGE;
 	if (nlen == 0)
-		return usage_error(cmd, "the suffix must not be the empty DN");
+		return lfe_cli_usage(cmd->usage, "the suffix must not be the empty DN");
 	if ((rc = mkdir_p(c->store, 0750)) < 0) {
-		errf("cannot create store directory %s: %s", c->store, strerror(-rc));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot create store directory %s: %s", c->store, strerror(-rc));
+		return LFE_EXIT_FAIL;
 	}
 	st = lfe_store_open(c->store, 0, 0, &err, &msg);
 	if (!st) {
-		errf("cannot open store %s: %s", c->store, msg ? msg : strerror(err < 0 ? -err : EIO));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot open store %s: %s", c->store, msg ? msg : strerror(err < 0 ? -err : EIO));
+		return LFE_EXIT_FAIL;
 	}
 	rc = lfe_store_init(st, suffix);
 	if (rc == -EEXIST) {
 		size_t slen = 0;
 		const char *cur = lfe_store_suffix(st, &slen);
 
-		errf("store %s is already initialised (suffix %.*s)", c->store,
+		lfe_cli_err("store %s is already initialised (suffix %.*s)", c->store,
 		     (int)(cur ? slen : 0), cur ? cur : "");
 	} else if (rc < 0) {
-		errf("cannot initialise store %s: %s", c->store, store_err(rc));
+		lfe_cli_err("cannot initialise store %s: %s", c->store, store_err(rc));
 	} else if ((rc = lfe_store_set_default_scheme(st, c->scheme)) < 0) {
-		errf("cannot record %s as the store's default scheme: %s", c->scheme, store_err(rc));
+		lfe_cli_err("cannot record %s as the store's default scheme: %s", c->scheme, store_err(rc));
 	} else {
 		printf("initialised %s with suffix %s\n", c->store, ndn);
 	}
 	lfe_store_close(st);
-	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+	return rc < 0 ? LFE_EXIT_FAIL : LFE_EXIT_OK;
 }
 
 static int read_all(int fd, uint8_t **out, size_t *len)
@@ -627,7 +600,7 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	uint64_t count = 0, cleartext = 0;
 	bool replace = false, in_batch = false, force_progress = false;
 	struct scheme_tally tally = { 0 };
-	int opt, rc, fd, result = EXIT_FAIL;
+	int opt, rc, fd, result = LFE_EXIT_FAIL;
 
 	while ((opt = getopt_long(argc, argv, "rh", lo, NULL)) != -1) {
 		if (opt == 'r') {
@@ -642,22 +615,22 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 			return rc;
 	}
 	if (argc - optind != 1)
-		return usage_error(cmd, argc == optind ? "name the LDIF file to import (or - for stdin)"
+		return lfe_cli_usage(cmd->usage, argc == optind ? "name the LDIF file to import (or - for stdin)"
 						       : "import takes one file");
 	fname = argv[optind];
 	if (strcmp(fname, "-") == 0) {
 		fd = STDIN_FILENO;
 		fname = "<stdin>";
 	} else if ((fd = open(fname, O_RDONLY | O_CLOEXEC)) < 0) {
-		errf("cannot open %s: %s", fname, strerror(errno));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot open %s: %s", fname, strerror(errno));
+		return LFE_EXIT_FAIL;
 	}
 	rc = read_all(fd, &data, &dlen);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (rc < 0) {
-		errf("cannot read %s: %s", fname, strerror(-rc));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot read %s: %s", fname, strerror(-rc));
+		return LFE_EXIT_FAIL;
 	}
 	/* The file is read whole, so the share of its bytes parsed gives the
 	 * percent and the ETA. */
@@ -666,7 +639,7 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		goto out;
 	suffix = lfe_store_suffix(st, &slen);
 	if ((rc = lfe_store_batch_begin(st)) < 0) {
-		errf("cannot start the import: %s", store_err(rc));
+		lfe_cli_err("cannot start the import: %s", store_err(rc));
 		goto out;
 	}
 	in_batch = true;
@@ -681,17 +654,17 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		if (rc == 0)
 			break;
 		if (rc < 0) {
-			errf("%s:%u: %s", fname, lerr.line, lerr.msg);
+			lfe_cli_err("%s:%u: %s", fname, lerr.line, lerr.msg);
 			goto out_entry;
 		}
 		nlen = lfe_dn_normalize(e.dn.p, e.dn.len, ndn, sizeof(ndn));
 		if (nlen < 0) {
-			errf("%s:%u: invalid DN \"%.*s\"", fname, e.line,
+			lfe_cli_err("%s:%u: invalid DN \"%.*s\"", fname, e.line,
 			     (int)(e.dn.len > 200 ? 200 : e.dn.len), (const char *)e.dn.p);
 			goto out_entry;
 		}
 		if (!lfe_dn_is_under(ndn, (size_t)nlen, suffix, slen)) {
-			errf("%s:%u: entry %.*s is outside the suffix %.*s", fname, e.line,
+			lfe_cli_err("%s:%u: entry %.*s is outside the suffix %.*s", fname, e.line,
 			     (int)(e.dn.len > 200 ? 200 : e.dn.len), (const char *)e.dn.p,
 			     (int)slen, suffix);
 			goto out_entry;
@@ -714,20 +687,20 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 			tally_scheme(&tally, scheme);
 		}
 		if ((rc = group_attrs(e.av, e.n, &al)) < 0) {
-			errf("%s:%u: %s", fname, e.line,
+			lfe_cli_err("%s:%u: %s", fname, e.line,
 			     rc == -E2BIG ? "too many attribute types in one entry" : "out of memory");
 			goto out_entry;
 		}
 		rc = lfe_store_put(st, e.dn, al.attrs, al.n_attrs, replace);
 		attr_list_free(&al);
 		if (rc == -EEXIST) {
-			errf("%s:%u: entry %.*s already exists (in the store or earlier in the file); "
+			lfe_cli_err("%s:%u: entry %.*s already exists (in the store or earlier in the file); "
 			     "use import --replace to overwrite", fname, e.line,
 			     (int)(e.dn.len > 200 ? 200 : e.dn.len), (const char *)e.dn.p);
 			goto out_entry;
 		}
 		if (rc < 0) {
-			errf("%s:%u: cannot store entry %.*s: %s", fname, e.line,
+			lfe_cli_err("%s:%u: cannot store entry %.*s: %s", fname, e.line,
 			     (int)(e.dn.len > 200 ? 200 : e.dn.len), (const char *)e.dn.p,
 			     rc == -EINVAL ? "invalid entry (DN, attribute type or size)" : store_err(rc));
 			goto out_entry;
@@ -740,7 +713,7 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	rc = lfe_store_batch_commit(st);
 	double secs = lfe_progress_end(&prog, count);
 	if (rc < 0) {
-		errf("%s: commit failed: %s; nothing was imported", fname, store_err(rc));
+		lfe_cli_err("%s: commit failed: %s; nothing was imported", fname, store_err(rc));
 		goto out_entry;
 	}
 	if (cleartext > 0)
@@ -763,7 +736,7 @@ static int cmd_import(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 			fprintf(stderr, "ldapfectl: warning: cannot record %s as the default scheme: %s\n",
 				tally.name[best], store_err(rc));
 	}
-	result = EXIT_OK;
+	result = LFE_EXIT_OK;
 out_entry:
 	lfe_ldif_entry_free(&e);
 	lfe_ldif_reader_free(&rd);
@@ -895,7 +868,7 @@ static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	size_t slen = 0;
 	FILE *f = stdout;
 	bool force_progress = false;
-	int opt, rc, result = EXIT_FAIL;
+	int opt, rc, result = LFE_EXIT_FAIL;
 
 	while ((opt = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		if (opt == 'o') {
@@ -910,19 +883,19 @@ static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 			return rc;
 	}
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
 	if (!(st = open_store(c, true)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	suffix = lfe_store_suffix(st, &slen);
 	snprintf(suffix_copy, sizeof(suffix_copy), "%.*s", (int)slen, suffix);
 	/* One read transaction for the walk and the writing: the export is
 	 * one snapshot even while the daemon's writer commits. */
 	if (!(r = lfe_store_reader_new(st))) {
-		errf("cannot read store %s", c->store);
+		lfe_cli_err("cannot read store %s", c->store);
 		goto out;
 	}
 	if ((rc = lfe_store_reader_each(r, export_collect, &l)) < 0) {
-		errf("cannot read the entries of %s: %s", c->store,
+		lfe_cli_err("cannot read the entries of %s: %s", c->store,
 		     rc == -ENOMEM ? "out of memory" : store_err(rc));
 		goto out;
 	}
@@ -931,7 +904,7 @@ static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	if (l.n > 1)
 		qsort(l.items, l.n, sizeof(*l.items), export_cmp);
 	if (output && !(f = fopen(output, "we"))) {
-		errf("cannot write %s: %s", output, strerror(errno));
+		lfe_cli_err("cannot write %s: %s", output, strerror(errno));
 		goto out;
 	}
 	lfe_progress_init(&prog, "export", force_progress);
@@ -941,7 +914,7 @@ static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		rc = write_entry(f, l.items[i].rec, l.items[i].rec_len, false);
 		if (rc == -EBADMSG) {
 			lfe_progress_end(&prog, i);
-			errf("corrupt record for %.*s in %s", (int)l.items[i].ndn_len, l.items[i].ndn, c->store);
+			lfe_cli_err("corrupt record for %.*s in %s", (int)l.items[i].ndn_len, l.items[i].ndn, c->store);
 			goto out;
 		}
 		if (rc < 0)
@@ -950,14 +923,14 @@ static int cmd_export(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	}
 	lfe_progress_end(&prog, l.n);
 	if (fflush(f) != 0 || ferror(f)) {
-		errf("cannot write %s: %s", output ? output : "standard output", strerror(errno));
+		lfe_cli_err("cannot write %s: %s", output ? output : "standard output", strerror(errno));
 		goto out;
 	}
-	result = EXIT_OK;
+	result = LFE_EXIT_OK;
 out:
-	if (f && f != stdout && fclose(f) != 0 && result == EXIT_OK) {
-		errf("cannot write %s: %s", output, strerror(errno));
-		result = EXIT_FAIL;
+	if (f && f != stdout && fclose(f) != 0 && result == LFE_EXIT_OK) {
+		lfe_cli_err("cannot write %s: %s", output, strerror(errno));
+		result = LFE_EXIT_FAIL;
 	}
 	lfe_store_reader_free(r);
 	lfe_store_close(st);
@@ -1032,17 +1005,17 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	char ndn[LFE_DN_MAX + 1], pw[PW_MAX], hashed[HASH_MAX];
 	size_t nlen, slen = 0, pwlen = 0;
 	bool want_pw = false;
-	int opt, rc, result = EXIT_FAIL;
+	int opt, rc, result = LFE_EXIT_FAIL;
 
 	/* "user add": the sub-command first, then its options. */
 	if (argc < 2 || strcmp(argv[1], "add") != 0) {
 		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 			print_cmd_help(stdout, cmd);
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		}
 		if (argc < 2)
-			return usage_error(cmd, "missing sub-command (add)");
-		return usage_error(cmd, "unknown sub-command \"%s\" (only add)", argv[1]);
+			return lfe_cli_usage(cmd->usage, "missing sub-command (add)");
+		return lfe_cli_usage(cmd->usage, "unknown sub-command \"%s\" (only add)", argv[1]);
 	}
 	argc--;
 	argv++;
@@ -1055,11 +1028,11 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 			const char *eq = strchr(optarg, '=');
 
 			if (!eq || eq == optarg) {
-				result = usage_error(cmd, "--attr wants TYPE=VALUE, got \"%s\"", optarg);
+				result = lfe_cli_usage(cmd->usage, "--attr wants TYPE=VALUE, got \"%s\"", optarg);
 				goto out;
 			}
 			if (kv_add(&kv, optarg, (size_t)(eq - optarg), eq + 1, strlen(eq + 1)) < 0) {
-				errf("out of memory");
+				lfe_cli_err("out of memory");
 				goto out;
 			}
 			continue;
@@ -1070,18 +1043,18 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
-		result = usage_error(cmd, argc == optind ? "name the DN of the user to add"
+		result = lfe_cli_usage(cmd->usage, argc == optind ? "name the DN of the user to add"
 							 : "user add takes one DN");
 		goto out;
 	}
 	dn = argv[optind];
 	if (cli_dn(cmd, dn, ndn, sizeof(ndn), &nlen) < 0) {
-		result = EXIT_USAGE;
+		result = LFE_EXIT_USAGE;
 		goto out;
 	}
 	if (nlen == 0 || ldap_str2dn(dn, &ldn, LDAP_DN_FORMAT_LDAPV3) != LDAP_SUCCESS ||
 	    !ldn || !ldn[0]) {
-		result = usage_error(cmd, "\"%s\" cannot name a user (empty or not an LDAPv3 DN)", dn);
+		result = lfe_cli_usage(cmd->usage, "\"%s\" cannot name a user (empty or not an LDAPv3 DN)", dn);
 		goto out;
 	}
 	for (uint32_t i = 0; i < kv.n; i++) {
@@ -1097,13 +1070,13 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 			if (d && d != kv.av[i].val.p &&
 			    memchr(d + 1, '$', kv.av[i].val.len - (size_t)(d + 1 - kv.av[i].val.p)))
 				continue;
-			result = usage_error(cmd, "--attr %.*s= takes an RFC 3112 value (scheme$salt$hash)",
+			result = lfe_cli_usage(cmd->usage, "--attr %.*s= takes an RFC 3112 value (scheme$salt$hash)",
 					     (int)kv.av[i].type.len, (const char *)kv.av[i].type.p);
 			goto out;
 		}
 		if (lfe_pw_scheme_name((const char *)kv.av[i].val.p, kv.av[i].val.len, scheme,
 				       sizeof(scheme)) < 0 || strcmp(scheme, "{CLEARTEXT}") == 0) {
-			result = usage_error(cmd, "--attr %.*s= takes an already hashed value ({SCHEME}...); "
+			result = lfe_cli_usage(cmd->usage, "--attr %.*s= takes an already hashed value ({SCHEME}...); "
 					     "use --password-stdin to hash a password",
 					     (int)kv.av[i].type.len, (const char *)kv.av[i].type.p);
 			goto out;
@@ -1118,7 +1091,7 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		if (!kv_has_value(&kv, &ava->la_attr, &ava->la_value) &&
 		    kv_add(&kv, ava->la_attr.bv_val, ava->la_attr.bv_len,
 			   ava->la_value.bv_val, ava->la_value.bv_len) < 0) {
-			errf("out of memory");
+			lfe_cli_err("out of memory");
 			goto out;
 		}
 	}
@@ -1141,7 +1114,7 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	if (!kv_has_type(&kv, "entryUUID")) {
 		uint8_t u[16];
 		if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u)) {
-			errf("cannot draw an entryUUID");
+			lfe_cli_err("cannot draw an entryUUID");
 			goto out;
 		}
 		u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);   /* version 4 */
@@ -1156,7 +1129,7 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	time_t t = time(NULL);
 	struct tm tmv;
 	if (!gmtime_r(&t, &tmv) || strftime(now, sizeof(now), "%Y%m%d%H%M%SZ", &tmv) != 15) {
-		errf("cannot read the clock");
+		lfe_cli_err("cannot read the clock");
 		goto out;
 	}
 	if (!kv_has_type(&kv, "createTimestamp") && kv_add(&kv, "createTimestamp", 15, now, 15) < 0)
@@ -1168,7 +1141,7 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 			goto out;
 		rc = hash_password(c, pw, pwlen, hashed, sizeof(hashed));
 		if (rc < 0) {
-			result = rc == -ENOTSUP ? EXIT_USAGE : EXIT_FAIL;
+			result = rc == -ENOTSUP ? LFE_EXIT_USAGE : LFE_EXIT_FAIL;
 			goto out;
 		}
 		if (kv_add(&kv, "userPassword", 12, hashed, strlen(hashed)) < 0)
@@ -1178,7 +1151,7 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		goto out;
 	suffix = lfe_store_suffix(st, &slen);
 	if (!lfe_dn_is_under(ndn, nlen, suffix, slen)) {
-		errf("entry %s is outside the suffix %.*s", dn, (int)slen, suffix);
+		lfe_cli_err("entry %s is outside the suffix %.*s", dn, (int)slen, suffix);
 		goto out;
 	}
 	if ((rc = group_attrs(kv.av, kv.n, &al)) < 0)
@@ -1186,14 +1159,14 @@ static int cmd_user(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	rc = lfe_store_put(st, (struct lfe_bytes){ (const uint8_t *)dn, strlen(dn) },
 			   al.attrs, al.n_attrs, false);
 	if (rc == -EEXIST)
-		errf("entry %s already exists (change its password with: ldapfectl passwd DN)", dn);
+		lfe_cli_err("entry %s already exists (change its password with: ldapfectl passwd DN)", dn);
 	else if (rc < 0)
-		errf("cannot add %s: %s", dn, rc == -EINVAL ? "invalid entry" : store_err(rc));
+		lfe_cli_err("cannot add %s: %s", dn, rc == -EINVAL ? "invalid entry" : store_err(rc));
 	else
-		result = EXIT_OK;
+		result = LFE_EXIT_OK;
 	goto out;
 oom:
-	errf("out of memory");
+	lfe_cli_err("out of memory");
 out:
 	explicit_bzero(pw, sizeof(pw));
 	explicit_bzero(hashed, sizeof(hashed));
@@ -1232,12 +1205,12 @@ static int one_dn_args(struct ctl *c, const struct cmd *cmd, int argc, char **ar
 			return rc;
 	}
 	if (argc == optind)
-		return usage_error(cmd, "name the entry's DN");
+		return lfe_cli_usage(cmd->usage, "name the entry's DN");
 	if (argc - optind != 1)
-		return usage_error(cmd, "%s takes one DN", cmd->name);
+		return lfe_cli_usage(cmd->usage, "%s takes one DN", cmd->name);
 	*dn = argv[optind];
 	if (cli_dn(cmd, *dn, ndn, cap, nlen) < 0)
-		return EXIT_USAGE;
+		return LFE_EXIT_USAGE;
 	return OPT_CONTINUE;
 }
 
@@ -1247,27 +1220,27 @@ static int cmd_passwd(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	const char *dn = NULL;
 	char ndn[LFE_DN_MAX + 1], pw[PW_MAX], hashed[HASH_MAX];
 	size_t nlen = 0, pwlen = 0;
-	int rc, result = EXIT_FAIL;
+	int rc, result = LFE_EXIT_FAIL;
 
 	if ((rc = one_dn_args(c, cmd, argc, argv, NULL, NULL, &dn, ndn, sizeof(ndn), &nlen)) !=
 	    OPT_CONTINUE)
 		return rc;
 	/* Open first: no point asking for a password for a missing store. */
 	if (!(st = open_store(c, false)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	if (read_password(true, pw, sizeof(pw), &pwlen) < 0)
 		goto out;
 	if ((rc = hash_password(c, pw, pwlen, hashed, sizeof(hashed))) < 0) {
-		result = rc == -ENOTSUP ? EXIT_USAGE : EXIT_FAIL;
+		result = rc == -ENOTSUP ? LFE_EXIT_USAGE : LFE_EXIT_FAIL;
 		goto out;
 	}
 	rc = lfe_store_set_password(st, dn, strlen(dn), hashed, strlen(hashed));
 	if (rc == -ENOENT)
-		errf("no entry %s", dn);
+		lfe_cli_err("no entry %s", dn);
 	else if (rc < 0)
-		errf("cannot set the password of %s: %s", dn, store_err(rc));
+		lfe_cli_err("cannot set the password of %s: %s", dn, store_err(rc));
 	else
-		result = EXIT_OK;
+		result = LFE_EXIT_OK;
 out:
 	explicit_bzero(pw, sizeof(pw));
 	explicit_bzero(hashed, sizeof(hashed));
@@ -1287,16 +1260,16 @@ static int cmd_del(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	    OPT_CONTINUE)
 		return rc;
 	if (!(st = open_store(c, false)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	rc = lfe_store_del(st, dn, strlen(dn));
 	if (rc == -ENOENT)
-		errf("no entry %s", dn);
+		lfe_cli_err("no entry %s", dn);
 	else if (rc == -ENOTEMPTY)
-		errf("entry %s has entries below it; delete those first", dn);
+		lfe_cli_err("entry %s has entries below it; delete those first", dn);
 	else if (rc < 0)
-		errf("cannot delete %s: %s", dn, store_err(rc));
+		lfe_cli_err("cannot delete %s: %s", dn, store_err(rc));
 	lfe_store_close(st);
-	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+	return rc < 0 ? LFE_EXIT_FAIL : LFE_EXIT_OK;
 }
 
 /* Look dn up through a reader; on success *r, *st hold it open. */
@@ -1309,14 +1282,14 @@ static int lookup(const struct ctl *c, const char *dn, const char *ndn, size_t n
 	if (!(*st = open_store(c, true)))
 		return -EIO;
 	if (!(*r = lfe_store_reader_new(*st))) {
-		errf("cannot read store %s", c->store);
+		lfe_cli_err("cannot read store %s", c->store);
 		return -EIO;
 	}
 	rc = lfe_store_get(*r, ndn, nlen, e);
 	if (rc == -ENOENT)
-		errf("no entry %s", dn);
+		lfe_cli_err("no entry %s", dn);
 	else if (rc < 0)
-		errf("cannot read %s: %s", dn, store_err(rc));
+		lfe_cli_err("cannot read %s: %s", dn, store_err(rc));
 	return rc;
 }
 
@@ -1337,11 +1310,11 @@ static int cmd_show(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 	if (rc == 0) {
 		rc = write_entry(stdout, e.rec, e.rec_len, true);
 		if (rc < 0)
-			errf("cannot show %s: %s", dn, rc == -EBADMSG ? "corrupt record" : strerror(-rc));
+			lfe_cli_err("cannot show %s: %s", dn, rc == -EBADMSG ? "corrupt record" : strerror(-rc));
 	}
 	lfe_store_reader_free(r);
 	lfe_store_close(st);
-	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+	return rc < 0 ? LFE_EXIT_FAIL : LFE_EXIT_OK;
 }
 
 static int cmd_verify(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
@@ -1356,7 +1329,7 @@ static int cmd_verify(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	size_t nlen = 0, pwlen = 0;
 	uint32_t n = 0, unsupported = 0;
 	bool allow_clear = false, ok = false;
-	int rc, result = EXIT_FAIL;
+	int rc, result = LFE_EXIT_FAIL;
 
 	if ((rc = one_dn_args(c, cmd, argc, argv, &cleartext, &allow_clear, &dn, ndn, sizeof(ndn),
 			      &nlen)) != OPT_CONTINUE)
@@ -1370,7 +1343,7 @@ static int cmd_verify(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 	n = lfe_entry_get(&e, "userPassword", 12, small, 8);
 	if (n > 8) {
 		if (!(vals = calloc(n, sizeof(*vals)))) {
-			errf("out of memory");
+			lfe_cli_err("out of memory");
 			goto out;
 		}
 		n = lfe_entry_get(&e, "userPassword", 12, vals, n);
@@ -1388,7 +1361,7 @@ static int cmd_verify(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 
 			if (lfe_pw_scheme_name((const char *)vals[i].p, vals[i].len, s, sizeof(s)) < 0)
 				strcpy(s, "{?}");
-			errf("userPassword value %u of %s: %s %s", i + 1, dn, s,
+			lfe_cli_err("userPassword value %u of %s: %s %s", i + 1, dn, s,
 			     rc == -EINVAL ? "value is malformed"
 			     : strcmp(s, "{CLEARTEXT}") == 0 ? "is not hashed (see --allow-cleartext)"
 			     : "is not a supported scheme");
@@ -1396,10 +1369,10 @@ static int cmd_verify(struct ctl *c, const struct cmd *cmd, int argc, char **arg
 		}
 	}
 	if (n == 0)
-		errf("%s has no userPassword", dn);
+		lfe_cli_err("%s has no userPassword", dn);
 	if (ok) {
 		printf("ok %s\n", scheme);
-		result = EXIT_OK;
+		result = LFE_EXIT_OK;
 	} else {
 		puts("invalid");
 	}
@@ -1425,15 +1398,15 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
 			return rc;
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
 	if (!(st = open_store(c, true)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	memset(&info, 0, sizeof(info));
 	rc = lfe_store_info(st, &info);
 	if (rc < 0) {
 		lfe_store_close(st);
-		errf("cannot read store %s: %s", c->store, store_err(rc));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot read store %s: %s", c->store, store_err(rc));
+		return LFE_EXIT_FAIL;
 	}
 	info.suffix[sizeof(info.suffix) - 1] = '\0';
 	info.suffix_orig[sizeof(info.suffix_orig) - 1] = '\0';
@@ -1448,7 +1421,7 @@ static int cmd_info(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 		printf("default password policy: %s\n", info.ppolicy_default);
 	print_indexes(st, false);
 	lfe_store_close(st);
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 static const char *const rule_names[] = {
@@ -1506,41 +1479,41 @@ static int cmd_index(struct ctl *c, const struct cmd *cmd, int argc, char **argv
 		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
 			return rc;
 	if (optind == argc)
-		return usage_error(cmd, "missing add, del or list");
+		return lfe_cli_usage(cmd->usage, "missing add, del or list");
 	const char *verb = argv[optind++];
 	bool list = strcmp(verb, "list") == 0, add = strcmp(verb, "add") == 0;
 	if (!list && !add && strcmp(verb, "del") != 0)
-		return usage_error(cmd, "unknown \"%s\" (add, del or list)", verb);
+		return lfe_cli_usage(cmd->usage, "unknown \"%s\" (add, del or list)", verb);
 	if (list ? optind != argc : optind == argc || argc - optind > 2)
-		return usage_error(cmd, "wrong number of arguments");
+		return lfe_cli_usage(cmd->usage, "wrong number of arguments");
 	unsigned kinds = add ? LFE_INDEX_EQ : LFE_INDEX_ALL;
 	if (!list && argc - optind == 2) {
 		const char *k = argv[optind + 1];
 		kinds = strcmp(k, "eq") == 0 ? LFE_INDEX_EQ : strcmp(k, "pres") == 0 ? LFE_INDEX_PRES :
 			strcmp(k, "sub") == 0 ? LFE_INDEX_SUB : 0;
 		if (!kinds)
-			return usage_error(cmd, "index type \"%s\" not supported (eq, pres or sub)", k);
+			return lfe_cli_usage(cmd->usage, "index type \"%s\" not supported (eq, pres or sub)", k);
 	}
 	if (!(st = open_store(c, list)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	if (list) {
 		print_indexes(st, true);
 		lfe_store_close(st);
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	}
 	rc = add ? lfe_store_index_add_kind(st, argv[optind], kinds) :
 		   lfe_store_index_del_kind(st, argv[optind], kinds);
 	lfe_store_close(st);
 	if (rc < 0) {
-		errf("cannot %s the index of %s: %s", add ? "add" : "drop", argv[optind],
+		lfe_cli_err("cannot %s the index of %s: %s", add ? "add" : "drop", argv[optind],
 		     rc == -EPROTO ? "the store is below format 3: run ldapfectl upgrade" :
 		     rc == -EEXIST ? "already indexed" : rc == -ENOENT ? "not indexed" :
 		     rc == -EINVAL ? "not an attribute type that can be indexed" :
 		     rc == -EOPNOTSUPP ? "its matching rule has no substring form (integer, DN)" :
 		     rc == -ENOSPC ? "too many indexes" : store_err(rc));
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 static int cmd_upgrade(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
@@ -1553,20 +1526,20 @@ static int cmd_upgrade(struct ctl *c, const struct cmd *cmd, int argc, char **ar
 		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
 			return rc;
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
 	if (!(st = open_store(c, false)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	rc = lfe_store_upgrade(st);
 	lfe_store_close(st);
 	if (rc == -EALREADY) {
 		printf("%s is already format %u\n", c->store, LFE_STORE_FORMAT_VERSION);
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	}
 	if (rc < 0) {
-		errf("cannot upgrade %s: %s", c->store, store_err(rc));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot upgrade %s: %s", c->store, store_err(rc));
+		return LFE_EXIT_FAIL;
 	}
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 static int cmd_reindex(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
@@ -1579,16 +1552,16 @@ static int cmd_reindex(struct ctl *c, const struct cmd *cmd, int argc, char **ar
 		if ((rc = common_opt(c, cmd, opt)) != OPT_CONTINUE)
 			return rc;
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
 	if (!(st = open_store(c, false)))
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	rc = lfe_store_bind_index_build(st);
 	lfe_store_close(st);
 	if (rc < 0) {
-		errf("cannot build the bind index of %s: %s", c->store, store_err(rc));
-		return EXIT_FAIL;
+		lfe_cli_err("cannot build the bind index of %s: %s", c->store, store_err(rc));
+		return LFE_EXIT_FAIL;
 	}
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 static int cmd_help(struct ctl *c, const struct cmd *cmd, int argc, char **argv);
@@ -1712,18 +1685,18 @@ static int cmd_help(struct ctl *c, const struct cmd *cmd, int argc, char **argv)
 
 	(void)c;
 	if (argc > 2)
-		return usage_error(cmd, "help takes at most one command");
+		return lfe_cli_usage(cmd->usage, "help takes at most one command");
 	if (argc == 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
 		if (!(which = find_cmd(argv[1]))) {
-			errf("unknown command \"%s\"", argv[1]);
+			lfe_cli_err("unknown command \"%s\"", argv[1]);
 			main_help(stderr);
-			return EXIT_USAGE;
+			return LFE_EXIT_USAGE;
 		}
 		print_cmd_help(stdout, which);
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	}
 	main_help(stdout);
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -1738,7 +1711,7 @@ int main(int argc, char **argv)
 		c.store = env;
 	set_scheme(&c, DEFAULT_SCHEME, "the default");
 	if ((env = getenv("LDAPFE_SCHEME")) && *env && set_scheme(&c, env, "LDAPFE_SCHEME") < 0)
-		return EXIT_USAGE;
+		return LFE_EXIT_USAGE;
 	while ((opt = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
@@ -1752,31 +1725,31 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			printf("ldapfectl " LFE_VERSION "\n");
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		case 'C':
 			if (set_scheme(&c, optarg, "--scheme") < 0)
-				return EXIT_USAGE;
+				return LFE_EXIT_USAGE;
 			break;
 		case 'h':
 			main_help(stdout);
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		default:
 			main_help(stderr);
-			return EXIT_USAGE;
+			return LFE_EXIT_USAGE;
 		}
 	}
 	if (optind == argc) {
-		errf("missing command");
+		lfe_cli_err("missing command");
 		main_help(stderr);
-		return EXIT_USAGE;
+		return LFE_EXIT_USAGE;
 	}
 	if (!(cmd = find_cmd(argv[optind]))) {
-		errf("unknown command \"%s\"; see: ldapfectl help", argv[optind]);
-		return EXIT_USAGE;
+		lfe_cli_err("unknown command \"%s\"; see: ldapfectl help", argv[optind]);
+		return LFE_EXIT_USAGE;
 	}
 	if (*c.store == '\0') {
-		errf("--store must not be empty");
-		return EXIT_USAGE;
+		lfe_cli_err("--store must not be empty");
+		return LFE_EXIT_USAGE;
 	}
 	argc -= optind;
 	argv += optind;
