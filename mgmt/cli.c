@@ -4,24 +4,40 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* "ldapfectl: " and the message, no newline. */
+static void vmsg(const char *fmt, va_list ap)
+{
+	fputs("ldapfectl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 void lfe_cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ldapfectl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int lfe_cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return LFE_EXIT_FAIL;
 }
 
 int lfe_cli_usage(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ldapfectl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nusage: ldapfectl %s\n", usage);
 	return LFE_EXIT_USAGE;

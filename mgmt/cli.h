@@ -28,6 +28,9 @@ enum lfe_cli_exit { LFE_EXIT_OK = 0, LFE_EXIT_FAIL = 1, LFE_EXIT_USAGE = 2 };
 /* "ldapfectl: " fmt "\n" on stderr. */
 void lfe_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* As lfe_cli_err; returns LFE_EXIT_FAIL. */
+int lfe_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* As lfe_cli_err, then "usage: ldapfectl USAGE" on its own line. Returns
  * LFE_EXIT_USAGE. */
 int lfe_cli_usage(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
