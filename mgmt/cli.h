@@ -22,8 +22,9 @@
 
 enum lfe_cli_exit { LFE_EXIT_OK = 0, LFE_EXIT_FAIL = 1, LFE_EXIT_USAGE = 2 };
 
-/* Room for one diagnostic (a reason with a DN or a path in it). */
-#define LFE_CLI_ERR_MAX 640u
+/* Room for one diagnostic: a reason with up to two paths (PATH_MAX each)
+ * in it, never cut. */
+#define LFE_CLI_ERR_MAX 16384u
 
 /* "ldapfectl: " fmt "\n" on stderr. */
 void lfe_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -72,7 +72,8 @@ void lfe_ctl_cmd_help(FILE *f, const struct lfe_ctl_cmd *cmd);
  * LFE_CTL_CONTINUE or the exit status. */
 int lfe_ctl_no_args(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, char **argv);
 /* Normalize a DN given on the command line into ndn (cap bytes): 0, or
- * -EINVAL with the reason in err. */
+ * -EINVAL with the reason in err, to print after the DN (which may be
+ * any length): "\"DN\" REASON". */
 int lfe_ctl_dn(const char *dn, char *ndn, size_t cap, size_t *nlen, char *err, size_t errlen);
 
 /* ctl_store.c. Open the store of --store, initialised (a suffix): 0 with

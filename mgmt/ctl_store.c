@@ -107,7 +107,7 @@ int lfe_ctl_init(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, cha
 	if (!suffix)
 		return lfe_cli_usage(cmd->usage, "--suffix DN is required (e.g. --suffix dc=example,dc=com)");
 	if (lfe_ctl_dn(suffix, ndn, sizeof(ndn), &nlen, err, sizeof(err)) < 0)
-		return lfe_cli_usage(cmd->usage, "%s", err);
+		return lfe_cli_usage(cmd->usage, "\"%s\" %s", suffix, err);
 	if (nlen == 0)
 		return lfe_cli_usage(cmd->usage, "the suffix must not be the empty DN");
 	if ((rc = mkdir_p(c->store, 0750)) < 0)

@@ -381,7 +381,7 @@ int lfe_ctl_user(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, cha
 	if ((rc = user_args(c, cmd, argc, argv, &kv, &want_pw, &dn)) != LFE_CTL_CONTINUE)
 		goto out;
 	if (lfe_ctl_dn(dn, ndn, sizeof(ndn), &nlen, err, sizeof(err)) < 0) {
-		rc = lfe_cli_usage(cmd->usage, "%s", err);
+		rc = lfe_cli_usage(cmd->usage, "\"%s\" %s", dn, err);
 		goto out;
 	}
 	if (nlen == 0 || ldap_str2dn(dn, &ldn, LDAP_DN_FORMAT_LDAPV3) != LDAP_SUCCESS ||
@@ -446,7 +446,7 @@ static int one_dn_args(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int arg
 		return lfe_cli_usage(cmd->usage, "%s takes one DN", cmd->name);
 	*dn = argv[optind];
 	if (lfe_ctl_dn(*dn, ndn, cap, nlen, err, sizeof(err)) < 0)
-		return lfe_cli_usage(cmd->usage, "%s", err);
+		return lfe_cli_usage(cmd->usage, "\"%s\" %s", *dn, err);
 	return LFE_CTL_CONTINUE;
 }
 

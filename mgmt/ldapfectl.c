@@ -116,11 +116,11 @@ int lfe_ctl_dn(const char *dn, char *ndn, size_t cap, size_t *nlen, char *err, s
 	ssize_t n = lfe_dn_normalize((const uint8_t *)dn, strlen(dn), ndn, cap);
 
 	if (n == -ENOSPC)
-		return lfe_cli_fill(err, errlen, -EINVAL, "\"%s\" is not a valid DN (over %u bytes normalized)",
-				    dn, LFE_DN_MAX);
+		return lfe_cli_fill(err, errlen, -EINVAL, "is not a valid DN (over %u bytes normalized)",
+				    LFE_DN_MAX);
 	if (n < 0)
-		return lfe_cli_fill(err, errlen, -EINVAL, "\"%s\" is not a valid DN (RFC 4514 syntax, "
-				    "e.g. uid=jo,ou=people,dc=example,dc=com)", dn);
+		return lfe_cli_fill(err, errlen, -EINVAL, "is not a valid DN (RFC 4514 syntax, "
+				    "e.g. uid=jo,ou=people,dc=example,dc=com)");
 	*nlen = (size_t)n;
 	return 0;
 }
