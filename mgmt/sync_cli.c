@@ -238,6 +238,22 @@ static int check_uris(const struct opts *o)
 	return -1;
 }
 
+/* -s sub|one|base: LDAP_SCOPE_*, or -1. */
+static int scope_of(const char *name)
+{
+	static const struct {
+		const char *name;
+		int scope;
+	} scopes[] = {
+		{ "sub", LDAP_SCOPE_SUBTREE }, { "one", LDAP_SCOPE_ONELEVEL }, { "base", LDAP_SCOPE_BASE },
+	};
+
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++)
+		if (strcmp(name, scopes[i].name) == 0)
+			return scopes[i].scope;
+	return -1;
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE, O_REQLOCK,
@@ -285,13 +301,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case O_CACERT: o->r.cacert = optarg; break;
 		case O_STORE: o->store = optarg; break;
 		case 's':
-			if (strcmp(optarg, "sub") == 0)
-				o->r.scope = LDAP_SCOPE_SUBTREE;
-			else if (strcmp(optarg, "one") == 0)
-				o->r.scope = LDAP_SCOPE_ONELEVEL;
-			else if (strcmp(optarg, "base") == 0)
-				o->r.scope = LDAP_SCOPE_BASE;
-			else
+			if ((o->r.scope = scope_of(optarg)) < 0)
 				return usage("unknown scope \"%s\" (sub, one or base)", optarg);
 			break;
 		case 'a':
