@@ -17,26 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mgmt/cli.h"
 #include "mgmt/daemonctl.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define SOCK_NAME   "ldapfe.ctl"
 #define ANSWER_MAX  (16u << 20)
 #define MAX_CORES   64u
 #define MAX_NAMES   128u
-
-static void errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void errf(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("ldapfectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 struct opts {
 	const char *daemon, *prefix;
@@ -48,8 +36,8 @@ struct opts {
 /* A derived socket path is used only when its directory belongs to root or
  * to the caller and no one else may write to it: otherwise anyone could
  * have put a socket there that answers as the daemon (a fake status, a
- * reload "ok" that reloaded nothing). 0, or -EPERM with the reason. */
-static int trusted_dir(const char *sock)
+ * reload "ok" that reloaded nothing). 0, or -EPERM with the reason in err. */
+static int trusted_dir(const char *sock, char *err, size_t errlen)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	const char *slash = strrchr(sock, '/');
@@ -60,12 +48,11 @@ static int trusted_dir(const char *sock)
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - sock), sock);
 	if (stat(dir, &st) < 0)
 		return 0;   /* nothing there: connect says so */
-	if ((st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & 0022)) {
-		errf("%s: owned by uid %u with mode %03o: not trusted (only root's or yours, not "
-		     "writable by others); name the socket with --daemon PATH",
-		     dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
-		return -EPERM;
-	}
+	if ((st.st_uid != 0 && st.st_uid != getuid()) || (st.st_mode & 0022))
+		return lfe_cli_fill(err, errlen, -EPERM, "%s: owned by uid %u with mode %03o: not trusted "
+				    "(only root's or yours, not writable by others); name the socket "
+				    "with --daemon PATH", dir, (unsigned)st.st_uid,
+				    (unsigned)(st.st_mode & 0777));
 	return 0;
 }
 
@@ -73,8 +60,9 @@ static int trusted_dir(const char *sock)
  * else EAL's runtime directory of --prefix: /var/run/dpdk/PREFIX for a
  * daemon started as root (the package's), $XDG_RUNTIME_DIR/dpdk/PREFIX for
  * one a user started. Never /tmp/dpdk (EAL's choice for a user without
- * XDG_RUNTIME_DIR), where any local user can create the directory first. */
-static int sock_path(struct opts *o)
+ * XDG_RUNTIME_DIR), where any local user can create the directory first.
+ * 0, or a negative errno with the reason in err. */
+static int sock_path(struct opts *o, char *err, size_t errlen)
 {
 	int n;
 	if (o->daemon) {
@@ -91,52 +79,26 @@ static int sock_path(struct opts *o)
 		else
 			n = snprintf(o->path, sizeof(o->path), "/var/run/dpdk/%s/%s", p, SOCK_NAME);
 	}
-	if (n < 0 || (size_t)n >= sizeof(o->path)) {
-		errf("control socket path too long");
-		return -ENAMETOOLONG;
-	}
-	return o->daemon ? 0 : trusted_dir(o->path);
+	if (n < 0 || (size_t)n >= sizeof(o->path))
+		return lfe_cli_fill(err, errlen, -ENAMETOOLONG, "control socket path too long");
+	return o->daemon ? 0 : trusted_dir(o->path, err, errlen);
 }
 
-/* Send one request, read the whole answer. 0 and *body (malloc'd, NUL-
- * terminated, the status line removed) or an exit code with the reason
- * printed. */
-static int ask(const struct opts *o, const char *req, unsigned wait_s, char **body)
+/* The whole answer to the request on fd (until the daemon closes): 0 with
+ * *out (malloc'd, NUL-terminated) and *len, or a negative errno with err. */
+static int read_answer(const struct opts *o, int fd, char **out, size_t *len, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	*body = NULL;
-	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		errf("no ldapfe daemon answers at %s: %s (is it running? see --daemon PATH, --prefix NAME)",
-		     o->path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return EXIT_FAIL;
-	}
-	struct timeval tv = { (time_t)wait_s, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	size_t rl = strlen(req);
-	if (send(fd, req, rl, MSG_NOSIGNAL) != (ssize_t)rl || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
-		errf("%s: %s", o->path, strerror(errno));
-		close(fd);
-		return EXIT_FAIL;
-	}
-	size_t len = 0, cap = 65536;
+	size_t n = 0, cap = 65536;
 	char *buf = malloc(cap);
+
 	for (;;) {
-		if (buf == NULL) {
-			errf("out of memory");
-			close(fd);
-			return EXIT_FAIL;
-		}
-		if (len + 1 == cap) {
+		if (buf == NULL)
+			return lfe_cli_fill(err, errlen, -ENOMEM, "out of memory");
+		if (n + 1 == cap) {
 			if (cap >= ANSWER_MAX) {
-				errf("%s: answer larger than %u bytes", o->path, ANSWER_MAX);
 				free(buf);
-				close(fd);
-				return EXIT_FAIL;
+				return lfe_cli_fill(err, errlen, -E2BIG, "%s: answer larger than %u bytes",
+						    o->path, ANSWER_MAX);
 			}
 			char *b = realloc(buf, cap * 2);
 			if (b == NULL) {
@@ -147,39 +109,69 @@ static int ask(const struct opts *o, const char *req, unsigned wait_s, char **bo
 			buf = b;
 			cap *= 2;
 		}
-		ssize_t r = recv(fd, buf + len, cap - 1 - len, 0);
+		ssize_t r = recv(fd, buf + n, cap - 1 - n, 0);
 		if (r < 0) {
-			errf("%s: no answer: %s", o->path, errno == EAGAIN ? "timed out" : strerror(errno));
+			int e = errno;
 			free(buf);
-			close(fd);
-			return EXIT_FAIL;
+			return lfe_cli_fill(err, errlen, -e, "%s: no answer: %s", o->path,
+					    e == EAGAIN ? "timed out" : strerror(e));
 		}
 		if (r == 0)
 			break;
-		len += (size_t)r;
+		n += (size_t)r;
 	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Send one request, read the whole answer. 0 and *body (malloc'd, NUL-
+ * terminated, the status line removed), or a negative errno with the
+ * reason in err. */
+static int ask(const struct opts *o, const char *req, unsigned wait_s, char **body, char *err,
+	       size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+	char *buf = NULL;
+	size_t len = 0;
+
+	*body = NULL;
+	memcpy(sa.sun_path, o->path, strlen(o->path) + 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return lfe_cli_fill(err, errlen, rc, "no ldapfe daemon answers at %s: %s (is it running? "
+				    "see --daemon PATH, --prefix NAME)", o->path, strerror(-rc));
+	}
+	struct timeval tv = { (time_t)wait_s, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	size_t rl = strlen(req);
+	if (send(fd, req, rl, MSG_NOSIGNAL) != (ssize_t)rl || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+		rc = -errno;
+		close(fd);
+		return lfe_cli_fill(err, errlen, rc, "%s: %s", o->path, strerror(-rc));
+	}
+	rc = read_answer(o, fd, &buf, &len, err, errlen);
 	close(fd);
-	buf[len] = '\0';
+	if (rc < 0)
+		return rc;
 	char *nl = strchr(buf, '\n');
-	if (nl == NULL) {
-		errf("%s: the daemon closed without an answer", o->path);
+	if (nl == NULL)
+		rc = lfe_cli_fill(err, errlen, -EBADMSG, "%s: the daemon closed without an answer", o->path);
+	else if (*nl = '\0', strncmp(buf, "error ", 6) == 0)
+		rc = lfe_cli_fill(err, errlen, -EREMOTEIO, "%s", buf + 6);
+	else if (strcmp(buf, "ok") != 0)
+		rc = lfe_cli_fill(err, errlen, -EBADMSG, "%s: unexpected answer \"%.60s\"", o->path, buf);
+	if (rc < 0) {
 		free(buf);
-		return EXIT_FAIL;
-	}
-	*nl = '\0';
-	if (strncmp(buf, "error ", 6) == 0) {
-		errf("%s", buf + 6);
-		free(buf);
-		return EXIT_FAIL;
-	}
-	if (strcmp(buf, "ok") != 0) {
-		errf("%s: unexpected answer \"%.60s\"", o->path, buf);
-		free(buf);
-		return EXIT_FAIL;
+		return rc;
 	}
 	memmove(buf, nl + 1, len - (size_t)(nl + 1 - buf) + 1);
 	*body = buf;
-	return EXIT_OK;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- stats */
@@ -217,11 +209,12 @@ static int name_index(struct stats *s, const char *name)
 	return (int)s->n_names++;
 }
 
-static int fetch_stats(const struct opts *o, struct stats *s)
+/* 0 with s filled, or a negative errno with err. */
+static int fetch_stats(const struct opts *o, struct stats *s, char *err, size_t errlen)
 {
 	char *body;
-	int rc = ask(o, "stats", 5, &body);
-	if (rc)
+	int rc = ask(o, "stats", 5, &body, err, errlen);
+	if (rc < 0)
 		return rc;
 	memset(s, 0, sizeof(*s));
 	char *save = NULL;
@@ -248,7 +241,7 @@ static int fetch_stats(const struct opts *o, struct stats *s)
 			s->v[c][n] = v;
 	}
 	free(body);
-	return EXIT_OK;
+	return 0;
 }
 
 static uint64_t sv(const struct stats *s, unsigned core, const char *name)
@@ -262,9 +255,9 @@ static uint64_t sv(const struct stats *s, unsigned core, const char *name)
 static int do_stats(const struct opts *o)
 {
 	static struct stats s;
-	int rc = fetch_stats(o, &s);
-	if (rc)
-		return rc;
+	char err[LFE_CLI_ERR_MAX];
+	if (fetch_stats(o, &s, err, sizeof(err)) < 0)
+		return lfe_cli_fail("%s", err);
 	int total = core_index(&s, "total");
 	if (o->json) {
 		printf("{\"total\":{");
@@ -298,7 +291,7 @@ static int do_stats(const struct opts *o)
 			}
 		}
 		printf("}\n");
-		return EXIT_OK;
+		return LFE_EXIT_OK;
 	}
 	printf("%-28s %14s %10s", "counter", "total", "per s");
 	if (o->per_core)
@@ -321,7 +314,7 @@ static int do_stats(const struct opts *o)
 					printf(" %14" PRIu64, s.v[c][n]);
 		printf("\n");
 	}
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ top */
@@ -364,14 +357,15 @@ static int do_top(const struct opts *o)
 	struct termios old, raw;
 	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &old) == 0;
 	struct sigaction sa;
+	char err[LFE_CLI_ERR_MAX];
 	int rc;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_int;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if ((rc = fetch_stats(o, &a)) != 0)
-		return rc;
+	if (fetch_stats(o, &a, err, sizeof(err)) < 0)
+		return lfe_cli_fail("%s", err);
 	if (tty) {
 		raw = old;
 		raw.c_lflag &= (tcflag_t)~(ICANON | ECHO);
@@ -380,6 +374,7 @@ static int do_top(const struct opts *o)
 		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	}
 	double ta = now_s();
+	rc = 0;
 	for (unsigned it = 0; !top_stop && (o->count == 0 || it < o->count); it++) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 		double end = ta + 1.0;
@@ -398,8 +393,10 @@ static int do_top(const struct opts *o)
 		}
 		if (top_stop)
 			break;
-		if ((rc = fetch_stats(o, &b)) != 0)
+		if ((rc = fetch_stats(o, &b, err, sizeof(err))) < 0) {
+			lfe_cli_err("%s", err);
 			break;
+		}
 		double tb = now_s(), secs = tb - ta;
 		printf("%sldapfe top — %s — per second over %.2f s; q or Ctrl-C quits\n\n",
 		       tty || isatty(STDOUT_FILENO) ? "\033[H\033[2J" : "", o->path, secs);
@@ -417,20 +414,19 @@ static int do_top(const struct opts *o)
 	}
 	if (tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &old);
-	return rc;
+	return rc < 0 ? LFE_EXIT_FAIL : LFE_EXIT_OK;
 }
 
 /* ------------------------------------------------------------- commands */
 
 static int simple(const struct opts *o, const char *req, unsigned wait_s)
 {
-	char *body;
-	int rc = ask(o, req, wait_s, &body);
-	if (rc)
-		return rc;
+	char *body, err[LFE_CLI_ERR_MAX];
+	if (ask(o, req, wait_s, &body, err, sizeof(err)) < 0)
+		return lfe_cli_fail("%s", err);
 	fputs(body, stdout);
 	free(body);
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 /* After a drain the daemon exits: wait (bounded) until its socket stops
@@ -452,28 +448,78 @@ static void wait_gone(const struct opts *o, unsigned secs)
 	}
 }
 
-static int usage_error(const struct lfe_dctl_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int usage_error(const struct lfe_dctl_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("ldapfectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nusage: ldapfectl %s\n", cmd->usage);
-	return EXIT_USAGE;
-}
-
 static int num(const struct lfe_dctl_cmd *cmd, const char *opt, const char *s, unsigned max, unsigned *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end || errno || v > max)
-		return usage_error(cmd, "%s: \"%s\": a number 0..%u", opt, s, max);
+		return lfe_cli_usage(cmd->usage, "%s: \"%s\": a number 0..%u", opt, s, max);
 	*out = (unsigned)v;
 	return 0;
+}
+
+static const char *json(const struct opts *o)
+{
+	return o->json ? " json" : "";
+}
+
+static int do_status(const struct opts *o)
+{
+	char req[32];
+	snprintf(req, sizeof(req), "status%s", json(o));
+	return simple(o, req, 5);
+}
+
+static int do_conns(const struct opts *o)
+{
+	char req[64];
+	snprintf(req, sizeof(req), "conns %u %d%s", o->limit, o->show_dn ? 1 : 0, json(o));
+	return simple(o, req, 10);
+}
+
+static int do_reload(const struct opts *o)
+{
+	char req[32];
+	snprintf(req, sizeof(req), "reload%s", json(o));
+	return simple(o, req, 10);
+}
+
+static int do_drain(const struct opts *o)
+{
+	char req[64];
+	snprintf(req, sizeof(req), "drain %u%s", o->timeout, json(o));
+	int rc = simple(o, req, o->timeout + 10u);
+	if (rc == LFE_EXIT_OK)
+		wait_gone(o, 10);
+	return rc;
+}
+
+/* The daemon commands (their rows in ldapfectl.c give usage and help). */
+static const struct {
+	const char *name;
+	int (*run)(const struct opts *o);
+} commands[] = {
+	{ "status", do_status }, { "stats", do_stats }, { "conns", do_conns },
+	{ "reload", do_reload }, { "drain", do_drain }, { "top", do_top },
+};
+
+/* The options only some commands take: a command takes one when its usage
+ * names it. */
+static const struct {
+	int opt;
+	const char *name;
+} own_opts[] = {
+	{ 'j', "--json" }, { 'c', "--per-core" }, { 'l', "--limit" },
+	{ 'd', "--show-dn" }, { 't', "--timeout" }, { 'n', "--count" },
+};
+
+static const char *own_opt(int opt)
+{
+	for (size_t i = 0; i < sizeof(own_opts) / sizeof(own_opts[0]); i++)
+		if (own_opts[i].opt == opt)
+			return own_opts[i].name;
+	return NULL;
 }
 
 int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char *prefix, int argc, char **argv)
@@ -487,6 +533,7 @@ int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char 
 	};
 	struct opts o = { .daemon = daemon, .prefix = prefix, .limit = 100, .timeout = 30 };
 	const char *env;
+	char err[LFE_CLI_ERR_MAX];
 	int opt;
 
 	if (o.prefix == NULL && (env = getenv("LDAPFE_PREFIX")) && *env)
@@ -495,59 +542,34 @@ int lfe_dctl_run(const struct lfe_dctl_cmd *cmd, const char *daemon, const char 
 		o.daemon = env;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		/* Each option only where its command describes it. */
-		if (opt != 'D' && opt != 'P' && opt != 'h' && opt != '?') {
-			const char *name = opt == 'j' ? "--json" : opt == 'c' ? "--per-core" : opt == 'l' ? "--limit"
-					 : opt == 'd' ? "--show-dn" : opt == 't' ? "--timeout" : "--count";
-			if (strstr(cmd->usage, name) == NULL)
-				return usage_error(cmd, "%s takes no %s", cmd->name, name);
-		}
+		const char *name = own_opt(opt);
+		if (name && strstr(cmd->usage, name) == NULL)
+			return lfe_cli_usage(cmd->usage, "%s takes no %s", cmd->name, name);
 		switch (opt) {
 		case 'D': o.daemon = optarg; break;
 		case 'P': o.prefix = optarg; break;
 		case 'j': o.json = true; break;
 		case 'c': o.per_core = true; break;
 		case 'd': o.show_dn = true; break;
-		case 'l': if (num(cmd, "--limit", optarg, 1u << 20, &o.limit)) return EXIT_USAGE; break;
-		case 't': if (num(cmd, "--timeout", optarg, 86400, &o.timeout)) return EXIT_USAGE; break;
-		case 'n': if (num(cmd, "--count", optarg, 1u << 20, &o.count)) return EXIT_USAGE; break;
+		case 'l': if (num(cmd, "--limit", optarg, 1u << 20, &o.limit)) return LFE_EXIT_USAGE; break;
+		case 't': if (num(cmd, "--timeout", optarg, 86400, &o.timeout)) return LFE_EXIT_USAGE; break;
+		case 'n': if (num(cmd, "--count", optarg, 1u << 20, &o.count)) return LFE_EXIT_USAGE; break;
 		case 'h':
 			printf("usage: ldapfectl [--daemon PATH | --prefix NAME] %s\n\n%s", cmd->usage, cmd->help);
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		default:
 			fprintf(stderr, "see: ldapfectl %s --help\n", cmd->name);
-			return EXIT_USAGE;
+			return LFE_EXIT_USAGE;
 		}
 	}
 	if (optind != argc)
-		return usage_error(cmd, "unexpected argument \"%s\"", argv[optind]);
-	if (sock_path(&o) < 0)
-		return EXIT_USAGE;
-
-	const char *js = o.json ? " json" : "";
-	char req[128];
-	if (strcmp(cmd->name, "status") == 0) {
-		snprintf(req, sizeof(req), "status%s", js);
-		return simple(&o, req, 5);
+		return lfe_cli_usage(cmd->usage, "unexpected argument \"%s\"", argv[optind]);
+	if (sock_path(&o, err, sizeof(err)) < 0) {
+		lfe_cli_err("%s", err);
+		return LFE_EXIT_USAGE;
 	}
-	if (strcmp(cmd->name, "stats") == 0)
-		return do_stats(&o);
-	if (strcmp(cmd->name, "top") == 0)
-		return do_top(&o);
-	if (strcmp(cmd->name, "conns") == 0) {
-		snprintf(req, sizeof(req), "conns %u %d%s", o.limit, o.show_dn ? 1 : 0, js);
-		return simple(&o, req, 10);
-	}
-	if (strcmp(cmd->name, "reload") == 0) {
-		snprintf(req, sizeof(req), "reload%s", js);
-		return simple(&o, req, 10);
-	}
-	if (strcmp(cmd->name, "drain") == 0) {
-		snprintf(req, sizeof(req), "drain %u%s", o.timeout, js);
-		int rc = simple(&o, req, o.timeout + 10u);
-		if (rc == EXIT_OK)
-			wait_gone(&o, 10);
-		return rc;
-	}
-	errf("internal: no daemon command \"%s\"", cmd->name);
-	return EXIT_FAIL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd->name, commands[i].name) == 0)
+			return commands[i].run(&o);
+	return lfe_cli_fail("internal: no daemon command \"%s\"", cmd->name);
 }

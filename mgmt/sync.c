@@ -28,8 +28,8 @@
 #include "backend/record.h"
 #include "backend/store.h"
 #include "ldap/dn.h"
+#include "mgmt/cli.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1 };
 enum { RUN_STOP = 0, RUN_FATAL = -1, RUN_RETRY = -2, RUN_REFRESH = -3 };
 
 #define MAX_ATTRS      1024u
@@ -1056,12 +1056,12 @@ static int run(struct sync *s)
 		int rc;
 
 		if (stop_flag)
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		rc = connect_provider(s);
 		if (rc == RUN_STOP && !ever && lfe_sync_check_access(s->ld, s->o) < 0 &&
 		    s->o->require_lock_attrs) {
 			logf_("refusing to start (--require-lock-attrs)");
-			return EXIT_FAIL;
+			return LFE_EXIT_FAIL;
 		}
 		if (rc == RUN_STOP) {
 			ever = true;
@@ -1073,21 +1073,21 @@ static int run(struct sync *s)
 			/* Forget the cookie: the next search is a full refresh,
 			 * written in one transaction over the current content. */
 			if (lfe_store_sync_cookie_set(s->st, NULL, 0) < 0)
-				return EXIT_FAIL;
+				return LFE_EXIT_FAIL;
 			continue;
 		}
 		if (rc == RUN_FATAL)
-			return EXIT_FAIL;
+			return LFE_EXIT_FAIL;
 		if (rc == RUN_STOP) {
 			if (stop_flag || s->o->once)
-				return EXIT_OK;
+				return LFE_EXIT_OK;
 			backoff = 0.5;
 			sleep_interruptible(s->o->interval);
 			continue;
 		}
 		if (!ever) {
 			logf_("giving up: %s cannot be reached", s->o->uri);
-			return EXIT_FAIL;
+			return LFE_EXIT_FAIL;
 		}
 		logf_("reconnecting in %.1f s", backoff);
 		sleep_interruptible(backoff);
@@ -1148,11 +1148,11 @@ int lfe_sync_run(struct lfe_store *st, const struct lfe_sync_opts *o, const char
 
 	if (pw_len > sizeof(s->pw)) {
 		logf_("password too long");
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	if (!(s = calloc(1, sizeof(*s)))) {
 		logf_("out of memory");
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	s->o = o;
 	s->st = st;

@@ -17,9 +17,9 @@
 #include <ldap.h>
 
 #include "backend/store.h"
+#include "mgmt/cli.h"
 #include "mgmt/sync_run.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 #define DEFAULT_BATCH  10000u
 #define MAX_EXTRA      32u
@@ -113,7 +113,7 @@ static int show_status(struct lfe_store *st)
 
 	if (n < 0) {
 		printf("no sync has run on this store\n");
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	buf[n] = '\0';
 	ck[cl > 0 ? cl : 0] = '\0';
@@ -150,7 +150,7 @@ static int show_status(struct lfe_store *st)
 		lfe_sync_status_field(buf, k, v, sizeof(v));
 		printf("%s:%*s%s\n", k, (int)(15 - strlen(k)), "", v);
 	}
-	return EXIT_OK;
+	return LFE_EXIT_OK;
 }
 
 /* ---- command line ---- */
@@ -160,7 +160,7 @@ static int usage(const char *fmt, const char *arg)
 	fputs("ldapfectl sync: ", stderr);
 	fprintf(stderr, fmt, arg);
 	fputs("\nsee: ldapfectl sync --help\n", stderr);
-	return EXIT_USAGE;
+	return LFE_EXIT_USAGE;
 }
 
 static void help(void)
@@ -238,6 +238,22 @@ static int check_uris(const struct opts *o)
 	return -1;
 }
 
+/* -s sub|one|base: LDAP_SCOPE_*, or -1. */
+static int scope_of(const char *name)
+{
+	static const struct {
+		const char *name;
+		int scope;
+	} scopes[] = {
+		{ "sub", LDAP_SCOPE_SUBTREE }, { "one", LDAP_SCOPE_ONELEVEL }, { "base", LDAP_SCOPE_BASE },
+	};
+
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++)
+		if (strcmp(name, scopes[i].name) == 0)
+			return scopes[i].scope;
+	return -1;
+}
+
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	enum { O_INTERVAL = 256, O_ONCE, O_BATCH, O_BACKOFF, O_STATUS, O_CACERT, O_STORE, O_INSECURE, O_REQLOCK,
@@ -285,13 +301,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case O_CACERT: o->r.cacert = optarg; break;
 		case O_STORE: o->store = optarg; break;
 		case 's':
-			if (strcmp(optarg, "sub") == 0)
-				o->r.scope = LDAP_SCOPE_SUBTREE;
-			else if (strcmp(optarg, "one") == 0)
-				o->r.scope = LDAP_SCOPE_ONELEVEL;
-			else if (strcmp(optarg, "base") == 0)
-				o->r.scope = LDAP_SCOPE_BASE;
-			else
+			if ((o->r.scope = scope_of(optarg)) < 0)
 				return usage("unknown scope \"%s\" (sub, one or base)", optarg);
 			break;
 		case 'a':
@@ -313,10 +323,10 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'h':
 			help();
-			return EXIT_OK;
+			return LFE_EXIT_OK;
 		default:
 			fputs("see: ldapfectl sync --help\n", stderr);
-			return EXIT_USAGE;
+			return LFE_EXIT_USAGE;
 		}
 	}
 	o->attrs[na] = NULL;
@@ -350,19 +360,19 @@ int lfe_sync_cmd(const char *store, int argc, char **argv)
 	if (o.pwfile && (rc = read_pwfile(o.pwfile, pw, sizeof(pw), &pw_len)) < 0) {
 		fprintf(stderr, "ldapfectl sync: cannot read the password file %s: %s\n", o.pwfile,
 			strerror(-rc));
-		return EXIT_FAIL;
+		return LFE_EXIT_FAIL;
 	}
 	st = lfe_store_open(o.store, o.status ? LFE_STORE_RDONLY : 0, 0, &err, &msg);
 	if (!st) {
 		fprintf(stderr, "ldapfectl sync: cannot open the store %s: %s\n", o.store,
 			msg ? msg : strerror(-err));
-		rc = EXIT_FAIL;
+		rc = LFE_EXIT_FAIL;
 	} else if (!o.status && o.pp_default &&
 		   (err = lfe_store_set_ppolicy_default(st, o.pp_default)) < 0) {
 		fprintf(stderr, "ldapfectl sync: cannot keep the default policy \"%s\": %s\n",
 			o.pp_default, err == -EINVAL ? "not a DN" : strerror(-err));
 		lfe_store_close(st);
-		rc = EXIT_FAIL;
+		rc = LFE_EXIT_FAIL;
 	} else {
 		rc = o.status ? show_status(st) : lfe_sync_run(st, &o.r, pw, pw_len);
 		lfe_store_close(st);
