@@ -47,7 +47,7 @@ int lfe_store_meta_get(MDB_txn *txn, struct lfe_store *st, const char *key, MDB_
 }
 
 int lfe_store_meta_put(MDB_txn *txn, struct lfe_store *st, const char *key,
-		    const void *p, size_t len)
+		       const void *p, size_t len)
 {
 	MDB_val k = mval(key, strlen(key)), v = mval(p, len);
 

@@ -218,7 +218,7 @@ static bool bix_dn(const MDB_val *v, struct lfe_bytes *dn, const uint8_t **rec, 
  * same DN's value replaced, or a collision marker when another DN has the
  * hash (then binds of that hash read "entries", which is always right). */
 int lfe_store_bix_put(struct lfe_store *st, MDB_txn *txn, const char *ndn, size_t nl,
-		   const uint8_t *rec, size_t len)
+		      const uint8_t *rec, size_t len)
 {
 	uint8_t kb[8];
 	MDB_val k = bix_key(st, ndn, nl, kb), old, v;
@@ -593,13 +593,7 @@ int lfe_store_bind_index_build(struct lfe_store *st)
 	MDB_txn *txn;
 	int rc;
 
-	if (st->rdonly)
-		return -EROFS;
-	if (!st->ready)
-		return -ENOENT;
-	if (st->batch)
-		return -EBUSY;
-	rc = lfe_store_write_begin(st, &txn);
+	rc = lfe_store_index_txn_begin(st, &txn);
 	if (rc < 0)
 		return rc;
 	rc = map_err(mdb_dbi_open(txn, DB_NAME(DB_BIND), MDB_CREATE, &st->dbi[DB_BIND]));

@@ -42,7 +42,7 @@ unsigned lfe_store_idx_of_type(const struct lfe_store *st, const uint8_t *type, 
  * (an attacker cannot aim values at one key). Returns the length, >= 1. */
 #define KEY_HASHED_LEN 18u
 ssize_t lfe_store_index_key(const struct lfe_store *st, unsigned idx, const uint8_t *v,
-			 size_t len, uint8_t *out, size_t cap)
+			    size_t len, uint8_t *out, size_t cap)
 {
 	char dn[LFE_DN_MAX + 1];
 	enum lfe_match_rule rule = (enum lfe_match_rule)st->idx_rule[idx];

@@ -223,6 +223,10 @@ int lfe_store_index_list_format(const struct lfe_store *st, char *out, size_t ca
 int lfe_store_index_list_set(struct lfe_store *st, const char *list, size_t len);
 int lfe_store_idx_dbi_open(MDB_txn *txn, struct lfe_store *st, unsigned i, unsigned flags);
 int lfe_store_fill_indexes(struct lfe_store *st, MDB_txn *txn, uint64_t mask, unsigned kinds);
+/* A write transaction for a change to a whole database (index add and del,
+ * upgrade, the bind index build): -EBUSY inside a batch. _end commits, or
+ * aborts and leaves the store unusable (its handles may name databases the
+ * abort undid). */
 int lfe_store_index_txn_begin(struct lfe_store *st, MDB_txn **txn);
 int lfe_store_index_txn_end(struct lfe_store *st, MDB_txn *txn, int rc);
 

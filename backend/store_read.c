@@ -312,17 +312,28 @@ static int each_at(struct lfe_store_reader *r, unsigned idx, const uint8_t *key,
 	return rc == MDB_NOTFOUND ? 0 : map_err(rc);
 }
 
+/* The equality index slot of attr on this reader (IDX_NONE: none) and
+ * value's key in it. */
+#define EQ_KEY_MAX 512u
+static unsigned eq_key(struct lfe_store_reader *r, const char *attr, const uint8_t *value,
+		       size_t len, uint8_t key[EQ_KEY_MAX], size_t *kl)
+{
+	unsigned idx = reader_idx(r, attr, LFE_INDEX_EQ);
+
+	if (idx != IDX_NONE)
+		*kl = (size_t)lfe_store_index_key(r->st, idx, value, len, key,
+						  r->st->maxkey < EQ_KEY_MAX ? r->st->maxkey : EQ_KEY_MAX);
+	return idx;
+}
+
 int lfe_store_index_count(struct lfe_store_reader *r, const char *attr, const uint8_t *value,
 			  size_t len, uint64_t *count)
 {
-	unsigned idx = reader_idx(r, attr, LFE_INDEX_EQ);
-	uint8_t key[512];
+	uint8_t key[EQ_KEY_MAX];
+	size_t kl;
+	unsigned idx = eq_key(r, attr, value, len, key, &kl);
 
-	if (idx == IDX_NONE)
-		return -ENOTSUP;
-	ssize_t kl = lfe_store_index_key(r->st, idx, value, len, key,
-			       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
-	return count_at(r, idx, key, (size_t)kl, count);
+	return idx == IDX_NONE ? -ENOTSUP : count_at(r, idx, key, kl, count);
 }
 
 int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
@@ -330,14 +341,11 @@ int lfe_store_index_each_after(struct lfe_store_reader *r, const char *attr,
 			       size_t after_len,
 			       int (*fn)(void *ctx, const char *ndn, size_t ndn_len), void *ctx)
 {
-	unsigned idx = reader_idx(r, attr, LFE_INDEX_EQ);
-	uint8_t key[512];
+	uint8_t key[EQ_KEY_MAX];
+	size_t kl;
+	unsigned idx = eq_key(r, attr, value, len, key, &kl);
 
-	if (idx == IDX_NONE)
-		return -ENOTSUP;
-	ssize_t kl = lfe_store_index_key(r->st, idx, value, len, key,
-			       r->st->maxkey < sizeof(key) ? r->st->maxkey : sizeof(key));
-	return each_at(r, idx, key, (size_t)kl, after, after_len, fn, ctx);
+	return idx == IDX_NONE ? -ENOTSUP : each_at(r, idx, key, kl, after, after_len, fn, ctx);
 }
 
 int lfe_store_index_count_key(struct lfe_store_reader *r, const char *attr, unsigned kind,
