@@ -204,7 +204,7 @@ int lfe_store_verify_bind(struct lfe_store_reader *r, const char *ndn, size_t nd
 /* What lfe_store_verify_bind did on this reader (for tests and
  * benchmarks; plain counters, never reset). records_read: entry records
  * whose userPassword was read; decoys: of which for an unknown DN (the
- * real record its lookup landed on, see store.c); dummies: verifications
+ * real record its lookup landed on, see store_bind.c); dummies: verifications
  * against the dummy value (empty password, entry without a usable
  * userPassword, empty store). An unknown DN and a wrong password both read
  * one record. */
@@ -282,7 +282,7 @@ int lfe_store_index_del(struct lfe_store *st, const char *attr);
  * in meta "index" ("cn" eq; "cn:eps" eq, pres and sub), all in its one
  * "idx.<attr>" database: equality keys as index_key makes them, the
  * presence key "\0\1", substring keys "\0\2" + I|A|F + up to 3
- * characters (store.c, sub_keys). add_kind adds the kinds not yet there
+ * characters (store_write.c, sub_keys). add_kind adds the kinds not yet there
  * (-EEXIST when none is new; -EOPNOTSUPP sub on an integer or DN type, which
  * have no substring rule), building only those; del_kind drops the kinds
  * given (-ENOENT none there), the whole index with its last kind. add is

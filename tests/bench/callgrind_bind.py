@@ -43,7 +43,7 @@ LAYERS = [
     ("dn.c+attr.c (normalize, attr types)", r"ldap/(dn|attr)\.c"),
     ("credcache+siphash", r"backend/(credcache|siphash)\.[ch]"),
     ("throttle", r"backend/throttle\.c"),
-    ("store+lmdb", r"backend/(store|record|acctlock|bindjob)\.c|liblmdb|mdb\.c|midl\.c"),
+    ("store+lmdb", r"backend/(store\w*|record|acctlock|bindjob)\.c|liblmdb|mdb\.c|midl\.c"),
     ("password hash", r"backend/pwscheme\.c|libcrypto|sha"),
     ("libc", r"libc\.so|libc-|/glibc|string/|memcpy|memset|memmove|memcmp"),
 ]
