@@ -44,7 +44,7 @@ bool lfe_acct_locked(const uint8_t *rec, size_t len, int64_t now, int64_t lockou
 /* true when an attribute of this type (ASCII case-insensitive) can lock
  * the account in lfe_acct_locked: a record that keeps these attributes and
  * userPassword answers every bind question the full record does (the
- * store's bind index, store.c). */
+ * store's bind index, store_bind.c). */
 bool lfe_acct_attr_type(const uint8_t *type, size_t len);
 
 /* Parse an LDAP GeneralizedTime ("YYYYMMDDHH[MM[SS]][.frac](Z|±HH[MM])")

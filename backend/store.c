@@ -238,7 +238,7 @@ static void preload(struct lfe_store *st)
 	free(buf);
 }
 
-/* Sharing the store (docs/ARCHITECTURE.md "Store ownership"): the writer
+/* Sharing the store (docs/ARCHITECTURE.md "Running unprivileged"): the writer
  * (ldapfectl, user ldapfe-sync under systemd) owns the environment; the
  * daemon reads it through the directory's group. An MDB_RDONLY reader still
  * needs lock.mdb open read-write (its reader slot, the writer's view of

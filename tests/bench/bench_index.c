@@ -1,5 +1,5 @@
 /* tests/bench/bench_index.c — what an intersection of two index lists
- * would save (issue 26, docs/ARCHITECTURE.md "Searches"): per candidate,
+ * would save (issue 26, docs/BENCHMARKS.md "Measurements behind the design"): per candidate,
  * the walk's cost (lfe_store_search: the entry read and the whole filter
  * evaluated) against reading one DN of an index list and against probing a
  * list for one DN (the two ways an intersection reads the second list).

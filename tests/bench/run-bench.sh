@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/run-bench.sh — ldapfe against OpenLDAP slapd, one core each, in
-# one run, driven by ldapfe-gen. Not part of CI; see README "Benchmark".
+# one run, driven by ldapfe-gen. Not part of CI; method and figures in docs/BENCHMARKS.md.
 #
 #   1. ldapfe (1 worker lcore, CPU 0) ⟷ ldapfe-gen (CPU 1) over net_memif:
 #      persistent binds for every store size × user distribution × daemon
