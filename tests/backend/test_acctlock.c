@@ -5,11 +5,8 @@
 
 #include "backend/acctlock.h"
 #include "backend/record.h"
+#include "tests/check.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
 #define B(s) ((struct lfe_bytes){ (const uint8_t *)(s), sizeof(s) - 1 })
 
 /* 2026-12-01T12:00:00Z */
@@ -111,7 +108,7 @@ static void check_case(const struct lock_case *c)
 		return;
 	got = lfe_acct_locked(rec, (size_t)n, c->now, c->lockout_s);
 	if (got != c->locked) {
-		failures++;
+		check_failures++;
 		fprintf(stderr, "case \"%s\": locked=%d, want %d\n", c->name, got, c->locked);
 	}
 	/* Every truncation of the record is corrupt: fail closed. */
@@ -137,10 +134,6 @@ int main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_case(&cases[i]);
 	gentime();
-	if (failures) {
-		fprintf(stderr, "test_acctlock: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_acctlock: %zu cases ok\n", sizeof(cases) / sizeof(cases[0]));
-	return 0;
+	printf("test_acctlock: %zu cases\n", sizeof(cases) / sizeof(cases[0]));
+	return check_done();
 }

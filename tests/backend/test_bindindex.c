@@ -18,14 +18,7 @@
 #include "backend/pwscheme.h"
 #include "backend/siphash.h"
 #include "backend/store.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
-	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+#include "tests/check.h"
 
 #define N_USERS 24
 static char root[] = "/tmp/lfe-test-bindindex.XXXXXX";
@@ -133,7 +126,7 @@ static void check_model(struct lfe_store *st, const char *what)
 			}
 		}
 	}
-	failures += bad;
+	check_failures += bad;
 	lfe_store_reader_free(r);
 }
 
@@ -207,7 +200,7 @@ static void many_binds(struct lfe_store_reader *r, const int *v, const char *wha
 	}
 	if (bad)
 		fprintf(stderr, "%s: %d wrong answers\n", what, bad);
-	failures += bad;
+	check_failures += bad;
 }
 
 static int put_many(struct lfe_store *st, int u, int v, bool replace)
@@ -444,10 +437,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup of %s failed\n", root);
-	if (failures) {
-		fprintf(stderr, "test_bindindex: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_bindindex: ok\n");
-	return 0;
+	return check_done();
 }

@@ -14,14 +14,7 @@
 #include "backend/pwscheme.h"
 #include "backend/siphash.h"
 #include "backend/store.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
-	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+#include "tests/check.h"
 
 static char root[] = "/tmp/lfe-test-credcache.XXXXXX";
 static const uint8_t secret[LFE_CREDCACHE_SECRET] = "0123456789abcdef0123456789abcdef";
@@ -555,10 +548,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", root);
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
-		return 1;
-	}
-	printf("credcache: ok\n");
-	return 0;
+	return check_done();
 }

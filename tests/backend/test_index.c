@@ -26,14 +26,7 @@
 #include "backend/store.h"
 #include "tests/backend/berbuild.h"
 #include "ldap/filter.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
-	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+#include "tests/check.h"
 
 #define SUFFIX "dc=example,dc=com"
 #define N_ENT 400u
@@ -291,7 +284,7 @@ static void prop_pres_sub(struct lfe_store_reader *r)
 		for (unsigned i = 0; i <= N_ENT; i++) {
 			if (s.by_index[i] != s.by_scan[i]) {
 				char txt[2048];
-				failures++;
+				check_failures++;
 				if (lfe_filter_to_string(f.b, f.n, txt, sizeof(txt)) < 0)
 					strcpy(txt, "?");
 				fprintf(stderr, "%s: entry e%u: index %u, scan %u\n", txt, i,
@@ -353,7 +346,7 @@ static void test_property(void)
 		CHECK_EQ(lfe_store_reader_each(r, scan_one, &x), 0);
 		for (unsigned i = 0; i <= N_ENT; i++) {
 			if (s.by_index[i] != s.by_scan[i]) {
-				failures++;
+				check_failures++;
 				fprintf(stderr, "(%s=%s): entry e%u: index %u, scan %u\n", attr, val, i,
 					s.by_index[i], s.by_scan[i]);
 			}
@@ -628,10 +621,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", root);
-	if (failures) {
-		fprintf(stderr, "test_index: %d failure(s)\n", failures);
-		return 1;
-	}
-	puts("test_index: ok");
-	return 0;
+	return check_done();
 }

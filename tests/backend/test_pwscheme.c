@@ -3,6 +3,7 @@
  * cleartext policy, hash/verify round trips, classes and dummy verification.
  */
 #include "backend/pwscheme.h"
+#include "tests/check.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,20 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failures;
-static int checks;
-
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		checks++;                                                 \
-		if (!(cond)) {                                            \
-			failures++;                                       \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-		}                                                         \
-	} while (0)
 
 static int verify_s(const char *stored, const char *pw, unsigned flags)
 {
@@ -725,6 +712,5 @@ int main(int argc, char **argv)
 	test_roundtrip();
 	test_class_and_name();
 	test_dummy();
-	printf("%d checks, %d failures\n", checks, failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

@@ -6,11 +6,8 @@
 #include <string.h>
 
 #include "backend/record.h"
+#include "tests/check.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
 #define B(s) ((struct lfe_bytes){ (const uint8_t *)(s), sizeof(s) - 1 })
 
 static const struct lfe_bytes v_oc[] = { B("top"), B("person"), B("inetOrgPerson") };
@@ -95,7 +92,7 @@ static void test_round_trip(void)
 			memcpy(cut, rec, n);
 			if (lfe_record_validate(cut, n) != -EBADMSG) {
 				fprintf(stderr, "case '%s': prefix of %zu accepted\n", c->name, n);
-				failures++;
+				check_failures++;
 			}
 			free(cut);
 		}
@@ -182,7 +179,7 @@ static void test_corrupt(void)
 		memcpy(p, c->bytes, c->len);
 		if (lfe_record_validate(p, c->len) != -EBADMSG) {
 			fprintf(stderr, "corrupt case '%s' accepted\n", c->name);
-			failures++;
+			check_failures++;
 		}
 		free(p);
 	}
@@ -264,10 +261,5 @@ int main(void)
 	test_corrupt();
 	test_replace();
 	test_bit_flips();
-	if (failures) {
-		fprintf(stderr, "test_record: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_record: ok\n");
-	return 0;
+	return check_done();
 }

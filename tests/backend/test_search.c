@@ -10,14 +10,7 @@
 #include "backend/search.h"
 #include "backend/store.h"
 #include "tests/backend/berbuild.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
-	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+#include "tests/check.h"
 
 #define N_USERS 300u
 #define SUFFIX "dc=example,dc=com"
@@ -425,7 +418,7 @@ int main(void)
 			CHECK_EQ(search(rd, &(struct q){ .base = SUFFIX, .scope = LFE_SCOPE_SUB }, &f, &res,
 					&st, &clock), LFE_RC_SUCCESS);
 			if (res.n != sec[i].want) {
-				failures++;
+				check_failures++;
 				fprintf(stderr, "secret case %zu (%s): %u entries, want %u\n", i,
 					sec[i].attr, res.n, sec[i].want);
 			}
@@ -438,7 +431,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup failed\n");
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

@@ -12,14 +12,7 @@
 #include "backend/pwscheme.h"
 #include "backend/record.h"
 #include "backend/store.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
-	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+#include "tests/check.h"
 
 #define SUFFIX "dc=Example,dc=COM"
 #define NSUFFIX "dc=example,dc=com"
@@ -480,7 +473,7 @@ static void test_bind(struct lfe_store *st)
 		if (rc != cases[i].rc && !(cases[i].rc == 1 && (rc == -EACCES || rc == -EAGAIN))) {
 			fprintf(stderr, "bind %s / '%s': %d, expected %d\n", cases[i].dn,
 				cases[i].pw, rc, cases[i].rc);
-			failures++;
+			check_failures++;
 		}
 	}
 
@@ -607,7 +600,7 @@ static void test_batch_order(unsigned flags)
 		lfe_store_index_each(r, "uid", (const uint8_t *)uid, 5, count_cb, &n);
 		if (n != (i == 7 ? 0u : 1u)) {
 			fprintf(stderr, "uid %s: %u index entries\n", uid, n);
-			failures++;
+			check_failures++;
 		}
 	}
 	CHECK(!strcmp(lookup(r, "uid", "u0007"), ""));
@@ -759,10 +752,5 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup of %s failed\n", root);
-	if (failures) {
-		fprintf(stderr, "test_store: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_store: ok\n");
-	return 0;
+	return check_done();
 }

@@ -54,12 +54,7 @@
 #include "backend/record.h"
 #include "backend/store.h"
 #include "mgmt/sync_run.h"
-
-static int failures;
-
-#define CHECK(c, ...) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #c); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 #define SUFFIX "dc=example,dc=com"
 
@@ -636,10 +631,5 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", store_dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", store_dir);
-	if (failures) {
-		fprintf(stderr, "test_sync_engine: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_sync_engine: 6 steps ok\n");
-	return 0;
+	return check_done();
 }

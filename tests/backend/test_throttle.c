@@ -9,11 +9,7 @@
 #include <string.h>
 
 #include "backend/throttle.h"
-
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
+#include "tests/check.h"
 
 #define MS 1000ull
 #define SRC_A 0x0a000001u   /* 10.0.0.1 */
@@ -319,10 +315,5 @@ int main(void)
 	test_overestimate_only();
 	test_keyed();
 	test_fixed_memory();
-	if (failures) {
-		fprintf(stderr, "test_throttle: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_throttle: ok\n");
-	return 0;
+	return check_done();
 }

@@ -7,11 +7,7 @@
 
 #include "dataplane/config.h"
 #include "dataplane/priv.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
@@ -575,10 +571,5 @@ int main(void)
 	test_throttle();
 	test_impair();
 	test_priv_resolve();
-	if (failures) {
-		fprintf(stderr, "test_config: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_config: ok\n");
-	return 0;
+	return check_done();
 }

@@ -11,11 +11,7 @@
 #include <unistd.h>
 
 #include "dataplane/log.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 static void test_escape(void)
 {
@@ -209,10 +205,5 @@ int main(void)
 	test_line_and_level();
 	test_rate_limit();
 	test_ring();
-	if (failures) {
-		fprintf(stderr, "test_log: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_log: ok\n");
-	return 0;
+	return check_done();
 }

@@ -18,13 +18,7 @@
 #include "backend/pwscheme.h"
 #include "dataplane/verifier.h"
 #include "dataplane/worker.h"
-
-static int failures;
-#define CHECK(c) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-	if (a_ != b_) { failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", \
-	__FILE__, __LINE__, #a, a_, b_); } } while (0)
+#include "tests/check.h"
 
 #define QUEUE 64u
 #define PER_SOURCE 3u
@@ -231,7 +225,5 @@ int main(void)
 	rte_eal_cleanup();
 	if (rmdir(rundir) < 0 && errno != ENOENT)
 		fprintf(stderr, "rmdir %s: %s\n", rundir, strerror(errno));
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

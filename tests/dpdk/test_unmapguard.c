@@ -23,11 +23,7 @@
 #include <unistd.h>
 
 #include "dpdk/unmapguard.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 static _Thread_local bool is_control;
 static int control_only(void) { return is_control; }
@@ -205,10 +201,5 @@ int main(void)
 	test_race();
 	test_bound();
 	lfe_unmap_guard_set_filter(NULL);
-	if (failures) {
-		fprintf(stderr, "test_unmapguard: %d failures\n", failures);
-		return 1;
-	}
-	printf("test_unmapguard: ok\n");
-	return 0;
+	return check_done();
 }

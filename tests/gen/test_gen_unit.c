@@ -22,18 +22,7 @@
 #include "gen/tuples.h"
 #include "ldap/client.h"
 #include "ldap/msg.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			failures++;                                      \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                    \
-			fputc('\n', stderr);                             \
-		}                                                        \
-	} while (0)
+#include "tests/check.h"
 
 static bool bytes_eq(struct lfe_bytes b, const char *s)
 {
@@ -1007,10 +996,5 @@ int main(void)
 	test_dist();
 	test_tuples();
 	test_rxcsum();
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_gen_unit: all passed\n");
-	return 0;
+	return check_done();
 }

@@ -22,18 +22,7 @@
 #include <openssl/x509v3.h>
 
 #include "gen/tlsc.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			failures++;                                      \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                    \
-			fputc('\n', stderr);                             \
-		}                                                        \
-	} while (0)
+#include "tests/check.h"
 
 /* ---- a certificate and a server ---- */
 
@@ -627,10 +616,5 @@ int main(void)
 	test_starttls();
 	test_handover();
 	test_bad_input();
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_tlsc: all passed\n");
-	return 0;
+	return check_done();
 }

@@ -4,11 +4,7 @@
 #include <string.h>
 
 #include "ldap/attr.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 #define B(s) (const uint8_t *)(s), strlen(s)
 
@@ -88,10 +84,5 @@ int main(void)
 	test_eq();
 	test_secret();
 	test_misc();
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
-		return 1;
-	}
-	printf("attr: all passed\n");
-	return 0;
+	return check_done();
 }

@@ -4,18 +4,7 @@
 #include <string.h>
 
 #include "ldap/ber.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
+#include "tests/check.h"
 
 static size_t unhex(const char *h, uint8_t *out, size_t cap)
 {
@@ -424,6 +413,6 @@ int main(void)
 	test_depth();
 	test_sticky();
 	test_writer();
-	printf("test_ber: %zu table cases, %d failures\n", n, failures);
-	return failures ? 1 : 0;
+	printf("test_ber: %zu table cases\n", n);
+	return check_done();
 }

@@ -1,5 +1,6 @@
 /* tests/ldap/test_dn.c — table-driven tests of ldap/dn.c. */
 #include "ldap/dn.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,18 +11,6 @@
 ssize_t lfe_dn_normalize_full(const uint8_t *dn, size_t len, char *out, size_t cap);
 ssize_t lfe_dn_normalize_vec(const uint8_t *dn, size_t len, char *out, size_t cap);
 ssize_t lfe_dn_normalize_plain(const uint8_t *dn, size_t len, char *out, size_t cap);
-
-static int fails;
-
-#define CHECK(cond, ...)                                                  \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);   \
-			fprintf(stderr, __VA_ARGS__);                     \
-			fputc('\n', stderr);                              \
-			fails++;                                          \
-		}                                                         \
-	} while (0)
 
 /* in -> expected normalized form; NULL expected means -EINVAL. */
 static const struct {
@@ -425,7 +414,7 @@ static ssize_t check_paths(const uint8_t *dn, size_t len, size_t cap)
 				show(dn, len), cap, paths[t].name, n, n > 0 ? (int)n : 0, got,
 				past ? " and writes past the room" : "", nf, nf > 0 ? (int)nf : 0,
 				full);
-		fails += bad;
+		check_failures += bad;
 	}
 	return vec;
 }
@@ -581,7 +570,7 @@ static void test_fast_paths_generated(void)
 			if (v < 0 && shown++ < SHOW_MAX)
 				fprintf(stderr, "[%s]: the vector path declines it (%zd)\n",
 					show(g.b, g.len), v);
-			fails += v < 0;
+			check_failures += v < 0;
 		}
 		if (i % 16 == 0 && g.len <= 160)
 			check_all_rooms(g.b, g.len);
@@ -675,9 +664,5 @@ int main(void)
 	test_fast_paths_generated();
 	test_fast_paths_lengths();
 	test_fast_paths_each_byte();
-	if (fails)
-		fprintf(stderr, "%d failures\n", fails);
-	else
-		printf("dn: all passed\n");
-	return fails != 0;
+	return check_done();
 }

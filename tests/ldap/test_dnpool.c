@@ -9,19 +9,7 @@
 
 #include "ldap/dn.h"
 #include "ldap/dnpool.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			failures++;                                             \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__,  \
-				__LINE__, #cond);                               \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
+#include "tests/check.h"
 
 static struct lfe_dnpool_stats stats(const struct lfe_dnpool *p)
 {
@@ -213,10 +201,5 @@ int main(void)
 	test_dry_and_pages();
 	test_churn();
 	test_large_lazy();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("dnpool: all checks passed\n");
-	return 0;
+	return check_done();
 }

@@ -14,18 +14,7 @@
 #include "ldap/attr.h"
 #include "ldap/ber.h"
 #include "ldap/filter.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
+#include "tests/check.h"
 
 static LDAP *ld;
 
@@ -618,9 +607,9 @@ int main(void)
 	test_hidden();
 	test_caps();
 	test_budget();
-	printf("test_filter: %zu round trips, %zu malformed, %zu evaluations, %zu index lookups, "
-	       "%d failures\n", sizeof rts / sizeof rts[0], sizeof bads / sizeof bads[0],
-	       sizeof evals / sizeof evals[0], sizeof finds / sizeof finds[0], failures);
+	printf("test_filter: %zu round trips, %zu malformed, %zu evaluations, %zu index lookups\n",
+	       sizeof rts / sizeof rts[0], sizeof bads / sizeof bads[0],
+	       sizeof evals / sizeof evals[0], sizeof finds / sizeof finds[0]);
 	ldap_unbind_ext(ld, NULL, NULL);
-	return failures ? 1 : 0;
+	return check_done();
 }

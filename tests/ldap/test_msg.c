@@ -8,18 +8,7 @@
 #include "ldap/client.h"
 #include "ldap/filter.h"
 #include "ldap/msg.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
+#include "tests/check.h"
 
 static size_t unhex(const char *h, uint8_t *out, size_t cap)
 {
@@ -839,6 +828,5 @@ int main(int argc, char **argv)
 	test_encoders();
 	test_peek_bind();
 	test_enc_entry();
-	printf("test_msg: %d failures\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

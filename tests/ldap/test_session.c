@@ -16,19 +16,7 @@
 #include "ldap/dnpool.h"
 #include "ldap/session.h"
 #include "tests/ldap/testbackend.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			failures++;                                             \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__,  \
-				__LINE__, #cond);                               \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
+#include "tests/check.h"
 
 #define SUFFIX "dc=example,dc=com"
 #define ALICE "uid=alice,ou=people,dc=example,dc=com"
@@ -2281,10 +2269,5 @@ int main(void)
 	test_secret_evalall();
 	test_policy();
 	ldap_unbind_ext(ld, NULL, NULL);
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("session: all checks passed\n");
-	return 0;
+	return check_done();
 }

@@ -11,11 +11,7 @@
 
 #include "net/neigh.h"
 #include "net/net.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 static struct lfe_neigh nb;
 static int frames[4096];
@@ -135,10 +131,5 @@ int main(void)
 	test_retry_timeout();
 	test_table_and_bucket();
 	test_refresh();
-	if (failures) {
-		fprintf(stderr, "test_neigh: %d failures\n", failures);
-		return 1;
-	}
-	printf("test_neigh: ok\n");
-	return 0;
+	return check_done();
 }

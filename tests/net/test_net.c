@@ -7,11 +7,7 @@
 #include <string.h>
 
 #include "net/net.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
@@ -617,10 +613,5 @@ int main(void)
 	test_flow_hash();
 	test_arp_cache();
 	test_arp_learnable();
-	if (failures) {
-		fprintf(stderr, "test_net: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_net: ok\n");
-	return 0;
+	return check_done();
 }

@@ -6,11 +6,7 @@
 #include <stdio.h>
 
 #include "net/share.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 static void test_admit(void)
 {
@@ -78,10 +74,5 @@ int main(void)
 {
 	test_admit();
 	test_src();
-	if (failures) {
-		fprintf(stderr, "test_share: %d failures\n", failures);
-		return 1;
-	}
-	printf("test_share: ok\n");
-	return 0;
+	return check_done();
 }

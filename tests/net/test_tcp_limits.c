@@ -9,6 +9,7 @@
  * the handshake with the ISN read back from our SYN,ACK.
  */
 #include "net/tcp.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,10 +33,6 @@ struct env {
 	int deadline_calls;
 	bool keep_on_deadline;
 };
-
-static int fails;
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
-	printf(__VA_ARGS__); printf("\n"); fails++; } } while (0)
 
 static int cb_tx(void *ctx, const struct lfe_tcp_seg *s)
 {
@@ -100,7 +97,7 @@ static void setup_cfg(struct env *e, struct lfe_tcp_cfg *cfg_in)
 	e->t = lfe_tcp_new(&cfg, &ops, e, &err);
 	if (!e->t) {
 		printf("FAIL: lfe_tcp_new %d\n", err);
-		fails++;
+		check_failures++;
 	}
 }
 
@@ -477,10 +474,5 @@ int main(void)
 	test_deadline();
 	test_idle_64bit();
 	test_syn_budget();
-	if (fails) {
-		printf("%d failure(s)\n", fails);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return check_done();
 }

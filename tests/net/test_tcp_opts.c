@@ -6,6 +6,7 @@
  */
 #include "net/tcp.h"
 #include "net/tcp_cookie.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +17,6 @@
 #define LPORT 389
 #define RPORT 40000
 #define PISN 1000u
-
-static int fails;
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
-	printf(__VA_ARGS__); printf("\n"); fails++; } } while (0)
 
 #define MAXOUT 64
 struct env {
@@ -596,10 +593,5 @@ int main(void)
 	test_cookie_options();
 	test_active();
 	test_time_wait_ts_reuse();
-	if (fails) {
-		printf("%d failure(s)\n", fails);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return check_done();
 }

@@ -11,6 +11,7 @@
  */
 #include "net/tcp.h"
 #include "net/tcp_buf.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,10 +45,6 @@ struct env {
 	uint32_t reply;        /* bytes to answer each on_data call with */
 	uint32_t segs_out, data_out;
 };
-
-static int fails;
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL %s:%d: ", __func__, __LINE__); \
-	printf(__VA_ARGS__); printf("\n"); fails++; } } while (0)
 
 static uint32_t peer_of(uint32_t raddr, uint16_t rport)
 {
@@ -557,10 +554,5 @@ int main(void)
 	test_wheel_idle();
 	test_stall();
 	test_hold_100k();
-	if (fails) {
-		printf("%d failure(s)\n", fails);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return check_done();
 }

@@ -46,17 +46,13 @@
 #include "ldap/msg.h"
 #include "tests/backend/berbuild.h"
 #include "tests/ldap/testbackend.h"
+#include "tests/check.h"
 
 #define LADDR 0x0a000001u
 #define RADDR 0x0a000002u
 #define PISN 5000u
 #define SNDBUF 2048u
 #define ALICE "uid=alice,ou=people," LFE_TB_SUFFIX
-
-static int failures;
-#define CHECK(c, ...) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #c); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 struct env {
 	struct lfe_tcp *t;
@@ -1118,10 +1114,5 @@ int main(void)
 		test_tls_idle_memory();
 	}
 	test_tls_records();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("stream: all checks passed\n");
-	return 0;
+	return check_done();
 }

@@ -18,11 +18,7 @@
 #include <openssl/ssl.h>
 
 #include "tests/tls/testpki.h"
-
-static int failures;
-#define CHECK(c, ...) do { if (!(c)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #c); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 static char dir[64];
 static char f_ca[128], f_srv[128], f_srvkey[128], f_cli[128], f_clikey[128], f_other[128],
@@ -429,7 +425,5 @@ int main(void)
 	test_protocols();
 	test_refused();
 	rm_pki();
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }

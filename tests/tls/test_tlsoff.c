@@ -8,11 +8,7 @@
 #include <stdio.h>
 
 #include "tls/tlsoff.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/check.h"
 
 #define A 0x0a000002u
 #define B 0x0a000003u
@@ -51,10 +47,5 @@ int main(void)
 		CHECK(rc == steps[i].rc, "step %zu (%s): %d", i, steps[i].why, rc);
 	}
 	lfe_tlsoff_free(o);
-	if (failures) {
-		fprintf(stderr, "test_tlsoff: %d failures\n", failures);
-		return 1;
-	}
-	printf("test_tlsoff: ok\n");
-	return 0;
+	return check_done();
 }

@@ -23,6 +23,7 @@
  * test_stream.c.
  */
 #include "tls/tlsrec.h"
+#include "tests/check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -33,17 +34,6 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-
-static int failures;
-#define CHECK(c, ...)                                                                  \
-	do {                                                                           \
-		if (!(c)) {                                                            \
-			failures++;                                                    \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                \
-			fprintf(stderr, __VA_ARGS__);                                  \
-			fputc('\n', stderr);                                           \
-		}                                                                      \
-	} while (0)
 
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 static uint32_t rnd(void)
@@ -931,10 +921,5 @@ int main(void)
 	SSL_CTX_free(s0);
 	SSL_CTX_free(s1);
 	SSL_CTX_free(s2);
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("tlsrec: all checks passed\n");
-	return 0;
+	return check_done();
 }
