@@ -519,7 +519,7 @@ static void test_metrics_listen(void)
 	      "parse_listen");
 }
 
-/* lfe_config_differs (what a reload compares, control.c): one key changed
+/* lfe_config_differs (what a reload compares, control_reload.c): one key changed
  * from the defaults is found and named; the same value is no difference. */
 static void test_differs(void)
 {
