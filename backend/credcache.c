@@ -10,7 +10,7 @@
 
 #include "backend/acctlock.h"
 #include "backend/record.h"
-#include "backend/siphash.h"
+#include "common/siphash.h"
 
 /* Low bits of a way's tag word 0: the rest (and word 1) is the tag. */
 #define M_LIVE     1ull

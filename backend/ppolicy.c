@@ -11,7 +11,7 @@
 
 #include "backend/acctlock.h"
 #include "backend/record.h"
-#include "backend/siphash.h"
+#include "common/siphash.h"
 
 static bool type_is(struct lfe_bytes t, const char *name, size_t n)
 {

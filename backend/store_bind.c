@@ -17,7 +17,7 @@
 #include "backend/ppolicy.h"
 #include "backend/pwscheme.h"
 #include "backend/record.h"
-#include "backend/siphash.h"
+#include "common/siphash.h"
 
 /* ---- bind index (format 2) ----
  *

@@ -13,7 +13,7 @@
 
 #include "backend/store_int.h"
 #include "backend/record.h"
-#include "backend/siphash.h"
+#include "common/siphash.h"
 
 static int ascii_lower(int c)
 {

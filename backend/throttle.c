@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "backend/siphash.h"
+#include "common/siphash.h"
 #include "backend/throttle.h"
 
 /* One cell: failures in epoch `epoch` (cur) and in the epoch before (prev),

@@ -1,6 +1,8 @@
 /* net/tcp_cookie.c — keyed numbers of lfe_tcp; see tcp_cookie.h. */
 #include "net/tcp_cookie.h"
 
+#include "common/siphash.h"
+
 #define COOKIE_SHIFT 26         /* cookie clock: 2^26 us ≈ 67 s per count */
 #define TS_OPT_BITS 6u
 #define TS_OPT_WS_NONE 0xfu
@@ -8,39 +10,8 @@
 
 static const uint16_t cookie_mss[8] = {536, 1024, 1220, 1360, 1400, 1440, 1460, 8960};
 
-static inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
-
-#define SIPROUND(v0, v1, v2, v3) do { \
-	v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32); \
-	v2 += v3; v3 = rotl(v3, 16); v3 ^= v2; \
-	v0 += v3; v3 = rotl(v3, 21); v3 ^= v0; \
-	v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32); \
-} while (0)
-
 /* ISNs and cookies must not be predictable from observed ones, so they get
- * a real PRF. */
-uint64_t lfe_tcp_siphash(const uint64_t key[2], const uint64_t *m, size_t n)
-{
-	uint64_t k0 = key[0], k1 = key[1];
-	uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
-	for (size_t i = 0; i < n; i++) {
-		v3 ^= m[i];
-		SIPROUND(v0, v1, v2, v3);
-		SIPROUND(v0, v1, v2, v3);
-		v0 ^= m[i];
-	}
-	uint64_t b = (uint64_t)(n * 8) << 56;
-	v3 ^= b;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (int i = 0; i < 4; i++)
-		SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
+ * a real PRF: SipHash-2-4 (common/siphash.h) over whole words. */
 static inline void tuple_words(uint64_t w[2], const struct lfe_tcp_seg *s)
 {
 	w[0] = (uint64_t)s->raddr << 32 | s->laddr;
@@ -51,7 +22,7 @@ uint64_t lfe_tcp_tuple_secret(const uint64_t key[2], const struct lfe_tcp_seg *s
 {
 	uint64_t w[2];
 	tuple_words(w, s);
-	return lfe_tcp_siphash(key, w, 2);
+	return lfe_siphash24_words(key, w, 2);
 }
 
 static uint32_t cookie_hash(const uint64_t key[2], const struct lfe_tcp_seg *s, uint32_t peer_isn,
@@ -61,7 +32,7 @@ static uint32_t cookie_hash(const uint64_t key[2], const struct lfe_tcp_seg *s, 
 	tuple_words(w, s);
 	w[2] = (uint64_t)peer_isn << 32 | mssi;
 	w[3] = count;
-	return (uint32_t)lfe_tcp_siphash(key, w, 4) & 0x7ffffff;
+	return (uint32_t)lfe_siphash24_words(key, w, 4) & 0x7ffffff;
 }
 
 uint32_t lfe_tcp_cookie_make(const uint64_t key[2], const struct lfe_tcp_seg *s, uint16_t our_mss,

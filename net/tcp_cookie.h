@@ -15,9 +15,6 @@
 
 #include "net/tcp.h"
 
-/* SipHash-2-4 over whole 64-bit words. */
-uint64_t lfe_tcp_siphash(const uint64_t key[2], const uint64_t *m, size_t n);
-
 /* The keyed hash of the tuple of s (our side = laddr/lport) that both
  * per-tuple numbers of a connection come from, one SipHash per new
  * connection: its low half offsets the ISN, its high half the timestamp

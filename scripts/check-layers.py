@@ -8,14 +8,15 @@ Usage: check-layers.py ROOT STAMP   (exit 1 and one line per violation)"""
 import os, re, sys
 
 ALLOWED = {
-    'ldap':      {'ldap'},
-    'backend':   {'backend', 'ldap'},
-    'net':       {'net'},
-    'tls':       {'tls', 'net', 'ldap'},
-    'dpdk':      {'dpdk', 'net'},
-    'dataplane': {'dataplane', 'dpdk', 'tls', 'net', 'backend', 'ldap'},
-    'mgmt':      {'mgmt', 'backend', 'ldap'},
-    'gen':       {'gen', 'dpdk', 'tls', 'net', 'ldap'},
+    'common':    {'common'},
+    'ldap':      {'ldap', 'common'},
+    'backend':   {'backend', 'ldap', 'common'},
+    'net':       {'net', 'common'},
+    'tls':       {'tls', 'net', 'ldap', 'common'},
+    'dpdk':      {'dpdk', 'net', 'common'},
+    'dataplane': {'dataplane', 'dpdk', 'tls', 'net', 'backend', 'ldap', 'common'},
+    'mgmt':      {'mgmt', 'backend', 'ldap', 'common'},
+    'gen':       {'gen', 'dpdk', 'tls', 'net', 'ldap', 'common'},
 }
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

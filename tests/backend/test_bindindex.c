@@ -16,7 +16,7 @@
 #include <lmdb.h>
 
 #include "backend/pwscheme.h"
-#include "backend/siphash.h"
+#include "common/siphash.h"
 #include "backend/store.h"
 #include "tests/check.h"
 

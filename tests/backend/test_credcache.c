@@ -12,7 +12,7 @@
 
 #include "backend/credcache.h"
 #include "backend/pwscheme.h"
-#include "backend/siphash.h"
+#include "common/siphash.h"
 #include "backend/store.h"
 #include "tests/check.h"
 
@@ -137,6 +137,14 @@ static void test_siphash(void)
 	}
 	lfe_siphash24_128(k, msg, 0, out);
 	CHECK(out[0] == 0xe6a825ba047f81a3ull && out[1] == 0x930255c71472f66dull);
+	/* The word form (TCP's ISNs and cookies) = the byte form over the
+	 * words' little-endian bytes, for 0 to 8 words. */
+	for (size_t n = 0; n <= 8; n++) {
+		uint64_t w[8];
+		for (size_t i = 0; i < n; i++)
+			w[i] = lfe_siphash_load64(msg + 8 * i);
+		CHECK(lfe_siphash24_words(k, w, n) == lfe_siphash24(k, msg, 8 * n));
+	}
 	/* Fed in pieces = one call, for every split of every length. */
 	for (size_t len = 0; len <= 40; len++) {
 		uint64_t one = lfe_siphash24(k, msg, len);

@@ -41,7 +41,7 @@ LAYERS = [
     ("ber/ldap codec", r"ldap/(ber|msg)\.[ch]"),
     ("session", r"ldap/session\.c"),
     ("dn.c+attr.c (normalize, attr types)", r"ldap/(dn|attr)\.c"),
-    ("credcache+siphash", r"backend/(credcache|siphash)\.[ch]"),
+    ("credcache+siphash", r"(backend/credcache|common/siphash)\.[ch]"),
     ("throttle", r"backend/throttle\.c"),
     ("store+lmdb", r"backend/(store\w*|record|acctlock|bindjob)\.c|liblmdb|mdb\.c|midl\.c"),
     ("password hash", r"backend/pwscheme\.c|libcrypto|sha"),

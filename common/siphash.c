@@ -1,6 +1,6 @@
-/* backend/siphash.c — SipHash-2-4 (interface in siphash.h), after the
+/* common/siphash.c — SipHash-2-4 (interface in siphash.h), after the
  * reference implementation; checked against its test vectors. */
-#include "backend/siphash.h"
+#include "common/siphash.h"
 
 #include <string.h>
 
@@ -165,4 +165,25 @@ void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t 
 	for (unsigned r = 0; r < 4; r++)
 		SIPROUND(v0, v1, v2, v3);
 	out[1] = v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint64_t lfe_siphash24_words(const uint64_t k[2], const uint64_t *m, size_t n)
+{
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+	for (size_t i = 0; i < n; i++) {
+		v3 ^= m[i];
+		SIPROUND(v0, v1, v2, v3);
+		SIPROUND(v0, v1, v2, v3);
+		v0 ^= m[i];
+	}
+	uint64_t b = (uint64_t)(n * 8) << 56;
+	v3 ^= b;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
 }
