@@ -26,8 +26,13 @@
  *   still measure). SACK blocks from the peer mark ranges the fast
  *   retransmit and the go-back-N after an RTO skip (a scoreboard of
  *   OOO_MAX ranges; dropped on the second RTO in a row, in case the peer
- *   reneged). We send no SACK blocks ourselves (we are the server: the
- *   peer sends little). Our window shift is the least that covers rcvbuf.
+ *   reneged). While we hold out-of-order data, every ACK we send carries
+ *   SACK blocks for it (RFC 2018 §4: the range of the latest segment
+ *   first, then the others most recently touched first; 3 beside
+ *   timestamps, 4 without; no D-SACK), and data segments shrink by the
+ *   option's bytes: a lost segment of the peer's (a TLS Finished, say)
+ *   is then marked lost by its RACK at once, not after an RTO. Our
+ *   window shift is the least that covers rcvbuf.
  * - SYN cookies keep the options: the cookie SYN,ACK's TSval carries the
  *   peer's window shift and SACK-permitted in its low 6 bits (Linux's
  *   layout, tcp_cookie.c); a peer without timestamps gets MSS only.
@@ -318,11 +323,67 @@ HOT void emit(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 	t->ops.tx(t->ctx, s);
 }
 
+/* ---- SACK blocks we send (RFC 2018 §4) ----
+ *
+ * ooo[] stays in sequence order (reassembly wants it); ooo_rank keeps,
+ * in 2 bits per range, the order the blocks go out in. */
+
+static inline uint32_t rank_of(uint8_t ranks, uint32_t i)
+{
+	return (ranks >> (2 * i)) & 3u;
+}
+
+/* The ranks of n ranges (n <= OOO_MAX) whose old ranks are old[] (distinct
+ * but for first's): first (n: none) becomes 0, the others keep their
+ * order behind it, packed from 0 (or 1). */
+static uint8_t ranks_pack(const uint8_t *old, uint32_t n, uint32_t first)
+{
+	uint8_t r = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i == first)
+			continue;
+		uint32_t k = first < n;
+		for (uint32_t j = 0; j < n; j++)
+			if (j != first && old[j] < old[i])
+				k++;
+		r |= (uint8_t)(k << (2 * i));
+	}
+	return r;
+}
+
+/* How many blocks an ACK of c carries: as many ranges as are held, up to
+ * what fits the 40 option bytes beside the timestamps (3) or alone (4). */
+static inline uint32_t sack_n(const struct lfe_tcp_conn *c)
+{
+	if (!(c->flags & F_SACK))
+		return 0;
+	return min32(c->n_ooo, (c->flags & F_TS) ? 3 : 4);
+}
+
+/* The payload a data segment may carry beside the SACK option. */
+static inline uint32_t data_mss(const struct lfe_tcp_conn *c)
+{
+	uint32_t n = sack_n(c);
+	return n ? c->smss - (4 + 8 * n) : c->smss;
+}
+
+static __attribute__((noinline)) void sack_fill(const struct lfe_tcp_conn *c, struct lfe_tcp_seg *s)
+{
+	uint32_t n = sack_n(c);
+	for (uint32_t r = 0; r < n; r++)
+		for (uint32_t i = 0; i < c->n_ooo; i++)
+			if (rank_of(c->ooo_rank, i) == r) {
+				s->sack[r].start = c->ooo[i].seq;
+				s->sack[r].end = c->ooo[i].end;
+			}
+	s->n_sack = (uint8_t)n;
+}
+
 HOT void seg_of(const struct lfe_tcp *t, const struct lfe_tcp_conn *c, struct lfe_tcp_seg *s, uint32_t seq,
 		uint8_t flags)
 {
-	/* Field by field: an initializer would zero sack[] too (input only,
-	 * read up to n_sack), every segment out. */
+	/* Field by field: an initializer would zero sack[] too (read up to
+	 * n_sack), every segment out. */
 	s->laddr = c->laddr;
 	s->raddr = c->raddr;
 	s->lport = c->lport;
@@ -344,6 +405,10 @@ HOT void seg_of(const struct lfe_tcp *t, const struct lfe_tcp_conn *c, struct lf
 		s->opts = 0;
 		s->tsval = s->tsecr = 0;
 	}
+	/* Out-of-order data held: the one branch the common segment pays. */
+	if (__builtin_expect(c->n_ooo != 0, 0) &&
+	    (flags & (LFE_TCP_ACK | LFE_TCP_SYN | LFE_TCP_RST)) == LFE_TCP_ACK)
+		sack_fill(c, s);
 }
 
 HOT void conn_emit(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
@@ -527,6 +592,7 @@ HOT void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 	bool sent = false;
 	uint32_t unsent = 0;
 	if (can_send_data(c)) {
+		uint32_t mss = __builtin_expect(c->n_ooo != 0, 0) ? data_mss(c) : c->smss;
 		for (;;) {
 			unsent = seq_lt(c->snd_nxt, c->snd_end) ? c->snd_end - c->snd_nxt : 0;
 			bool fin_due = (c->flags & F_FIN_Q) && seq_le(c->snd_nxt, c->snd_end);
@@ -544,7 +610,7 @@ HOT void output(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now)
 			uint32_t wnd = min32(c->snd_wnd, c->cwnd);
 			uint32_t flight = c->snd_nxt - c->snd_una;
 			uint32_t n = wnd > flight ? wnd - flight : 0;
-			n = min32(min32(n, unsent), c->smss);
+			n = min32(min32(n, unsent), mss);
 			n = min32(n, t->smask + 1 - spos(t, c, c->snd_nxt));
 			if (!n && unsent)
 				break;
@@ -764,21 +830,28 @@ static void fin_received(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now
 		notify_fin(t, c);
 }
 
+/* Hold [s, e): merged with the ranges it touches, the result ranked
+ * first among the SACK blocks. False (nothing changed) when that would
+ * take a fifth range. */
 static bool ooo_add(struct lfe_tcp_conn *c, uint32_t s, uint32_t e)
 {
 	struct { uint32_t seq, end; } tmp[OOO_MAX + 1];
-	uint32_t k = 0;
+	uint8_t rank[OOO_MAX + 1];
+	uint32_t k = 0, at = 0;
 	bool placed = false;
 	for (uint32_t i = 0; i < c->n_ooo; i++) {
 		if (seq_lt(c->ooo[i].end, s)) {
+			rank[k] = (uint8_t)rank_of(c->ooo_rank, i);
 			tmp[k].seq = c->ooo[i].seq;
 			tmp[k++].end = c->ooo[i].end;
 		} else if (seq_lt(e, c->ooo[i].seq)) {
 			if (!placed) {
+				at = k;
 				tmp[k].seq = s;
 				tmp[k++].end = e;
 				placed = true;
 			}
+			rank[k] = (uint8_t)rank_of(c->ooo_rank, i);
 			tmp[k].seq = c->ooo[i].seq;
 			tmp[k++].end = c->ooo[i].end;
 		} else {
@@ -789,6 +862,7 @@ static bool ooo_add(struct lfe_tcp_conn *c, uint32_t s, uint32_t e)
 		}
 	}
 	if (!placed) {
+		at = k;
 		tmp[k].seq = s;
 		tmp[k++].end = e;
 	}
@@ -799,6 +873,7 @@ static bool ooo_add(struct lfe_tcp_conn *c, uint32_t s, uint32_t e)
 		c->ooo[i].end = tmp[i].end;
 	}
 	c->n_ooo = (uint8_t)k;
+	c->ooo_rank = ranks_pack(rank, k, at);
 	return true;
 }
 
@@ -816,8 +891,12 @@ static bool ooo_absorb(struct lfe_tcp_conn *c)
 		any = true;
 	}
 	if (i) {
+		uint8_t rank[OOO_MAX];
+		for (uint32_t j = i; j < c->n_ooo; j++)
+			rank[j - i] = (uint8_t)rank_of(c->ooo_rank, j);
 		memmove(c->ooo, c->ooo + i, (c->n_ooo - i) * sizeof(c->ooo[0]));
 		c->n_ooo = (uint8_t)(c->n_ooo - i);
+		c->ooo_rank = ranks_pack(rank, c->n_ooo, c->n_ooo);
 	}
 	return any;
 }
@@ -947,7 +1026,7 @@ static void fast_rexmit(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 	do {
 		uint32_t n = seq_lt(seq, c->snd_end) ? c->snd_end - seq : 0;
 		uint32_t hole = sack_next(c, seq) - seq;
-		n = min32(min32(min32(n, hole), c->smss), t->smask + 1 - spos(t, c, seq));
+		n = min32(min32(min32(n, hole), data_mss(c)), t->smask + 1 - spos(t, c, seq));
 		bool fin = (c->flags & F_FIN_Q) && seq + n == c->snd_end;
 		xmit(t, c, seq, n, fin);
 		if (seq != c->snd_una)

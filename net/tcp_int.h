@@ -96,6 +96,9 @@ struct lfe_tcp_conn {
 	uint8_t n_sacked;
 	bool sreserved;           /* sbuf taken for room the app was told of, nothing written yet */
 	bool src_ho;              /* F_SRC: counted as half-open, not as established */
+	/* 2 bits per ooo[] range: its place among the SACK blocks we send
+	 * (0: the range the latest out-of-order segment fell in; RFC 2018 §4). */
+	uint8_t ooo_rank;
 	uint32_t ts_recent;       /* RFC 7323 TS.Recent */
 	uint32_t ts_off;          /* our timestamp clock's offset for this tuple */
 	struct { uint32_t seq, end; } sacked[OOO_MAX];   /* peer's SACK scoreboard */
