@@ -634,19 +634,20 @@ static void input_syn_sent(struct lfe_tcp *t, struct lfe_tcp_conn *c, const stru
 	tmr_update(t, c);
 }
 
-static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+/* ---- SEGMENT ARRIVES (RFC 9293 §3.10.7) ---- */
+
+/* What the steps keep of a segment: len bytes at p from seq, then a FIN
+ * if fin. */
+struct seg_cut {
+	uint32_t seq, len;
+	const uint8_t *p;
+	bool fin;
+};
+
+/* The connection of s's tuple, or NULL. */
+static struct lfe_tcp_conn *conn_find(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
 {
-	t->now = now;
-	t->st.segs_in++;
-	t->st.bytes_in += s->len;
-	if (s->len && !s->payload) {
-		t->st.drop_bad_seq++;
-		return;
-	}
 	uint8_t fl = s->flags;
-	if ((fl & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST | LFE_TCP_FIN)) == LFE_TCP_SYN &&
-	    !lfe_tcp_admit_syn(t, s->raddr, now))
-		return;   /* before the lookup: a flood costs no miss */
 	struct lfe_tcp_conn *c = lfe_tcp_lookup(t, s->laddr, s->lport, s->raddr, s->rport);
 	if (c && c->state == ST_TIME_WAIT && (fl & LFE_TCP_SYN) && !(fl & (LFE_TCP_ACK | LFE_TCP_RST)) &&
 	    (seq_gt(s->seq, c->rcv_nxt) ||
@@ -657,61 +658,73 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		lfe_tcp_conn_free(t, c);
 		c = NULL;
 	}
-	if (!c) {
-		if (!listening(t, s->laddr, s->lport) || t->shutting) {
-			t->st.drop_no_conn++;
-			lfe_tcp_reply_rst(t, s);
-			return;
-		}
-		if (fl & LFE_TCP_RST) {
-			t->st.drop_no_conn++;
-			return;
-		}
-		if (fl & LFE_TCP_SYN) {
-			if (fl & (LFE_TCP_ACK | LFE_TCP_FIN)) {
-				t->st.drop_no_conn++;
-				lfe_tcp_reply_rst(t, s);
-				return;
-			}
-			listen_syn(t, s, now);
-			return;
-		}
-		if (!(fl & LFE_TCP_ACK)) {
-			t->st.drop_no_conn++;
-			return;
-		}
-		c = listen_cookie(t, s, now);
-		if (!c)
-			return;
-		/* fall through: the cookie ACK may carry the first request */
-	}
-	if (c->flags & F_ABORT)
-		return;
-	if (c->state == ST_SYN_SENT) {
-		input_syn_sent(t, c, s, now);
-		return;
-	}
+	return c;
+}
 
-	uint32_t wnd = rwnd(t, c);
+/* §3.10.7.1-2, CLOSED and LISTEN: no connection. A SYN to a listening
+ * port opens one (or gets a cookie); a bare ACK may be a cookie coming
+ * back. Returns the connection the cookie made (the segment goes on: it
+ * may carry the first request), else NULL (done). */
+static struct lfe_tcp_conn *input_listen(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	uint8_t fl = s->flags;
+	if (!listening(t, s->laddr, s->lport) || t->shutting) {
+		t->st.drop_no_conn++;
+		lfe_tcp_reply_rst(t, s);
+		return NULL;
+	}
 	if (fl & LFE_TCP_RST) {
-		if (s->seq == c->rcv_nxt) {
-			t->st.conns_reset++;
-			lfe_tcp_conn_close(t, c, -ECONNRESET);
-		} else if (seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + max32(wnd, 1))) {
-			lfe_tcp_challenge_ack(t, c, now);
-		} else {
-			t->st.drop_bad_seq++;
-		}
-		return;
+		t->st.drop_no_conn++;
+		return NULL;
 	}
 	if (fl & LFE_TCP_SYN) {
-		if (c->state == ST_SYN_RCVD && s->seq == c->irs && !(fl & LFE_TCP_ACK))
-			lfe_tcp_send_syn(t, c);   /* our SYN,ACK was lost */
-		else
-			lfe_tcp_challenge_ack(t, c, now);
-		return;
+		if (fl & (LFE_TCP_ACK | LFE_TCP_FIN)) {
+			t->st.drop_no_conn++;
+			lfe_tcp_reply_rst(t, s);
+			return NULL;
+		}
+		listen_syn(t, s, now);
+		return NULL;
 	}
+	if (!(fl & LFE_TCP_ACK)) {
+		t->st.drop_no_conn++;
+		return NULL;
+	}
+	return listen_cookie(t, s, now);
+}
 
+/* RST bit (RFC 5961 §3.2): one at rcv_nxt resets; one elsewhere in the
+ * window gets a challenge ACK; the rest is dropped. */
+static void seg_rst(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s, uint32_t wnd,
+		    uint64_t now)
+{
+	if (s->seq == c->rcv_nxt) {
+		t->st.conns_reset++;
+		lfe_tcp_conn_close(t, c, -ECONNRESET);
+	} else if (seq_in(s->seq, c->rcv_nxt, c->rcv_nxt + max32(wnd, 1))) {
+		lfe_tcp_challenge_ack(t, c, now);
+	} else {
+		t->st.drop_bad_seq++;
+	}
+}
+
+/* SYN bit (RFC 5961 §4.2): a challenge ACK, unless it is the peer's SYN
+ * again in SYN_RCVD (our SYN,ACK was lost). */
+static void seg_syn(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	if (c->state == ST_SYN_RCVD && s->seq == c->irs && !(s->flags & LFE_TCP_ACK))
+		lfe_tcp_send_syn(t, c);   /* our SYN,ACK was lost */
+	else
+		lfe_tcp_challenge_ack(t, c, now);
+}
+
+/* Check sequence number: PAWS (RFC 7323 §5.3), then §3.10.7.4's window
+ * test. A segment outside is acknowledged and dropped (a zero window
+ * still takes its ACK); what lies before rcv_nxt or past the window is
+ * cut off. False: the segment goes no further. */
+static bool seg_check_seq(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s,
+			  uint32_t wnd, struct seg_cut *cut, uint64_t now)
+{
 	bool has_ts = (c->flags & F_TS) && (s->opts & LFE_TCP_OPT_TS);
 	if (has_ts && seq_lt(s->tsval, c->ts_recent) && now - c->last_act < PAWS_IDLE_US) {
 		/* RFC 7323 §5.3 R1: an old duplicate (or a wrapped sequence
@@ -719,12 +732,12 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		t->st.drop_paws++;
 		c->flags |= F_ACK_NOW;
 		pend(t, c);
-		return;
+		return false;
 	}
 
 	uint32_t seq = s->seq, len = s->len;
 	const uint8_t *p = s->payload;
-	bool fin = fl & LFE_TCP_FIN;
+	bool fin = s->flags & LFE_TCP_FIN;
 	uint32_t seglen = len + fin;
 	bool ok;
 	if (!seglen)
@@ -742,8 +755,8 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		if (c->state == ST_TIME_WAIT)
 			c->state_at = now + t->cfg.time_wait_us;
 		/* A zero window still takes ACKs: only the data goes. */
-		if (!(seq == c->rcv_nxt && !wnd && (fl & LFE_TCP_ACK)))
-			return;
+		if (!(seq == c->rcv_nxt && !wnd && (s->flags & LFE_TCP_ACK)))
+			return false;
 		len = 0;
 		fin = false;
 	} else if (has_ts && seq_le(seq, c->last_ack_sent)) {
@@ -768,14 +781,26 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		len = c->rcv_nxt + wnd - seq;
 		fin = false;
 	}
+	cut->seq = seq;
+	cut->len = len;
+	cut->p = p;
+	cut->fin = fin;
+	return true;
+}
 
-	if (!(fl & LFE_TCP_ACK))
-		return;
+/* ACK field: in SYN_RCVD the handshake's last ACK (ESTABLISHED, the app
+ * told), else recv_ack. len: the data the window kept. False: the
+ * segment goes no further. */
+static bool seg_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s, uint32_t len,
+		    uint64_t now)
+{
+	if (!(s->flags & LFE_TCP_ACK))
+		return false;
 	if (c->state == ST_SYN_RCVD) {
 		if (!seq_gt(s->ack, c->snd_una) || seq_gt(s->ack, c->snd_max)) {
 			t->st.drop_bad_ack++;
 			lfe_tcp_reply_rst(t, s);
-			return;
+			return false;
 		}
 		if (!(c->flags & F_ACTIVE)) {
 			t->st.half_open--;
@@ -788,14 +813,19 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		c->snd_wl1 = s->seq;
 		c->snd_wl2 = s->ack;
 		if (!lfe_tcp_conn_open(t, c, now))
-			return;
+			return false;
 	} else if (!recv_ack(t, c, s, len, now)) {
-		return;
+		return false;
 	}
-	if (c->flags & F_ABORT)
-		return;
+	return !(c->flags & F_ABORT);
+}
+
+/* Segment text, then FIN (§3.10.7.4's seventh and eighth steps); in
+ * TIME_WAIT only a FIN again, acknowledged, restarting the wait. */
+static void seg_text(struct lfe_tcp *t, struct lfe_tcp_conn *c, const struct seg_cut *cut, uint64_t now)
+{
 	if (c->state == ST_TIME_WAIT) {
-		if (fin) {
+		if (cut->fin) {
 			c->flags |= F_ACK_NOW;
 			pend(t, c);
 			c->state_at = now + t->cfg.time_wait_us;
@@ -803,13 +833,54 @@ static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t n
 		tmr_update(t, c);
 		return;
 	}
-	recv_data(t, c, seq, p, len, fin, now);
+	recv_data(t, c, cut->seq, cut->p, cut->len, cut->fin, now);
 	/* A connection waiting for lfe_tcp_flush (an answer or an ACK to
 	 * send: every request) gets its timer there, once, after its output;
 	 * the flush comes in the same worker turn, and a deadline set here is
 	 * at least a tick ahead, so none is missed meanwhile. */
 	if (c->state != ST_FREE && !l_linked(t->pl, c->idx))
 		tmr_update(t, c);
+}
+
+/* One segment: find its connection (or LISTEN's answer), then the steps
+ * of §3.10.7.4 for a synchronized state. RST and SYN are judged before
+ * the window test, on their own terms (RFC 5961); URG is not used by
+ * LDAP and ignored (the urgent pointer is not even parsed). */
+static void input_seg(struct lfe_tcp *t, const struct lfe_tcp_seg *s, uint64_t now)
+{
+	t->now = now;
+	t->st.segs_in++;
+	t->st.bytes_in += s->len;
+	if (s->len && !s->payload) {
+		t->st.drop_bad_seq++;
+		return;
+	}
+	uint8_t fl = s->flags;
+	if ((fl & (LFE_TCP_SYN | LFE_TCP_ACK | LFE_TCP_RST | LFE_TCP_FIN)) == LFE_TCP_SYN &&
+	    !lfe_tcp_admit_syn(t, s->raddr, now))
+		return;   /* before the lookup: a flood costs no miss */
+	struct lfe_tcp_conn *c = conn_find(t, s);
+	if (!c && !(c = input_listen(t, s, now)))
+		return;
+	if (c->flags & F_ABORT)
+		return;
+	if (c->state == ST_SYN_SENT) {
+		input_syn_sent(t, c, s, now);
+		return;
+	}
+	uint32_t wnd = rwnd(t, c);
+	if (fl & LFE_TCP_RST) {
+		seg_rst(t, c, s, wnd, now);
+		return;
+	}
+	if (fl & LFE_TCP_SYN) {
+		seg_syn(t, c, s, now);
+		return;
+	}
+	struct seg_cut cut;
+	if (!seg_check_seq(t, c, s, wnd, &cut, now) || !seg_ack(t, c, s, cut.len, now))
+		return;
+	seg_text(t, c, &cut, now);
 }
 
 /* The app's callbacks for this segment (on_open, on_data, on_close) run
