@@ -23,7 +23,7 @@
  * each used only when the peer's SYN offers it (SYN cookies carry them in
  * the timestamp's low bits, as Linux does); in-order byte
  * stream delivery across any segmentation (out-of-order segments within the
- * window are held, bounded); cumulative ACKs piggybacked on data, delayed
+ * window are held, bounded, and reported in SACK blocks); cumulative ACKs piggybacked on data, delayed
  * ACK otherwise; send buffer kept until acknowledged, retransmission with
  * RTO (RFC 6298, exponential backoff, retry limit then RST); fast
  * retransmit on 3 duplicate ACKs; the peer's window respected (zero-window

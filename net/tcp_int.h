@@ -328,6 +328,7 @@ HOT void tmr_update(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 		tmr_arm(t, c, d);
 }
 
+/* Queue c for the next lfe_tcp_flush (once). */
 static inline void pend(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 {
 	if (!l_linked(t->pl, c->idx))
