@@ -109,57 +109,14 @@ static uint64_t splitmix(uint64_t *s)
  * back. Either way it waits in a FIFO (rw, sw), counted in
  * rcvbuf_pool_empty / sndbuf_pool_empty. */
 
-static void wait_on(struct lfe_tcp *t, struct lnk *L, struct lfe_tcp_conn *c, uint16_t flag,
-		    uint64_t *count)
+void lfe_tcp_wait_buf(struct lfe_tcp *t, struct lnk *L, struct lfe_tcp_conn *c, uint16_t flag,
+		      uint64_t *count)
 {
 	if (!(c->flags & flag))
 		(*count)++;
 	c->flags |= flag;
 	if (!l_linked(L, c->idx))
 		l_add_tail(L, t->cfg.max_conns, c->idx);
-}
-
-/* The receive buffer, taken from the pool if none is held; NULL when the
- * pool is empty (the connection then waits with a zero window). */
-uint8_t *lfe_tcp_rbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	if (c->rbuf == NIL) {
-		uint32_t i = lfe_tcp_pool_get(&t->rpool);
-		if (i == NIL) {
-			wait_on(t, t->rw, c, F_RSTARVE, &t->st.rcvbuf_pool_empty);
-			return NULL;
-		}
-		c->rbuf = i;
-		c->buf_at = t->now;
-		if (c->flags & F_RSTARVE) {   /* got one before its wake */
-			c->flags &= (uint16_t)~F_RSTARVE;
-			l_del(t->rw, c->idx);
-		}
-	}
-	return lfe_tcp_pool_ptr(&t->rpool, c->rbuf);
-}
-
-/* The send ring, taken from the pool if none is held; NULL when empty.
- * Room the app was told of stays its own until it writes: the stream
- * checks room before it lets a bind go to the verifier and writes the
- * verdict later, so a ring taken for a room query is kept (sreserved)
- * until the app commits bytes, or until buf_stall_us passes unused. */
-uint8_t *lfe_tcp_sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
-{
-	if (c->sbuf == NIL) {
-		uint32_t i = lfe_tcp_pool_get(&t->spool);
-		if (i == NIL) {
-			wait_on(t, t->sw, c, F_SSTARVE, &t->st.sndbuf_pool_empty);
-			return NULL;
-		}
-		c->sbuf = i;
-		c->sreserved = true;
-		c->buf_at = t->now;
-		/* The stall bound covers an unused ring too: the flush files it
-		 * (tmr_update) with the timers of the write that follows. */
-		pend(t, c);
-	}
-	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
 }
 
 /* Connection gone or in TIME_WAIT: whatever it held goes back. */

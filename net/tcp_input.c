@@ -101,6 +101,26 @@ static uint8_t ranks_pack(const uint8_t *old, uint32_t n, uint32_t first)
 
 /* ---- receive path ---- */
 
+/* The receive buffer, taken from the pool if none is held; NULL when the
+ * pool is empty (the connection then waits with a zero window). */
+static uint8_t *rbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->rbuf == NIL) {
+		uint32_t i = lfe_tcp_pool_get(&t->rpool);
+		if (i == NIL) {
+			lfe_tcp_wait_buf(t, t->rw, c, F_RSTARVE, &t->st.rcvbuf_pool_empty);
+			return NULL;
+		}
+		c->rbuf = i;
+		c->buf_at = t->now;
+		if (c->flags & F_RSTARVE) {   /* got one before its wake */
+			c->flags &= (uint16_t)~F_RSTARVE;
+			l_del(t->rw, c->idx);
+		}
+	}
+	return lfe_tcp_pool_ptr(&t->rpool, c->rbuf);
+}
+
 static void notify_fin(struct lfe_tcp *t, struct lfe_tcp_conn *c)
 {
 	c->flags &= (uint16_t)~F_FIN_NOTIFY;
@@ -261,7 +281,7 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 				l_del(t->rw, c->idx);
 			}
 			if (k < len) {
-				uint8_t *b = lfe_tcp_rbuf_get(t, c);
+				uint8_t *b = rbuf_get(t, c);
 				if (b) {
 					memcpy(b, p + k, len - k);
 					c->held = len - (uint32_t)k;
@@ -274,7 +294,7 @@ static void recv_data(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint32_t seq,
 				}
 			}
 			rbuf_done(t, c);   /* one reserved at a wake, if all was taken */
-		} else if (!lfe_tcp_rbuf_get(t, c)) {
+		} else if (!rbuf_get(t, c)) {
 			/* Pool empty: dropped unacknowledged, the window closes. */
 			fin = false;
 			c->flags |= F_ACK_NOW;

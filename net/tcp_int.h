@@ -399,11 +399,12 @@ static inline bool has_unsent(const struct lfe_tcp_conn *c)
 }
 
 
-/* tcp.c: pool buffers. The receive buffer or send ring, taken from the
- * pool if none is held; NULL when the pool is empty (the connection
- * then waits: see tcp.c). */
-uint8_t *lfe_tcp_rbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c);
-uint8_t *lfe_tcp_sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+/* tcp.c: the pool is empty; c waits for a buffer in FIFO L (rw, sw)
+ * with flag set (F_RSTARVE, F_SSTARVE), counted once in *count. Taking
+ * a buffer (rbuf_get in tcp_input.c, sbuf_get in tcp_output.c, beside
+ * their one caller each, inline) is on every segment's path. */
+void lfe_tcp_wait_buf(struct lfe_tcp *t, struct lnk *L, struct lfe_tcp_conn *c, uint16_t flag,
+		      uint64_t *count);
 
 /* tcp.c: connection lifetime. A slot (recycling TIME_WAIT or evicting
  * when full), or NULL; free (no app call); close (the app told, then

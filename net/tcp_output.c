@@ -403,6 +403,29 @@ void lfe_tcp_flush(struct lfe_tcp *t, uint64_t now)
 
 /* ---- per connection ---- */
 
+/* The send ring, taken from the pool if none is held; NULL when empty.
+ * Room the app was told of stays its own until it writes: the stream
+ * checks room before it lets a bind go to the verifier and writes the
+ * verdict later, so a ring taken for a room query is kept (sreserved)
+ * until the app commits bytes, or until buf_stall_us passes unused. */
+static uint8_t *sbuf_get(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->sbuf == NIL) {
+		uint32_t i = lfe_tcp_pool_get(&t->spool);
+		if (i == NIL) {
+			lfe_tcp_wait_buf(t, t->sw, c, F_SSTARVE, &t->st.sndbuf_pool_empty);
+			return NULL;
+		}
+		c->sbuf = i;
+		c->sreserved = true;
+		c->buf_at = t->now;
+		/* The stall bound covers an unused ring too: the flush files it
+		 * (tmr_update) with the timers of the write that follows. */
+		pend(t, c);
+	}
+	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
+}
+
 /* Contiguous free bytes at the tail of the held send ring. */
 static inline uint32_t ring_room(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
 {
@@ -413,7 +436,7 @@ static inline uint32_t ring_room(const struct lfe_tcp *t, const struct lfe_tcp_c
 size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 {
 	struct lfe_tcp *t = c->t;
-	uint8_t *b = app_can_send(c) ? lfe_tcp_sbuf_get(t, c) : NULL;
+	uint8_t *b = app_can_send(c) ? sbuf_get(t, c) : NULL;
 	if (!b) {
 		*p = NULL;
 		return 0;
@@ -425,7 +448,7 @@ size_t lfe_tcp_send_space(struct lfe_tcp_conn *c, uint8_t **p)
 size_t lfe_tcp_send_free(struct lfe_tcp_conn *c)
 {
 	struct lfe_tcp *t = c->t;
-	if (!app_can_send(c) || !lfe_tcp_sbuf_get(t, c))
+	if (!app_can_send(c) || !sbuf_get(t, c))
 		return 0;
 	return (t->smask + 1) - (c->snd_end - c->snd_una);
 }
