@@ -450,6 +450,15 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 {
 	bool ts = seg->opts & LFE_TCP_OPT_TS, sp = seg->opts & LFE_TCP_OPT_SACK_PERM;
 	size_t optlen = (seg->mss ? 4u : 0u) + (seg->wscale >= 0 ? 4u : 0u) + (ts ? 12u : sp ? 4u : 0u);
+	uint32_t nsack = 0;
+	if (seg->n_sack) {
+		/* NOP NOP SACK: of the blocks, the first that fit the option
+		 * space (optlen is 20 at most here: 2 fit always, 4 at most). */
+		nsack = (uint32_t)(LFE_TCP_OPT_MAX - 4u - optlen) / 8u;
+		if (nsack > seg->n_sack)
+			nsack = seg->n_sack;
+		optlen += 4u + 8u * nsack;
+	}
 	size_t tcplen = LFE_TCP_HLEN + optlen + seg->len;
 	size_t tot = LFE_IPV4_HLEN + tcplen;
 	size_t flen = LFE_ETH_HLEN + tot;
@@ -503,6 +512,16 @@ static ssize_t build_tcp(uint8_t *out, size_t cap, const uint8_t eth_dst[LFE_ETH
 		o[3] = (uint8_t)seg->wscale;
 		hs += 0x01030300u | (uint8_t)seg->wscale;
 		o += 4;
+	}
+	if (nsack) {
+		o[0] = 1; o[1] = 1; o[2] = 5; o[3] = (uint8_t)(2u + 8u * nsack);
+		hs += 0x01010500u | (2u + 8u * nsack);
+		for (uint32_t b = 0; b < nsack; b++) {
+			wr32(o + 4 + 8 * b, seg->sack[b].start);
+			wr32(o + 8 + 8 * b, seg->sack[b].end);
+			hs += (uint64_t)seg->sack[b].start + seg->sack[b].end;
+		}
+		o += 4 + 8 * nsack;
 	}
 	if (seg->len)
 		memcpy(o, seg->payload, seg->len);

@@ -31,9 +31,11 @@
 #define LFE_ETHERTYPE_ARP  0x0806u
 #define LFE_IPPROTO_ICMP 1u
 #define LFE_IPPROTO_TCP  6u
-/* Headers we emit: Ethernet + IPv4 + TCP with MSS, SACK-permitted,
- * timestamps and window-scale options (20 option bytes at most). */
-#define LFE_NET_TCP_HDR_MAX (LFE_ETH_HLEN + LFE_IPV4_HLEN + LFE_TCP_HLEN + 20u)
+/* Headers we emit: Ethernet + IPv4 + TCP with options, 40 bytes at most
+ * (a SYN's MSS, SACK-permitted, timestamps and window scale take 20; an
+ * ACK's timestamps and SACK blocks up to 40). */
+#define LFE_TCP_OPT_MAX 40u
+#define LFE_NET_TCP_HDR_MAX (LFE_ETH_HLEN + LFE_IPV4_HLEN + LFE_TCP_HLEN + LFE_TCP_OPT_MAX)
 
 /* What a frame is, when it is something we handle. */
 enum lfe_net_kind {

@@ -23,7 +23,7 @@
  * each used only when the peer's SYN offers it (SYN cookies carry them in
  * the timestamp's low bits, as Linux does); in-order byte
  * stream delivery across any segmentation (out-of-order segments within the
- * window are held, bounded); cumulative ACKs piggybacked on data, delayed
+ * window are held, bounded, and reported in SACK blocks); cumulative ACKs piggybacked on data, delayed
  * ACK otherwise; send buffer kept until acknowledged, retransmission with
  * RTO (RFC 6298, exponential backoff, retry limit then RST); fast
  * retransmit on 3 duplicate ACKs; the peer's window respected (zero-window
@@ -66,9 +66,12 @@ struct lfe_tcp_seg {
 	uint16_t mss;            /* 0 = absent */
 	int8_t wscale;           /* -1 = absent */
 	uint8_t opts;            /* LFE_TCP_OPT_* present */
-	uint8_t n_sack;          /* SACK blocks in sack[] (input only) */
+	uint8_t n_sack;          /* SACK blocks in sack[] (0..4) */
 	uint32_t tsval, tsecr;   /* RFC 7323 timestamps, when LFE_TCP_OPT_TS */
-	struct { uint32_t start, end; } sack[4];   /* RFC 2018 blocks, as received (the first n_sack set) */
+	/* RFC 2018 blocks, the first n_sack set: on input as received; on
+	 * output the out-of-order ranges we hold, the latest segment's first
+	 * (lfe_net_build_tcp writes as many as fit the 40 option bytes). */
+	struct { uint32_t start, end; } sack[4];
 	const uint8_t *payload;
 	uint16_t len;
 };

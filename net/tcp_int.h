@@ -1,7 +1,12 @@
 /* net/tcp_int.h — what the parts of lfe_tcp share (internal: only
- * tcp.c, tcp_table.c, tcp_timer.c and the TCP unit tests include it).
+ * net/tcp*.c and the TCP unit tests include it).
  *
- *   tcp.c        the state machine (input, output, retransmission, close)
+ *   tcp.c        setup, connection lifetime, pool buffers, timers firing,
+ *                the per-connection API
+ *   tcp_input.c  segment arrival (RFC 9293 §3.10.7), ACK processing,
+ *                reassembly, listening and SYN cookies
+ *   tcp_output.c segments out, SACK blocks, retransmission, the flush,
+ *                the send API
  *   tcp_table.c  connection slots, the 4-tuple hash, per-source counts
  *   tcp_timer.c  the two-level hashed timer wheel
  *   tcp_buf.c    the per-core send/receive buffer pools
@@ -15,6 +20,7 @@
 
 #include "net/tcp.h"
 #include "net/tcp_buf.h"
+#include "net/tcp_cookie.h"
 #include "net/share.h"
 
 enum {
@@ -48,6 +54,7 @@ enum {
 #define WHEEL2_SIZE (1u << WHEEL2_BITS)    /* level 2: revolutions of level 1 (4.2 s) */
 #define TICK_SHIFT 10
 #define NIL UINT32_MAX
+#define MAX_WIN 65535u          /* the window field, unscaled */
 
 struct lnk {
 	uint32_t prev, next;
@@ -96,6 +103,9 @@ struct lfe_tcp_conn {
 	uint8_t n_sacked;
 	bool sreserved;           /* sbuf taken for room the app was told of, nothing written yet */
 	bool src_ho;              /* F_SRC: counted as half-open, not as established */
+	/* 2 bits per ooo[] range: its place among the SACK blocks we send
+	 * (0: the range the latest out-of-order segment fell in; RFC 2018 §4). */
+	uint8_t ooo_rank;
 	uint32_t ts_recent;       /* RFC 7323 TS.Recent */
 	uint32_t ts_off;          /* our timestamp clock's offset for this tuple */
 	struct { uint32_t seq, end; } sacked[OOO_MAX];   /* peer's SACK scoreboard */
@@ -262,5 +272,160 @@ void lfe_tcp_admit_fini(struct lfe_tcp *t);
 bool lfe_tcp_admit_syn(struct lfe_tcp *t, uint32_t addr, uint64_t now);
 /* addr completed a handshake (passive open) at now. */
 void lfe_tcp_admit_validated(struct lfe_tcp *t, uint32_t addr, uint64_t now);
+
+/* ---- shared by tcp.c, tcp_input.c, tcp_output.c ----
+ *
+ * Inline here, as every segment in or out runs them. */
+
+/* Timers (the wheel is tcp_timer.c). */
+
+static inline void tmr_arm(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t deadline)
+{
+	lfe_tcp_wheel_arm(t, c, deadline);
+}
+
+static inline bool idle_applies(const struct lfe_tcp_conn *c)
+{
+	return c->state >= ST_ESTABLISHED && c->state <= ST_LAST_ACK;
+}
+
+/* A connection that holds a pool buffer must make progress (the peer
+ * acknowledges, the app consumes) every buf_stall_us, or it is reset:
+ * no client pins the pool by never reading (zero window) or never
+ * filling a hole. */
+static inline bool stall_applies(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return t->cfg.buf_stall_us && (c->sbuf != NIL || c->rbuf != NIL);
+}
+
+/* Inline, as what a segment out runs (seg_of, emit, xmit, output): each
+ * runs once or more a segment, and a call costs ~10 instructions of the
+ * ~300 a segment out takes. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT uint64_t next_deadline(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	uint64_t d = UINT64_MAX;
+	if (c->rto_at && c->rto_at < d)
+		d = c->rto_at;
+	if ((c->flags & F_ACK_DELAYED) && c->delack_at && c->delack_at < d)
+		d = c->delack_at;
+	if (c->state_at && c->state_at < d)
+		d = c->state_at;
+	if (c->app_at && c->app_at < d)
+		d = c->app_at;
+	if (t->cfg.idle_timeout_us && idle_applies(c) && c->last_act + t->cfg.idle_timeout_us < d)
+		d = c->last_act + t->cfg.idle_timeout_us;
+	if (stall_applies(t, c) && c->buf_at + t->cfg.buf_stall_us < d)
+		d = c->buf_at + t->cfg.buf_stall_us;
+	return d;
+}
+
+HOT void tmr_update(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	uint64_t d = next_deadline(t, c);
+	if (d != UINT64_MAX)
+		tmr_arm(t, c, d);
+}
+
+/* Queue c for the next lfe_tcp_flush (once). */
+static inline void pend(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (!l_linked(t->pl, c->idx))
+		l_add_tail(t->pl, t->cfg.max_conns, c->idx);
+}
+
+static inline uint8_t *rbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return lfe_tcp_pool_ptr(&t->rpool, c->rbuf);
+}
+
+/* Give the receive buffer back once it holds nothing. */
+static inline void rbuf_done(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->rbuf != NIL && !c->held && !c->n_ooo) {
+		lfe_tcp_pool_put(&t->rpool, c->rbuf);
+		c->rbuf = NIL;
+	}
+}
+
+static inline uint8_t *sbuf(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return lfe_tcp_pool_ptr(&t->spool, c->sbuf);
+}
+
+/* Give the send ring back once everything queued is acknowledged. */
+static inline void sbuf_done(struct lfe_tcp *t, struct lfe_tcp_conn *c)
+{
+	if (c->sbuf != NIL && !c->sreserved && seq_le(c->snd_end, c->snd_una)) {
+		lfe_tcp_pool_put(&t->spool, c->sbuf);
+		c->sbuf = NIL;
+	}
+}
+
+static inline uint32_t rwnd(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	if ((c->flags & F_RSTARVE) && c->rbuf == NIL && !lfe_tcp_pool_avail(&t->rpool))
+		return 0;
+	return min32(t->cfg.rcvbuf - c->held, MAX_WIN << c->rcv_ws);
+}
+
+static inline uint32_t ts_now(const struct lfe_tcp *t, const struct lfe_tcp_conn *c)
+{
+	return lfe_tcp_ts_clock(t->now, c->ts_off);
+}
+
+/* The peer's window in bytes: never scaled in a SYN (RFC 7323 §2.2). */
+static inline uint32_t peer_win(const struct lfe_tcp_conn *c, const struct lfe_tcp_seg *s)
+{
+	return (s->flags & LFE_TCP_SYN) ? s->win : (uint32_t)s->win << c->snd_ws;
+}
+
+HOT void emit(struct lfe_tcp *t, const struct lfe_tcp_seg *s)
+{
+	t->st.segs_out++;
+	t->st.bytes_out += s->len;
+	t->ops.tx(t->ctx, s);
+}
+
+static inline uint32_t rank_of(uint8_t ranks, uint32_t i)
+{
+	return (ranks >> (2 * i)) & 3u;
+}
+
+static inline bool has_unsent(const struct lfe_tcp_conn *c)
+{
+	return seq_lt(c->snd_nxt, c->snd_end) || ((c->flags & F_FIN_Q) && seq_le(c->snd_nxt, c->snd_end));
+}
+
+
+/* tcp.c: the pool is empty; c waits for a buffer in FIFO L (rw, sw)
+ * with flag set (F_RSTARVE, F_SSTARVE), counted once in *count. Taking
+ * a buffer (rbuf_get in tcp_input.c, sbuf_get in tcp_output.c, beside
+ * their one caller each, inline) is on every segment's path. */
+void lfe_tcp_wait_buf(struct lfe_tcp *t, struct lnk *L, struct lfe_tcp_conn *c, uint16_t flag,
+		      uint64_t *count);
+
+/* tcp.c: connection lifetime. A slot (recycling TIME_WAIT or evicting
+ * when full), or NULL; free (no app call); close (the app told, then
+ * free); reset (RST, then close); TIME_WAIT; ESTABLISHED reached (the
+ * app's on_open: false if it refused and the connection is gone). */
+struct lfe_tcp_conn *lfe_tcp_conn_alloc(struct lfe_tcp *t);
+void lfe_tcp_conn_free(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+void lfe_tcp_conn_close(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason);
+void lfe_tcp_conn_reset(struct lfe_tcp *t, struct lfe_tcp_conn *c, int reason);
+void lfe_tcp_enter_time_wait(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
+bool lfe_tcp_conn_open(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
+
+/* tcp_output.c: control segments, fast retransmit, the RTO. */
+void lfe_tcp_send_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+void lfe_tcp_send_rst(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+void lfe_tcp_send_syn(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+/* RFC 9293 reset for a segment that matches no connection. */
+void lfe_tcp_reply_rst(struct lfe_tcp *t, const struct lfe_tcp_seg *in);
+/* RFC 5961 challenge ACK, at most CHAL_MAX a second per connection. */
+void lfe_tcp_challenge_ack(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
+void lfe_tcp_fast_rexmit(struct lfe_tcp *t, struct lfe_tcp_conn *c);
+void lfe_tcp_on_rto(struct lfe_tcp *t, struct lfe_tcp_conn *c, uint64_t now);
 
 #endif

@@ -4,6 +4,7 @@
  * plays the peer segment by segment and checks the options, windows and
  * sequence numbers of what the stack emits.
  */
+#include "net/net.h"
 #include "net/tcp.h"
 #include "net/tcp_cookie.h"
 #include "tests/check.h"
@@ -313,6 +314,151 @@ static void test_sack_rexmit(void)
 	sack_case(false);
 }
 
+/* Receiver SACK (RFC 2018 §4), table-driven: the peer's segments (seq
+ * relative to its ISN, length) in arrival order; the ACK after the last
+ * one: its ack and its blocks in order (a zero end closes the list). */
+struct sack_rx_case {
+	const char *name;
+	bool no_ts, no_permit;
+	struct { uint32_t seq, len; } in[6];
+	uint32_t ack;
+	struct { uint32_t start, end; } want[4];
+};
+
+static const struct sack_rx_case sack_rx_cases[] = {
+	{"one hole", .in = {{101, 100}}, .ack = 1, .want = {{101, 201}}},
+	{"the newest range first", .in = {{101, 100}, {301, 100}}, .ack = 1,
+	 .want = {{301, 401}, {101, 201}}},
+	{"a segment grows an older range: it goes first", .in = {{101, 100}, {301, 100}, {201, 50}},
+	 .ack = 1, .want = {{101, 251}, {301, 401}}},
+	{"a segment bridges two ranges", .in = {{101, 100}, {301, 100}, {201, 100}}, .ack = 1,
+	 .want = {{101, 401}}},
+	{"four ranges beside timestamps: the three newest",
+	 .in = {{101, 10}, {201, 10}, {301, 10}, {401, 10}}, .ack = 1,
+	 .want = {{401, 411}, {301, 311}, {201, 211}}},
+	{"four ranges without timestamps: all four", .no_ts = true,
+	 .in = {{101, 10}, {201, 10}, {301, 10}, {401, 10}}, .ack = 1,
+	 .want = {{401, 411}, {301, 311}, {201, 211}, {101, 111}}},
+	{"arrival order, not sequence order", .in = {{401, 10}, {101, 10}, {301, 10}, {201, 10}},
+	 .ack = 1, .want = {{201, 211}, {301, 311}, {101, 111}}},
+	{"a duplicate puts its range first", .in = {{101, 10}, {201, 10}, {301, 10}, {101, 10}},
+	 .ack = 1, .want = {{101, 111}, {301, 311}, {201, 211}}},
+	{"a fifth range is refused; the four held are reported",
+	 .in = {{101, 10}, {201, 10}, {301, 10}, {401, 10}, {501, 10}}, .ack = 1,
+	 .want = {{401, 411}, {301, 311}, {201, 211}}},
+	{"a hole filled in part: the rest reported", .in = {{101, 100}, {301, 100}, {1, 100}},
+	 .ack = 201, .want = {{301, 401}}},
+	{"ranges pulled in keep the others' order",
+	 .in = {{101, 10}, {301, 10}, {201, 10}, {1, 100}}, .ack = 111,
+	 .want = {{201, 211}, {301, 311}}},
+	{"the hole filled: no blocks", .in = {{101, 100}, {1, 100}}, .ack = 201},
+	{"SACK not permitted: no blocks", .no_permit = true, .in = {{101, 100}}, .ack = 1},
+	{"neither timestamps nor SACK: no blocks", .no_ts = true, .no_permit = true,
+	 .in = {{101, 100}, {301, 100}}, .ack = 1},
+};
+
+/* What lfe_net_build_tcp makes of an emitted segment parses back to the
+ * same blocks. */
+static void sack_round_trip(const struct lfe_tcp_seg *s, const char *name)
+{
+	static uint8_t f[LFE_NET_TCP_HDR_MAX + 2048];
+	static const uint8_t mac[LFE_ETH_ALEN] = {2, 0, 0, 0, 0, 1};
+	struct lfe_tcp_seg b = *s;
+	b.payload = zeros;
+	ssize_t n = lfe_net_build_tcp(f, sizeof(f), mac, mac, &b, 1);
+	struct lfe_net_pkt p;
+	CHECK(n > 0 && lfe_net_parse(f, (size_t)n, &p) == LFE_NET_TCP, "%s: built and parsed", name);
+	if (n <= 0)
+		return;
+	CHECK(p.seg.n_sack == s->n_sack && p.seg.opts == s->opts && p.seg.ack == s->ack,
+	      "%s: %u blocks back of %u", name, p.seg.n_sack, s->n_sack);
+	for (uint8_t i = 0; i < s->n_sack && i < p.seg.n_sack; i++)
+		CHECK(p.seg.sack[i].start == s->sack[i].start && p.seg.sack[i].end == s->sack[i].end,
+		      "%s: block %u edges", name, i);
+	/* the frame fits the path: the IP datagram within our MSS + 40 */
+	CHECK((size_t)n - LFE_ETH_HLEN <= 1460u + 40u, "%s: frame of %zd bytes", name, n);
+}
+
+static void test_sack_blocks(void)
+{
+	for (size_t k = 0; k < sizeof(sack_rx_cases) / sizeof(sack_rx_cases[0]); k++) {
+		const struct sack_rx_case *tc = &sack_rx_cases[k];
+		struct env e;
+		setup(&e, 8192, 8);
+		struct lfe_tcp_seg syn = full_syn(&e, 1, -1);
+		if (tc->no_ts)
+			syn.opts &= (uint8_t)~LFE_TCP_OPT_TS;
+		if (tc->no_permit)
+			syn.opts &= (uint8_t)~LFE_TCP_OPT_SACK_PERM;
+		open_conn(&e, syn, !tc->no_ts, 2);
+		for (uint32_t i = 0; i < 6 && tc->in[i].len; i++) {
+			struct lfe_tcp_seg d = peer(&e, LFE_TCP_ACK | LFE_TCP_PSH, tc->in[i].seq, 1, 1000);
+			if (!tc->no_ts)
+				with_ts(&d, 3 + i, 0);
+			e.n_out = 0;
+			in_data(&e, d, (uint16_t)tc->in[i].len);
+			CHECK(e.n_out == 1 && e.out[0].flags == LFE_TCP_ACK, "%s: segment %u: one ACK at once (%u)",
+			      tc->name, i, e.n_out);
+			if (e.n_out)
+				sack_round_trip(&e.out[0], tc->name);
+		}
+		const struct lfe_tcp_seg *a = &e.out[0];
+		uint8_t nwant = 0;
+		while (nwant < 4 && tc->want[nwant].end)
+			nwant++;
+		CHECK(e.n_out && a->ack == PISN + tc->ack, "%s: ack %u", tc->name, a->ack - PISN);
+		CHECK(e.n_out && a->n_sack == nwant, "%s: %u blocks, want %u", tc->name, a->n_sack, nwant);
+		for (uint8_t i = 0; e.n_out && i < nwant && i < a->n_sack; i++)
+			CHECK(a->sack[i].start == PISN + tc->want[i].start && a->sack[i].end == PISN + tc->want[i].end,
+			      "%s: block %u [%u, %u), want [%u, %u)", tc->name, i, a->sack[i].start - PISN,
+			      a->sack[i].end - PISN, tc->want[i].start, tc->want[i].end);
+		lfe_tcp_free(e.t);
+	}
+}
+
+/* Data we send while holding out-of-order bytes carries the blocks too,
+ * and gives their bytes up from its payload: the frame stays within the
+ * MSS. The next ACK that covers everything carries none. */
+static void test_sack_on_data(void)
+{
+	struct env e;
+	setup(&e, 8192, 8);
+	open_conn(&e, full_syn(&e, 1, -1), true, 2);
+	struct lfe_tcp_seg a = peer(&e, LFE_TCP_ACK, 1, 1, 60000);
+	with_ts(&a, 3, 0);
+	in(&e, &a);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct lfe_tcp_seg d = peer(&e, LFE_TCP_ACK | LFE_TCP_PSH, 101 + 200 * i, 1, 60000);
+		with_ts(&d, 4, 0);
+		in_data(&e, d, 100);
+	}
+	e.n_out = 0;
+	CHECK(lfe_tcp_send(e.c, zeros, 3000) == 3000, "queued");
+	lfe_tcp_flush(e.t, e.now);
+	CHECK(e.n_out == 3, "3 segments: %u", e.n_out);
+	for (unsigned i = 0; i < e.n_out; i++) {
+		const struct lfe_tcp_seg *s = &e.out[i];
+		CHECK(s->n_sack == 2 && s->sack[0].start == PISN + 301 && s->sack[1].start == PISN + 101,
+		      "data segment %u carries the blocks", i);
+		CHECK(s->len <= 1448 - 20, "data segment %u: %u bytes beside 20 of SACK", i, s->len);
+		sack_round_trip(s, "data");
+	}
+	CHECK(e.out[0].len == 1448 - 20, "full segments shrink by the option: %u", e.out[0].len);
+	/* the hole filled: the ACK of it has no blocks, and data is full size again */
+	struct lfe_tcp_seg d = peer(&e, LFE_TCP_ACK | LFE_TCP_PSH, 1, 3001, 60000);
+	with_ts(&d, 5, 0);
+	e.n_out = 0;
+	in_data(&e, d, 300);
+	CHECK(e.n_out == 1 && e.out[0].n_sack == 0 && e.out[0].ack == PISN + 401, "holes filled: %u segs ack %u",
+	      e.n_out, e.n_out ? e.out[0].ack - PISN : 0);
+	e.n_out = 0;
+	lfe_tcp_send(e.c, zeros, 2000);
+	lfe_tcp_flush(e.t, e.now);
+	CHECK(e.n_out >= 1 && e.out[0].len == 1448 && e.out[0].n_sack == 0 && e.out[0].ack == PISN + 401,
+	      "all in: full segments, no blocks");
+	lfe_tcp_free(e.t);
+}
+
 static void test_cookie_ts_bits(void)
 {
 	for (int ws = -1; ws <= 14; ws++)
@@ -587,6 +733,8 @@ int main(void)
 	test_wscale_both_ways();
 	test_no_options_peer();
 	test_sack_rexmit();
+	test_sack_blocks();
+	test_sack_on_data();
 	test_cookie_ts_bits();
 	test_cookie_make_check();
 	test_tuple_secret();
