@@ -1,28 +1,19 @@
 /* backend/pwscheme.c — userPassword schemes of OpenLDAP and 389-ds.
  *
  * Fast/slow threshold. The class decides whether a bind is verified inline on
- * a poll-mode core or handed to a verifier thread. CPU time per verification
- * from tests/bench/bench_pwscheme (median of 5, password "secret", this
- * machine: Zen 5 under KVM, 2 vCPUs):
- *   {SHA} {SSHA}               110-120 ns  (one SHA-1 block, base64, lookup)
- *   {SHA256} {SSHA256}         140-150 ns
- *   {SHA384}..{SSHA512}        280-370 ns
- *   {CLEARTEXT}                165 ns      (two SHA-256, see verify_clear)
- *   {CRYPT}$1$                 0.11 ms     (1000 MD5 rounds)
- *   {CRYPT}$6$ / $5$ 5000      1.2 / 1.5 ms;  $2b$05$ 1.8 ms;  $y$j9T$ 71 ms
- *   {PBKDF2-SHA1/256} 10k      2.2 ms;  100k 23 ms
- *   {PBKDF2-SHA512} 10k        4.8 ms;  100k 46 ms
- *   {PBKDF2_SHA256} 389 8192   14 ms       (eight output blocks)
- *   {ARGON2} i 4 MiB t=3       5.6 ms;  id 19 MiB t=2: 21 ms
- * The SHA family stays below 0.4 us; the cheapest slow scheme costs 300 times
- * more. The line sits between them: 0.4 us inline still lets a core do over
- * two million verifications/s, while 0.1 ms would cap it at 10k and stall
- * every other connection of the core meanwhile.
+ * a poll-mode core or handed to a verifier thread. The salted SHA family
+ * costs a fraction of a microsecond (one to four hash blocks, base64, a
+ * lookup); the cheapest slow scheme ({CRYPT}$1$, 1000 MD5 rounds) costs
+ * some 300 times more, the usual ones ms (tests/bench/bench_pwscheme; the
+ * table is in docs/BENCHMARKS.md). The line sits between them: inline, the
+ * SHA family still lets a core verify millions a second, while 0.1 ms
+ * would cap it at 10k and stall every other connection of the core
+ * meanwhile.
  *
  * Denial-of-service limits. A stored value chooses its own cost, and the
  * store may be written by an import of foreign data, so verification refuses
  * (-EINVAL) parameters beyond these, each at most about a second of work
- * here (from the figures above) while every real default sits far below:
+ * (bench_pwscheme's rates) while every real default sits far below:
  *   PBKDF2: iterations x output blocks <= 2,000,000, ~0.9 s for SHA-512
  *           (389-ds default 100k, OpenLDAP 10k; legacy {PBKDF2_SHA256} has
  *           8 blocks, so 250k iterations)

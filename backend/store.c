@@ -209,9 +209,9 @@ out:
  * by sequential readahead grow up to 2 MiB (ext4 and xfs on Linux 6.x), and
  * a 2 MiB folio is mapped with one entry. So: drop the clean cached pages
  * (pages mapped by another process stay as they are) and read the used
- * part back from the start. 1M users (1 GB, bench_store, wrong password):
- * 2.2-2.4 us on 4 KiB entries, ~1.9 us after, as on a huge=within_size
- * tmpfs; /proc/PID/smaps then shows FilePmdMapped for data.mdb. */
+ * part back from the start: a bind at 1M users then costs what it costs on
+ * a huge=within_size tmpfs, ~15 % less than on 4 KiB entries (bench_store,
+ * docs/BENCHMARKS.md); /proc/PID/smaps shows FilePmdMapped for data.mdb. */
 static void preload(struct lfe_store *st)
 {
 	enum { CHUNK = 2u << 20 };

@@ -90,7 +90,7 @@ static MDB_val bix_key(const struct lfe_store *st, const char *ndn, size_t len, 
  * prefetches wasted), or none if it was small, until the next start. */
 #define BIX_HINTS_MIN_LEAVES 256u /* below (1 MiB of leaves: ~5,000 entries) the
 					* leaves stay in cache and the prefetch only
-					* costs (~50 ns a bind at 1,000 users) */
+					* costs */
 #define BIX_HINTS_MIN_BITS 10u   /* 4 KiB */
 #define BIX_HINTS_MAX_BITS 22u   /* 16 MiB: ~2M leaves, some 40M entries */
 

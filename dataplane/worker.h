@@ -33,8 +33,8 @@
 #define LFE_BURST        32u
 /* From this many connections on a core, an rx burst prefetches its TCP
  * lookups before handling them (tcp.h): below it the table stays in cache
- * and the passes cost more than they save (bench_tcp hold: 1.05x at 1,000
- * connections, 0.74x at 1,000,000). */
+ * and the passes cost more than they save (bench_tcp hold: a loss at a
+ * thousand connections, a quarter less at a million; docs/BENCHMARKS.md). */
 #define LFE_PREFETCH_MIN_CONNS 4096u
 #define LFE_TXBUF        64u     /* frames gathered per port before a tx burst */
 #define LFE_RENEW_US     2000u   /* store read txn renewed at least this often */
@@ -118,7 +118,7 @@ struct lfe_wstats {
  * lands in one: cache (a verified-credential cache hit) or inline (the store
  * lookup and fast-scheme check), both on the core (glue.c: from the start of
  * the loop turn that handles the request to its verdict, so the frames
- * handled before it in that turn count too; one TSC read a bind, 22 ns here)
+ * handled before it in that turn count too; one TSC read a bind)
  * or offload (submit to verdict delivered back
  * on the core, verifier.c, at the loop clock's µs resolution). */
 #define LFE_LAT_BUCKETS 19u

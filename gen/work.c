@@ -809,8 +809,8 @@ __attribute__((noinline)) void gen_poll_once(struct gen *g)
 	/* Busy: the turn received or sent something (what the daemon's worker
 	 * counts as busy too), so busy cycles per bind compare across sides.
 	 * Timed to the next turn's clock read, not a read of its own here: a
-	 * TSC read costs ~22 ns on the benchmark VM, and a busy turn at full
-	 * speed carries only a few binds. */
+	 * TSC read costs tens of ns under a hypervisor, and a busy turn at
+	 * full speed carries only a few binds. */
 	if (n || g->ct.tx.frames + g->ct.tx.dropped != tx0) {
 		g->busy_t0 = t0;
 		g->ct.busy_turns++;

@@ -9,11 +9,10 @@
  * lfe_tcp_new() is O(1) in max_conns. The arrays a segment indexes at
  * random (slots, hash, links, source counts) ask for transparent huge
  * pages: with 4 KiB pages a lookup among a million connections walks the
- * page table on nearly every array it touches (bench_tcp hold 1000000, 3
- * pairs alternating: 3,173-4,506 cycles per exchange against 5,313-6,649,
- * a median ratio of 0.60); the price is that a touched 2 MiB page is backed
- * whole (~12 MiB at start for a million-slot table, the same per
- * connection at scale).
+ * page table on nearly every array it touches (huge pages cut the cycles
+ * per exchange by ~40 %: bench_tcp hold 1000000, docs/BENCHMARKS.md); the
+ * price is that a touched 2 MiB page is backed whole (~12 MiB at start for
+ * a million-slot table, the same per connection at scale).
  */
 #include "net/tcp_int.h"
 
