@@ -15,10 +15,7 @@
 #include "dpdk/arp.h"
 #include "dpdk/txbuf.h"
 #include "net/net.h"
-
-static int failures;
-#define CHECK(cond) do { if (!(cond)) { failures++; \
-	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); } } while (0)
+#include "tests/check.h"
 
 static struct rte_mempool *pool;
 
@@ -158,7 +155,5 @@ int main(void)
 	test_arp();
 	rte_mempool_free(pool);
 	rte_eal_cleanup();
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return check_done();
 }
