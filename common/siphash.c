@@ -68,12 +68,37 @@ static inline size_t absorb_words(uint64_t v[4], const uint8_t *p, size_t len)
 	return i;
 }
 
+/* The initial state under key k; wide: the 128-bit variant. */
+static inline void state_init(uint64_t v[4], const uint64_t k[2], int wide)
+{
+	v[0] = k[0] ^ 0x736f6d6570736575ull;
+	v[1] = k[1] ^ 0x646f72616e646f6dull ^ (wide ? 0xee : 0);
+	v[2] = k[0] ^ 0x6c7967656e657261ull;
+	v[3] = k[1] ^ 0x7465646279746573ull;
+}
+
+/* The last block m (its length byte included) and the finalization rounds
+ * with v2 ^= xor2 (0xff: 64-bit, 0xee: 128-bit); returns the first output
+ * word, v left ready for the 128-bit variant's second. */
+static inline uint64_t state_last(uint64_t v[4], uint64_t m, uint64_t xor2)
+{
+	uint64_t v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
+	v3 ^= m;
+	SIPROUND(v0, v1, v2, v3);
+	SIPROUND(v0, v1, v2, v3);
+	v0 ^= m;
+	v2 ^= xor2;
+	for (unsigned r = 0; r < 4; r++)
+		SIPROUND(v0, v1, v2, v3);
+	v[0] = v0; v[1] = v1; v[2] = v2; v[3] = v3;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
 void lfe_siphash_init(struct lfe_siphash *s, const uint64_t k[2], int wide)
 {
-	s->v0 = k[0] ^ 0x736f6d6570736575ull;
-	s->v1 = k[1] ^ 0x646f72616e646f6dull ^ (wide ? 0xee : 0);
-	s->v2 = k[0] ^ 0x6c7967656e657261ull;
-	s->v3 = k[1] ^ 0x7465646279746573ull;
+	uint64_t v[4];
+	state_init(v, k, wide);
+	s->v0 = v[0]; s->v1 = v[1]; s->v2 = v[2]; s->v3 = v[3];
 	s->tail = 0;
 	s->len = 0;
 }
@@ -140,10 +165,9 @@ uint64_t lfe_siphash24(const uint64_t k[2], const void *p, size_t len)
 void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t out[2])
 {
 	const uint8_t *b = p;
-	uint64_t v[4] = { k[0] ^ 0x736f6d6570736575ull, k[1] ^ 0x646f72616e646f6dull ^ 0xee,
-			  k[0] ^ 0x6c7967656e657261ull, k[1] ^ 0x7465646279746573ull };
+	uint64_t v[4];
+	state_init(v, k, 1);
 	size_t i = absorb_words(v, b, len);
-	uint64_t v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
 	uint64_t m = (uint64_t)(len & 0xff) << 56;
 	/* The last 0..7 bytes: from the last whole word when there is one
 	 * (one load, shifted), else byte by byte. */
@@ -153,15 +177,8 @@ void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t 
 	else
 		for (size_t j = 0; j < rem; j++)
 			m |= (uint64_t)b[i + j] << (8 * j);
-	v3 ^= m;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= m;
-	v2 ^= 0xee;
-	for (unsigned r = 0; r < 4; r++)
-		SIPROUND(v0, v1, v2, v3);
-	out[0] = v0 ^ v1 ^ v2 ^ v3;
-	v1 ^= 0xdd;
+	out[0] = state_last(v, m, 0xee);
+	uint64_t v0 = v[0], v1 = v[1] ^ 0xdd, v2 = v[2], v3 = v[3];
 	for (unsigned r = 0; r < 4; r++)
 		SIPROUND(v0, v1, v2, v3);
 	out[1] = v0 ^ v1 ^ v2 ^ v3;
@@ -169,21 +186,15 @@ void lfe_siphash24_128(const uint64_t k[2], const void *p, size_t len, uint64_t 
 
 uint64_t lfe_siphash24_words(const uint64_t k[2], const uint64_t *m, size_t n)
 {
-	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+	uint64_t v[4];
+	state_init(v, k, 0);
+	uint64_t v0 = v[0], v1 = v[1], v2 = v[2], v3 = v[3];
 	for (size_t i = 0; i < n; i++) {
 		v3 ^= m[i];
 		SIPROUND(v0, v1, v2, v3);
 		SIPROUND(v0, v1, v2, v3);
 		v0 ^= m[i];
 	}
-	uint64_t b = (uint64_t)(n * 8) << 56;
-	v3 ^= b;
-	SIPROUND(v0, v1, v2, v3);
-	SIPROUND(v0, v1, v2, v3);
-	v0 ^= b;
-	v2 ^= 0xff;
-	for (int i = 0; i < 4; i++)
-		SIPROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+	v[0] = v0; v[1] = v1; v[2] = v2; v[3] = v3;
+	return state_last(v, (uint64_t)(n * 8) << 56, 0xff);
 }
