@@ -46,7 +46,7 @@ static void man(const struct lfe_cfg_key *t, size_t n)
 		lfe_config_key_range(k, range, sizeof range);
 		printf(".TP\n.B %s\n", k->key);
 		roff(k->help);
-		printf("\n%s", lfe_config_key_type(k));
+		printf("\nType: %s", lfe_config_key_type(k));
 		if (strcmp(range, "-") != 0) {
 			fputs(", ", stdout);
 			roff(range);
