@@ -15,100 +15,170 @@
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
 		K_ACCESS, K_SCOPE, K_DN, K_ATTRS, K_TLSPORTS, K_REQTLS, K_TLSVERIFY, K_TLSPROTO, K_TLSREC,
-		K_AUTOOFF };
-
-struct key_def {
-	const char *section;   /* "port" matches port0..port7 */
-	const char *key;
-	enum key_type type;
-	size_t off;            /* in struct lfe_config, or struct lfe_cfg_port for "port" */
-	size_t size;           /* K_STR: buffer size */
-	uint64_t min, max;
-};
+		K_AUTOOFF, K_FILE };
 
 #define CF(f) offsetof(struct lfe_config, f)
 #define PF(f) offsetof(struct lfe_cfg_port, f)
+/* A text field of struct lfe_config (or lfe_cfg_port): offset and size. */
+#define CS(f) CF(f), sizeof(((struct lfe_config *)0)->f)
+#define PS(f) PF(f), sizeof(((struct lfe_cfg_port *)0)->f)
+#define LIVE LFE_CFG_LIVE
+#define RESTART LFE_CFG_RESTART
 
-static const struct key_def keys[] = {
-	{ "store", "path", K_STR, CF(store_path), sizeof(((struct lfe_config *)0)->store_path), 1, 0 },
-	{ "store", "default_scheme", K_SCHEME, CF(default_scheme),
-	  sizeof(((struct lfe_config *)0)->default_scheme), 0, 0 },
-	{ "store", "allow_cleartext", K_BOOL, CF(allow_cleartext), 0, 0, 0 },
-	{ "store", "preload", K_BOOL, CF(store_preload), 0, 0, 0 },
+/* Every key, once. def: the default as written in the file (NULL: none or
+ * computed, the help says which); alt: another valid value. A reload
+ * copies the LIVE rows' fields and refuses a change to a RESTART row. The
+ * man page's KEYS section is printed from this (lfe-config-schema --man). */
+static const struct lfe_cfg_key keys[] = {
+	{ "store", "path", K_STR, CS(store_path), 1, 0, NULL, "/var/lib/ldapfe/other", RESTART,
+	  "The LMDB store written by ldapfectl, opened read-only (required)." },
+	{ "store", "default_scheme", K_SCHEME, CS(default_scheme), 0, 0, NULL, "{SSHA512}", RESTART,
+	  "Scheme of the dummy verification that unknown DNs get; empty or unset: the store's own." },
+	{ "store", "allow_cleartext", K_BOOL, CF(allow_cleartext), 0, 0, 0, "false", "true", RESTART,
+	  "Accept {CLEARTEXT} and unprefixed userPassword values." },
+	{ "store", "preload", K_BOOL, CF(store_preload), 0, 0, 0, "false", "true", RESTART,
+	  "Read the store once at start so the map can use 2 MiB pages." },
 	/* ≤ LFE_CREDCACHE_MAX (backend/credcache.h): 512 MiB per core. */
-	{ "store", "bind_cache", K_U32, CF(bind_cache), 0, 0, 1u << 24 },
-	{ "ldap", "port", K_PORTS, 0, 0, 1, 65535 },
-	{ "ldap", "ports", K_PORTS, 0, 0, 1, 65535 },
-	{ "ldap", "max_pdu", K_U32, CF(max_pdu), 0, 1024, 16u << 20 },
-	{ "ldap", "allow_anonymous", K_BOOL, CF(allow_anonymous), 0, 0, 0 },
-	{ "ldap", "idle_timeout_ms", K_U64, CF(idle_timeout_ms), 0, 0, 86400000u },
-	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20 },
-	{ "ldap", "request_slice_us", K_U32, CF(request_slice_us), 0, 10, 1000000 },
-	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000 },
-	{ "ldap", "search_size_limit", K_U32, CF(search_size_limit), 0, 0, 10000000 },
-	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20 },
-	{ "ldap", "share_pressure_pct", K_U32, CF(share_pressure_pct), 0, 0, 100 },
-	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u },
-	{ "ldap", "first_request_ms", K_U64, CF(first_request_ms), 0, 0, 3600000u },
-	{ "ldap", "bind_timeout_ms", K_U64, CF(bind_timeout_ms), 0, 0, 86400000u },
-	{ "ldap", "suffix", K_STR, CF(suffix), sizeof(((struct lfe_config *)0)->suffix), 0, 0 },
-	{ "ldap", "search_access", K_ACCESS, CF(search_access), 0, 0, 0 },
-	{ "ldap", "search_scope", K_SCOPE, CF(search_scope), 0, 0, 0 },
-	{ "ldap", "require_tls", K_REQTLS, CF(require_tls), 0, 0, 0 },
-	{ "ldap", "search_base", K_DN, CF(search_base), sizeof(((struct lfe_config *)0)->search_base), 0, 0 },
-	{ "ldap", "search_attrs", K_ATTRS, CF(search_attrs),
-	  sizeof(((struct lfe_config *)0)->search_attrs), 0, 0 },
-	{ "ldap", "ldaps_ports", K_TLSPORTS, 0, 0, 1, 65535 },
-	{ "tls", "certificate", K_STR, CF(tls_certificate),
-	  sizeof(((struct lfe_config *)0)->tls_certificate), 1, 0 },
-	{ "tls", "key", K_STR, CF(tls_key), sizeof(((struct lfe_config *)0)->tls_key), 1, 0 },
-	{ "tls", "ca", K_STR, CF(tls_ca), sizeof(((struct lfe_config *)0)->tls_ca), 0, 0 },
-	{ "tls", "verify_client", K_TLSVERIFY, CF(tls_verify_client), 0, 0, 0 },
-	{ "tls", "protocol_min", K_TLSPROTO, CF(tls_protocol_min), 0, 0, 0 },
-	{ "tls", "ciphers", K_STR, CF(tls_ciphers), sizeof(((struct lfe_config *)0)->tls_ciphers), 1, 0 },
-	{ "tls", "ciphersuites", K_STR, CF(tls_ciphersuites),
-	  sizeof(((struct lfe_config *)0)->tls_ciphersuites), 1, 0 },
-	{ "tls", "ticket_lifetime", K_U32, CF(tls_ticket_lifetime), 0, 0, LFE_TLS_TICKET_LIFETIME_MAX },
-	{ "tls", "record_layer", K_TLSREC, CF(tls_record_layer), 0, 0, 0 },
-	{ "port", "dev", K_STR, PF(dev), sizeof(((struct lfe_cfg_port *)0)->dev), 1, 0 },
-	{ "port", "address", K_CIDR, 0, 0, 0, 0 },
-	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0 },
-	{ "port", "mtu", K_U16, PF(mtu), 0, 576, 9000 },
-	{ "port", "checksum_offload", K_AUTOOFF, PF(checksum_offload), 0, 0, 0 },
-	{ "workers", "lcores", K_LCORES, 0, 0, 0, LFE_CFG_MAX_LCORES - 1 },
-	{ "workers", "verifier_threads", K_U32, CF(verifier_threads), 0, 1, 64 },
-	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16 },
-	{ "workers", "verify_per_source", K_U32, CF(verify_per_source), 0, 1, 1u << 16 },
-	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000 },
-	{ "tls", "handshake_threads", K_U32, CF(tls_handshake_threads), 0, 0, 64 },
-	{ "tls", "handshake_queue", K_U32, CF(tls_handshake_queue), 0, 1, 1u << 16 },
-	{ "tls", "handshake_per_source", K_U32, CF(tls_handshake_per_source), 0, 1, 1u << 16 },
-	{ "tls", "handshake_timeout_ms", K_U64, CF(tls_handshake_timeout_ms), 0, 0, 600000u },
-	{ "daemon", "user", K_STR, CF(user), sizeof(((struct lfe_config *)0)->user), 1, 0 },
-	{ "daemon", "group", K_STR, CF(group), sizeof(((struct lfe_config *)0)->group), 1, 0 },
-	{ "daemon", "log", K_STR, CF(log_dest), sizeof(((struct lfe_config *)0)->log_dest), 1, 0 },
-	{ "daemon", "log_level", K_STR, CF(log_level), sizeof(((struct lfe_config *)0)->log_level), 1, 0 },
-	{ "throttle", "enabled", K_BOOL, CF(throttle.enabled), 0, 0, 0 },
-	{ "throttle", "src_failures", K_U32, CF(throttle.src_failures), 0, 0, 65535 },
-	{ "throttle", "dn_failures", K_U32, CF(throttle.dn_failures), 0, 0, 65535 },
-	{ "throttle", "dn_global_failures", K_U32, CF(throttle.dn_global_failures), 0, 0, 65535 },
-	{ "throttle", "window_ms", K_U32, CF(throttle.window_ms), 0, 1, 86400000u },
-	{ "throttle", "penalty_ms", K_U32, CF(throttle.penalty_ms), 0, 1, 86400000u },
-	{ "tcp", "buffer_pool", K_U32, CF(tcp_buffer_pool), 0, 0, 1u << 24 },
-	{ "tcp", "buffer_stall_ms", K_U64, CF(tcp_buffer_stall_ms), 0, 0, 86400000u },
-	{ "tcp", "syn_rate", K_U32, CF(tcp_syn_rate), 0, 0, 100000000u },
-	{ "tcp", "syn_rate_validated", K_U32, CF(tcp_syn_rate_validated), 0, 0, 100000000u },
-	{ "tcp", "validated_sources", K_U32, CF(tcp_validated_sources), 0, 0, 1u << 24 },
-	{ "admin", "metrics_listen", K_STR, CF(metrics_listen),
-	  sizeof(((struct lfe_config *)0)->metrics_listen), 0, 0 },
+	{ "store", "bind_cache", K_U32, CF(bind_cache), 0, 0, 1u << 24, "65536", "1024", RESTART,
+	  "Verified-credential cache entries per worker core (32 bytes each); 0 = off." },
+	{ "ldap", "port", K_PORTS, 0, 0, 1, 65535, "389", "1389", RESTART,
+	  "Cleartext LDAP port, or a comma list of at most 8 (the same key as ports)." },
+	{ "ldap", "ports", K_PORTS, 0, 0, 1, 65535, "389", "389,1389", RESTART,
+	  "Cleartext LDAP ports, a comma list of at most 8 (the same key as port)." },
+	{ "ldap", "max_pdu", K_U32, CF(max_pdu), 0, 1024, 16u << 20, "65536", "131072", RESTART,
+	  "Largest LDAPMessage accepted, in bytes." },
+	{ "ldap", "allow_anonymous", K_BOOL, CF(allow_anonymous), 0, 0, 0, "true", "false", LIVE,
+	  "Accept anonymous binds (false also refuses anonymous searches)." },
+	{ "ldap", "idle_timeout_ms", K_U64, CF(idle_timeout_ms), 0, 0, 86400000u, "300000", "600000", RESTART,
+	  "Idle connections are closed after this long; 0 = never." },
+	{ "ldap", "max_conns_per_core", K_U32, CF(max_conns_per_core), 0, 1, 1u << 20, "4096", "2048", RESTART,
+	  "Connection table and session pool of each worker core." },
+	{ "ldap", "request_slice_us", K_U32, CF(request_slice_us), 0, 10, 1000000, "200", "300", LIVE,
+	  "Worker time one search may take in one loop turn before it yields." },
+	{ "ldap", "search_max_candidates", K_U32, CF(search_max_candidates), 0, 1, 10000000, "10000", "5000", LIVE,
+	  "Entries one search may visit; past them adminLimitExceeded (11)." },
+	{ "ldap", "search_size_limit", K_U32, CF(search_size_limit), 0, 0, 10000000, "0", "100", LIVE,
+	  "Entries one search may return (a client's smaller sizelimit wins); 0 = no limit." },
+	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20, "256", "128", RESTART,
+	  "Per core, the fair share of connections of a client address never drops below it; 0 = none." },
+	/* LFE_SHARE_PRESSURE_PCT (net/share.h): test_config checks they agree. */
+	{ "ldap", "share_pressure_pct", K_U32, CF(share_pressure_pct), 0, 0, 100, "75", "90", RESTART,
+	  "Below this percent of a shared resource no per-source bound applies; 100 = off." },
+	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u, "5000", "2500", LIVE,
+	  "A request split over segments must be complete within this long, else reset." },
+	{ "ldap", "first_request_ms", K_U64, CF(first_request_ms), 0, 0, 3600000u, "10000", "5000", LIVE,
+	  "The first request must start within this long of connect; 0 = off." },
+	{ "ldap", "bind_timeout_ms", K_U64, CF(bind_timeout_ms), 0, 0, 86400000u, "0", "30000", LIVE,
+	  "A connection not bound to a DN within this long of connect is reset; 0 = off." },
+	{ "ldap", "suffix", K_STR, CS(suffix), 0, 0, NULL, "dc=example,dc=org", RESTART,
+	  "Shown in the root DSE; unset: the store's suffix." },
+	{ "ldap", "search_access", K_ACCESS, CF(search_access), 0, 0, 0, NULL, "bound", LIVE,
+	  "Who may search: anonymous, bound or none; unset: anonymous when allow_anonymous, else bound." },
+	{ "ldap", "search_scope", K_SCOPE, CF(search_scope), 0, 0, 0, "sub", "one", LIVE,
+	  "The widest search scope allowed." },
+	{ "ldap", "require_tls", K_REQTLS, CF(require_tls), 0, 0, 0, "none", "bind", LIVE,
+	  "bind: a cleartext password bind gets confidentialityRequired; all: every operation but "
+	  "StartTLS, the root DSE and unbind (needs [tls])." },
+	{ "ldap", "search_base", K_DN, CS(search_base), 0, 0, NULL, "ou=people,dc=example,dc=com", LIVE,
+	  "Searches must be at or under this DN; unset: the suffix." },
+	{ "ldap", "search_attrs", K_ATTRS, CS(search_attrs), 0, 0, NULL, "uid,cn,mail", LIVE,
+	  "Comma list of the only attribute types a search may return or test; unset: all but the "
+	  "password types." },
+	{ "ldap", "ldaps_ports", K_TLSPORTS, 0, 0, 1, 65535, NULL, "1636", RESTART,
+	  "Ports that speak TLS from the first byte (needs [tls]); unset: none." },
+	{ "tls", "certificate", K_FILE, CS(tls_certificate), 1, 0, NULL, "/etc/ldapfe/tls/other.crt", LIVE,
+	  "PEM certificate (chain allowed, leaf first); needed by ldaps_ports and require_tls." },
+	{ "tls", "key", K_FILE, CS(tls_key), 1, 0, NULL, "/etc/ldapfe/tls/other.key", LIVE,
+	  "The certificate's unencrypted PEM key." },
+	{ "tls", "ca", K_FILE, CS(tls_ca), 0, 0, NULL, "/etc/ldapfe/tls/other-ca.crt", LIVE,
+	  "CA certificates (PEM) that sign client certificates; unset: none." },
+	{ "tls", "verify_client", K_TLSVERIFY, CF(tls_verify_client), 0, 0, 0, "none", "optional", LIVE,
+	  "Client certificates: none, optional (one presented must verify) or require (needs ca)." },
+	{ "tls", "protocol_min", K_TLSPROTO, CF(tls_protocol_min), 0, 0, 0, "1.2", "1.3", LIVE,
+	  "Lowest TLS version offered." },
+	{ "tls", "ciphers", K_STR, CS(tls_ciphers), 1, 0, NULL, "ECDHE-ECDSA-AES256-GCM-SHA384", LIVE,
+	  "TLS 1.2 cipher list (OpenSSL syntax); unset: ECDHE with AEAD only." },
+	{ "tls", "ciphersuites", K_STR, CS(tls_ciphersuites), 1, 0, NULL, "TLS_AES_256_GCM_SHA384", LIVE,
+	  "TLS 1.3 ciphersuites (OpenSSL syntax); unset: AES-128-GCM, AES-256-GCM, ChaCha20-Poly1305." },
+	/* LFE_TLS_TICKET_LIFETIME_DEFAULT (tls/tls.h): test_config checks they agree. */
+	{ "tls", "ticket_lifetime", K_U32, CF(tls_ticket_lifetime), 0, 0, LFE_TLS_TICKET_LIFETIME_MAX,
+	  "7200", "600", LIVE, "Session ticket lifetime in seconds; 0 = no tickets, no resumption." },
+	{ "tls", "record_layer", K_TLSREC, CF(tls_record_layer), 0, 0, 0, "ldapfe", "openssl", LIVE,
+	  "Records of established TLS 1.3 AEAD connections: ldapfe's own, or openssl throughout." },
+	{ "tls", "handshake_threads", K_U32, CF(tls_handshake_threads), 0, 0, 64, "1", "2", RESTART,
+	  "Crypto threads that run handshake steps off the workers; 0 = inline on the worker." },
+	{ "tls", "handshake_queue", K_U32, CF(tls_handshake_queue), 0, 1, 1u << 16, "1024", "128", RESTART,
+	  "Handshakes in progress at most, shared equally by the workers; beyond, RST." },
+	{ "tls", "handshake_per_source", K_U32, CF(tls_handshake_per_source), 0, 1, 1u << 16, "16", "4", RESTART,
+	  "Under pressure a client address's share of a worker's handshakes is never below it." },
+	{ "tls", "handshake_timeout_ms", K_U64, CF(tls_handshake_timeout_ms), 0, 0, 600000u, "10000", "2500",
+	  LIVE, "A TLS handshake must finish within this long of its start, else reset; 0 = no limit." },
+	{ "port", "dev", K_STR, PS(dev), 1, 0, NULL, "net_af_packet1,iface=veth1", RESTART,
+	  "A vdev string, hot-plugged at start (required)." },
+	{ "port", "address", K_CIDR, 0, 0, 0, 0, NULL, "10.98.0.1/24", RESTART,
+	  "The port's address, a.b.c.d/len (required)." },
+	{ "port", "gateway", K_IPV4, PF(gateway), 0, 0, 0, NULL, "10.98.0.254", RESTART,
+	  "Next hop for clients outside the subnet; unset: none." },
+	{ "port", "mtu", K_U16, PF(mtu), 0, 576, 9000, "1500", "9000", RESTART,
+	  "The port's MTU." },
+	{ "port", "checksum_offload", K_AUTOOFF, PF(checksum_offload), 0, 0, 0, "auto", "off", RESTART,
+	  "IPv4/TCP checksums: auto, by the device where it can; off, on the worker." },
+	{ "workers", "lcores", K_LCORES, 0, 0, 0, LFE_CFG_MAX_LCORES - 1, NULL, "1", RESTART,
+	  "EAL lcores that run workers; unset: every EAL worker lcore, or the main lcore alone." },
+	{ "workers", "verifier_threads", K_U32, CF(verifier_threads), 0, 1, 64, "1", "2", RESTART,
+	  "Threads verifying slow password schemes." },
+	{ "workers", "verify_queue", K_U32, CF(verify_queue), 0, 64, 1u << 16, "1024", "2048", RESTART,
+	  "Slow verifications queued at most, shared equally by the workers; beyond, busy (51)." },
+	{ "workers", "verify_per_source", K_U32, CF(verify_per_source), 0, 1, 1u << 16, "8", "16", RESTART,
+	  "Under pressure a client address's share of a worker's verifications is never below it." },
+	{ "workers", "idle_sleep_us", K_U32, CF(idle_sleep_us), 0, 0, 100000, "0", "100", RESTART,
+	  "Sleep this long when idle (shared CPUs); 0 = pure polling." },
+	{ "daemon", "user", K_STR, CS(user), 1, 0, NULL, "nobody", RESTART,
+	  "Drop root to this user once ports are up; unset: stay root." },
+	{ "daemon", "group", K_STR, CS(group), 1, 0, NULL, "nogroup", RESTART,
+	  "The group to drop to (needs user); unset: the user's primary group." },
+	{ "daemon", "log", K_STR, CS(log_dest), 1, 0, "stderr", "syslog", RESTART,
+	  "Where event lines go: stderr or syslog." },
+	{ "daemon", "log_level", K_STR, CS(log_level), 1, 0, "info", "debug", RESTART,
+	  "err, warn, info or debug." },
+	{ "throttle", "enabled", K_BOOL, CF(throttle.enabled), 0, 0, 0, "false", "true", RESTART,
+	  "Throttle failed binds per worker core (backend/throttle.h)." },
+	{ "throttle", "src_failures", K_U32, CF(throttle.src_failures), 0, 0, 65535, "100", "50", LIVE,
+	  "Failures from one client address, any DN, within window_ms; 0 = off." },
+	{ "throttle", "dn_failures", K_U32, CF(throttle.dn_failures), 0, 0, 65535, "5", "3", LIVE,
+	  "Failures for one DN from one address; 0 = off." },
+	{ "throttle", "dn_global_failures", K_U32, CF(throttle.dn_global_failures), 0, 0, 65535, "0", "10",
+	  LIVE, "Failures for one DN from all addresses (lets anyone lock it out); 0 = off." },
+	{ "throttle", "window_ms", K_U32, CF(throttle.window_ms), 0, 1, 86400000u, "60000", "30000", LIVE,
+	  "The window failures are counted in (a reload that needs more memory is refused)." },
+	{ "throttle", "penalty_ms", K_U32, CF(throttle.penalty_ms), 0, 1, 86400000u, "60000", "30000", LIVE,
+	  "How long a key over its threshold gets invalidCredentials without verification." },
+	{ "tcp", "buffer_pool", K_U32, CF(tcp_buffer_pool), 0, 0, 1u << 24, "0", "8192", RESTART,
+	  "Send rings and receive buffers per core; 0 = from max_conns_per_core." },
+	{ "tcp", "buffer_stall_ms", K_U64, CF(tcp_buffer_stall_ms), 0, 0, 86400000u, "60000", "30000", RESTART,
+	  "A connection holding a buffer without progress this long is reset; 0 = off." },
+	/* syn_rate, syn_rate_validated, validated_sources: lfe_tcp_cfg_default's
+	 * (net/tcp.c): test_config checks they agree. */
+	{ "tcp", "syn_rate", K_U32, CF(tcp_syn_rate), 0, 0, 100000000u, "100000", "50000", RESTART,
+	  "SYNs per second per core admitted while SYN cookies are out; 0 = no limit." },
+	{ "tcp", "syn_rate_validated", K_U32, CF(tcp_syn_rate_validated), 0, 0, 100000000u, "400000", "200000",
+	  RESTART, "The same for sources that completed a handshake recently; 0 = no limit." },
+	{ "tcp", "validated_sources", K_U32, CF(tcp_validated_sources), 0, 0, 1u << 24, "16384", "8192",
+	  RESTART, "Entries of the table of validated sources; 0 = none." },
+	{ "admin", "metrics_listen", K_STR, CS(metrics_listen), 0, 0, LFE_CFG_METRICS_DEFAULT,
+	  "127.0.0.1:9390", RESTART, "Prometheus /metrics on this kernel address:port; empty = off." },
 };
 
-/* The bytes of a key's field in struct lfe_config (or lfe_cfg_port); 0
- * for the keys that fill several fields (ports, lcores, address). */
-static size_t key_size(const struct key_def *k)
+const struct lfe_cfg_key *lfe_config_keys(size_t *n)
+{
+	*n = sizeof keys / sizeof keys[0];
+	return keys;
+}
+
+size_t lfe_config_key_size(const struct lfe_cfg_key *k)
 {
 	switch (k->type) {
-	case K_STR: case K_SCHEME: case K_DN: case K_ATTRS:
+	case K_STR: case K_FILE: case K_SCHEME: case K_DN: case K_ATTRS:
 		return k->size;
 	case K_U64:
 		return sizeof(uint64_t);
@@ -135,50 +205,168 @@ static size_t key_size(const struct key_def *k)
 	}
 }
 
-static bool field_differs(const struct key_def *k, const uint8_t *a, const uint8_t *b)
+static bool is_text(const struct lfe_cfg_key *k)
 {
-	size_t n = key_size(k);
-	if (k->type == K_STR || k->type == K_SCHEME || k->type == K_DN || k->type == K_ATTRS)
+	return k->type == K_STR || k->type == K_FILE || k->type == K_SCHEME || k->type == K_DN ||
+	       k->type == K_ATTRS;
+}
+
+static bool field_differs(const struct lfe_cfg_key *k, const uint8_t *a, const uint8_t *b)
+{
+	size_t n = lfe_config_key_size(k);
+	if (is_text(k))
 		return strncmp((const char *)a + k->off, (const char *)b + k->off, n) != 0;
 	return memcmp(a + k->off, b + k->off, n) != 0;
+}
+
+/* "[ldap] port" is another name of "[ldap] ports": compared, named and
+ * refused as that. */
+static bool is_alias(const struct lfe_cfg_key *k)
+{
+	return k->type == K_PORTS && strcmp(k->key, "port") == 0;
+}
+
+/* Whether row k differs between a and b; for "port" rows the first port
+ * that differs in *port, and whether the port itself was added or removed
+ * in *presence. */
+static bool key_differs(const struct lfe_cfg_key *k, const struct lfe_config *a,
+			const struct lfe_config *b, unsigned *port, bool *presence)
+{
+	*presence = false;
+	switch (k->type) {
+	case K_PORTS:
+		return a->n_ldap_ports != b->n_ldap_ports ||
+		       memcmp(a->ldap_ports, b->ldap_ports, sizeof a->ldap_ports) != 0;
+	case K_TLSPORTS:
+		return a->n_ldaps_ports != b->n_ldaps_ports ||
+		       memcmp(a->ldaps_ports, b->ldaps_ports, sizeof a->ldaps_ports) != 0;
+	case K_LCORES:
+		return a->n_lcores != b->n_lcores || memcmp(a->lcores, b->lcores, sizeof a->lcores) != 0;
+	default:
+		break;
+	}
+	if (strcmp(k->section, "port") != 0)
+		return lfe_config_key_size(k) && field_differs(k, (const uint8_t *)a, (const uint8_t *)b);
+	for (*port = 0; *port < LFE_CFG_MAX_PORTS; (*port)++) {
+		const struct lfe_cfg_port *pa = &a->port[*port], *pb = &b->port[*port];
+		if (pa->present != pb->present) {
+			*presence = true;
+			return true;
+		}
+		if (k->type == K_CIDR ? pa->addr != pb->addr || pa->prefix_len != pb->prefix_len
+		    : field_differs(k, (const uint8_t *)pa, (const uint8_t *)pb))
+			return true;
+	}
+	return false;
+}
+
+/* "[section] key", "[portN] key" or "[portN]" for a row that differs. */
+static void key_name(const struct lfe_cfg_key *k, unsigned port, bool presence, char *name, size_t len)
+{
+	if (strcmp(k->section, "port") == 0 && presence)
+		snprintf(name, len, "[port%u]", port);
+	else if (strcmp(k->section, "port") == 0)
+		snprintf(name, len, "[port%u] %s", port, k->key);
+	else
+		snprintf(name, len, "[%s] %s", k->section, is_alias(k) ? "ports" : k->key);
+}
+
+void lfe_config_key_name(const struct lfe_cfg_key *k, char *name, size_t len)
+{
+	key_name(k, 0, false, name, len);
 }
 
 bool lfe_config_differs(const struct lfe_config *a, const struct lfe_config *b, char *name,
 			size_t len)
 {
-	const char *which = NULL;
 	unsigned port = 0;
+	bool presence;
 
-	if (a->n_ldap_ports != b->n_ldap_ports ||
-	    memcmp(a->ldap_ports, b->ldap_ports, sizeof a->ldap_ports) != 0)
-		which = "[ldap] ports";
-	else if (a->n_ldaps_ports != b->n_ldaps_ports ||
-		 memcmp(a->ldaps_ports, b->ldaps_ports, sizeof a->ldaps_ports) != 0)
-		which = "[ldap] ldaps_ports";
-	else if (a->n_lcores != b->n_lcores || memcmp(a->lcores, b->lcores, sizeof a->lcores) != 0)
-		which = "[workers] lcores";
-	for (size_t i = 0; which == NULL && i < sizeof keys / sizeof keys[0]; i++) {
-		const struct key_def *k = &keys[i];
-		if (strcmp(k->section, "port") == 0) {
-			for (port = 0; port < LFE_CFG_MAX_PORTS; port++) {
-				const struct lfe_cfg_port *pa = &a->port[port], *pb = &b->port[port];
-				bool d = k->type == K_CIDR ? pa->addr != pb->addr || pa->prefix_len != pb->prefix_len
-					 : field_differs(k, (const uint8_t *)pa, (const uint8_t *)pb);
-				if (pa->present != pb->present || d) {
-					snprintf(name, len, "[port%u]%s%s", port, d ? " " : "", d ? k->key : "");
-					return true;
-				}
-			}
-			continue;
-		}
-		if (key_size(k) && field_differs(k, (const uint8_t *)a, (const uint8_t *)b)) {
-			snprintf(name, len, "[%s] %s", k->section, k->key);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (key_differs(&keys[i], a, b, &port, &presence)) {
+			key_name(&keys[i], port, presence, name, len);
 			return true;
 		}
 	}
-	if (which)
-		snprintf(name, len, "%s", which);
-	return which != NULL;
+	return false;
+}
+
+unsigned lfe_config_restart_differs(const struct lfe_config *a, const struct lfe_config *b,
+				    char *name, size_t len)
+{
+	unsigned n = 0, port = 0;
+	size_t at = 0;
+	bool presence, ports_named = false;
+
+	if (len)
+		name[0] = '\0';
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const struct lfe_cfg_key *k = &keys[i];
+		char one[80];
+		if (k->reload != LFE_CFG_RESTART || !key_differs(k, a, b, &port, &presence))
+			continue;
+		if (k->type == K_PORTS) {   /* port and ports: one key */
+			if (ports_named)
+				continue;
+			ports_named = true;
+		}
+		key_name(k, port, presence, one, sizeof one);
+		if (at < len) {
+			int w = snprintf(name + at, len - at, "%s%s", n ? ", " : "", one);
+			at += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	return n;
+}
+
+void lfe_config_copy_live(struct lfe_config *dst, const struct lfe_config *src)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const struct lfe_cfg_key *k = &keys[i];
+		size_t n = lfe_config_key_size(k);
+		if (k->reload != LFE_CFG_LIVE || n == 0)
+			continue;
+		if (strcmp(k->section, "port") == 0) {
+			for (unsigned p = 0; p < LFE_CFG_MAX_PORTS; p++)
+				memcpy((uint8_t *)&dst->port[p] + k->off, (const uint8_t *)&src->port[p] + k->off, n);
+		} else {
+			memcpy((uint8_t *)dst + k->off, (const uint8_t *)src + k->off, n);
+		}
+	}
+}
+
+const char *lfe_config_key_type(const struct lfe_cfg_key *k)
+{
+	static const char *const names[] = {
+		[K_STR] = "text", [K_FILE] = "file", [K_U32] = "number", [K_U64] = "number",
+		[K_U16] = "number", [K_BOOL] = "bool", [K_PORTS] = "ports", [K_TLSPORTS] = "ports",
+		[K_LCORES] = "lcores", [K_SCHEME] = "scheme", [K_CIDR] = "cidr", [K_IPV4] = "ipv4",
+		[K_ACCESS] = "enum", [K_SCOPE] = "enum", [K_REQTLS] = "enum", [K_TLSVERIFY] = "enum",
+		[K_TLSPROTO] = "enum", [K_TLSREC] = "enum", [K_AUTOOFF] = "enum", [K_DN] = "dn",
+		[K_ATTRS] = "attrs",
+	};
+	return k->type < sizeof names / sizeof names[0] && names[k->type] ? names[k->type] : "?";
+}
+
+void lfe_config_key_range(const struct lfe_cfg_key *k, char *buf, size_t len)
+{
+	const char *choices = NULL;
+	switch (k->type) {
+	case K_U32: case K_U64: case K_U16: case K_PORTS: case K_TLSPORTS: case K_LCORES:
+		snprintf(buf, len, "%llu..%llu", (unsigned long long)k->min, (unsigned long long)k->max);
+		return;
+	case K_BOOL: choices = "true|false"; break;
+	case K_ACCESS: choices = "anonymous|bound|none"; break;
+	case K_SCOPE: choices = "base|one|sub"; break;
+	case K_REQTLS: choices = "none|bind|all"; break;
+	case K_TLSVERIFY: choices = "none|optional|require"; break;
+	case K_TLSPROTO: choices = "1.2|1.3"; break;
+	case K_TLSREC: choices = "ldapfe|openssl"; break;
+	case K_AUTOOFF: choices = "auto|off"; break;
+	default: choices = "-"; break;
+	}
+	snprintf(buf, len, "%s", choices);
 }
 
 /* Password schemes a store may default to (those backend/pwscheme.c hashes). */
@@ -198,47 +386,27 @@ static int errf(char err[LFE_CFG_ERR_LEN], int rc, const char *fmt, ...)
 	return rc;
 }
 
+static int set_value(struct lfe_config *c, uint8_t *base, const struct lfe_cfg_key *k,
+		     const char *section, const char *key, const char *raw, char err[LFE_CFG_ERR_LEN]);
+
+/* Every row's def, parsed as if written in the file ("port" rows into
+ * every port, which stays absent). The table's defaults are checked by
+ * test_config, so a failure here cannot happen. */
 void lfe_config_defaults(struct lfe_config *c)
 {
+	char err[LFE_CFG_ERR_LEN];
+
 	memset(c, 0, sizeof(*c));
-	c->ldap_ports[0] = 389;
-	c->n_ldap_ports = 1;
-	snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", LFE_CFG_METRICS_DEFAULT);
-	snprintf(c->log_dest, sizeof(c->log_dest), "stderr");
-	snprintf(c->log_level, sizeof(c->log_level), "info");
-	c->max_pdu = 65536;
-	c->bind_cache = 65536;
-	c->allow_anonymous = true;
-	c->idle_timeout_ms = 300000;
-	c->max_conns_per_core = 4096;
-	c->max_conns_per_source = 256;
-	c->share_pressure_pct = LFE_SHARE_PRESSURE_PCT;
-	c->pdu_timeout_ms = 5000;
-	c->first_request_ms = 10000;
-	c->verifier_threads = 1;
-	c->verify_queue = 1024;
-	c->verify_per_source = 8;
-	c->tls_handshake_threads = 1;
-	c->tls_handshake_queue = 1024;
-	c->tls_handshake_per_source = 16;
-	c->tls_handshake_timeout_ms = 10000;   /* conf/ldapfe.conf says why */
-	c->request_slice_us = 200;
-	c->search_max_candidates = 10000;
-	c->tls_protocol_min = 2;
-	c->tls_ticket_lifetime = LFE_TLS_TICKET_LIFETIME_DEFAULT;
-	c->throttle.src_failures = 100;
-	c->throttle.dn_failures = 5;
-	c->throttle.window_ms = 60000;
-	c->throttle.penalty_ms = 60000;
-	c->tcp_buffer_stall_ms = 60000;
-	struct lfe_tcp_cfg tcd;
-	lfe_tcp_cfg_default(&tcd);
-	c->tcp_syn_rate = tcd.syn_rate;
-	c->tcp_syn_rate_validated = tcd.syn_rate_validated;
-	c->tcp_validated_sources = tcd.validated_sources;
-	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
-		c->port[i].mtu = 1500;
-		c->port[i].checksum_offload = true;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const struct lfe_cfg_key *k = &keys[i];
+		if (k->def == NULL)
+			continue;
+		if (strcmp(k->section, "port") == 0) {
+			for (uint32_t p = 0; p < LFE_CFG_MAX_PORTS; p++)
+				(void)set_value(c, (uint8_t *)&c->port[p], k, "port", k->key, k->def, err);
+		} else {
+			(void)set_value(c, (uint8_t *)c, k, k->section, k->key, k->def, err);
+		}
 	}
 }
 
@@ -389,7 +557,6 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 		   const char *raw, char err[LFE_CFG_ERR_LEN])
 {
 	char v[1024];
-	const char *why = NULL;
 	uint8_t *base = (uint8_t *)c;
 	const char *sec = section;
 	uint64_t u;
@@ -408,7 +575,7 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 		c->port[u].present = true;
 		sec = "port";
 	}
-	const struct key_def *k = NULL;
+	const struct lfe_cfg_key *k = NULL;
 	bool sec_known = false;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (strcmp(keys[i].section, sec) != 0)
@@ -423,10 +590,19 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 		return errf(err, -ENOENT, "[%.32s]: unknown section", section);
 	if (k == NULL)
 		return errf(err, -ENOENT, "[%.32s] %.64s: unknown key", section, key);
+	return set_value(c, base, k, section, key, v, err);
+}
 
+/* Parse v (trimmed) into row k's field at base (c, or one of its ports). */
+static int set_value(struct lfe_config *c, uint8_t *base, const struct lfe_cfg_key *k,
+		     const char *section, const char *key, const char *v, char err[LFE_CFG_ERR_LEN])
+{
+	const char *why = NULL;
+	uint64_t u;
 	void *f = base + k->off;
 	switch (k->type) {
 	case K_STR:
+	case K_FILE:
 		if (strlen(v) < k->min)
 			why = "must not be empty";
 		else if (strlen(v) >= k->size)

@@ -6,124 +6,14 @@
  * section, the key and the reason, so the daemon stops at start instead of
  * running with a guessed value. Unit-tested and fuzzed without EAL.
  *
- * Sections and keys (defaults in brackets):
- *   [store]   path (required), default_scheme [empty: the store's own,
- *             set by ldapfectl; the scheme of the dummy verification that
- *             unknown DNs get],
- *             allow_cleartext [false], preload [false: read the store
- *             once at start so the map can use 2 MiB pages, store.h],
- *             bind_cache [65536; 0 = off, ≤ 16777216]: entries of the
- *             verified-credential cache per worker core (backend/credcache.h;
- *             32 bytes each, allocated at start): a bind whose DN and
- *             password verified before is answered without the hash while
- *             the entry is unchanged
- *   [ldap]    port | ports (comma list) [389], max_pdu [65536],
- *             allow_anonymous [true], idle_timeout_ms [300000; ≤ 1 day],
- *             max_conns_per_core [4096], suffix [the store's],
- *             share_pressure_pct [75; 0..100, 100 = off: below this percent of a
- *             shared resource (connections, half-open connections, TLS
- *             handshakes, verifier jobs) no per-source bound applies; above
- *             it a source may hold its fair share, capacity / sources:
- *             net/share.h], max_conns_per_source [256; per core: the
- *             fair share of connections never goes below it; 0 = none; a
- *             SYN beyond the share is answered RST], pdu_timeout_ms [5000; 100..3600000: a
- *             request split over segments must be complete within it],
- *             first_request_ms [10000; 0 = off, ≤ 1 h: the first request
- *             must start within it of connect], bind_timeout_ms [0 = off;
- *             ≤ 1 day: a connection not bound (to a DN) within it of connect
- *             is closed; every deadline closes with RST and is counted],
- *             request_slice_us [200: the most worker time one search may
- *             take in one loop turn before it yields to the next],
- *             search_max_candidates [10000: entries one search may visit;
- *             past them adminLimitExceeded],
- *             search_size_limit [0 = none: entries one search may return;
- *             a client's smaller sizelimit wins; past it sizeLimitExceeded],
- *             search_access = anonymous | bound | none [anonymous when
- *               allow_anonymous, else bound]: who may search (the root DSE
- *               stays readable to all; allow_anonymous = false refuses
- *               anonymous searches and conflicts with "anonymous"),
- *             search_base [the suffix]: searches must be at or under it,
- *             search_scope = base | one | sub [sub]: the widest scope,
- *             require_tls = none | bind | all [none]: bind: a simple bind
- *               with a password over cleartext gets confidentialityRequired
- *               (13); all: every operation but StartTLS, the root DSE read
- *               and unbind does (needs [tls]),
- *             search_attrs [all but userPassword/authPassword]: comma list
- *               of the only attribute types a search may return or test
- *               in a filter (answers: ldap/session.h, "Search access")
- *   [tls]     certificate, key (PEM; required by ldaps_ports and
- *             require_tls), ca [none], verify_client = none | optional |
- *             require [none; needs ca: a client certificate asked for,
- *             verified against ca, and (require) needed for the handshake],
- *             protocol_min = 1.2 | 1.3 [1.2], ciphers [the TLS 1.2 list;
- *             LFE_TLS_CIPHERS_DEFAULT: ECDHE AEAD], ciphersuites [TLS 1.3;
- *             LFE_TLS_CIPHERSUITES_DEFAULT], ticket_lifetime
- *             [7200 s, ≤ 7 days; 0 = no session tickets, no resumption],
- *             record_layer = ldapfe | openssl [ldapfe: established TLS 1.3
- *             AES-GCM / ChaCha20 connections use tls/tlsrec.c's
- *             records; openssl: OpenSSL's throughout, the fallback].
- *             The files and cipher lists are checked by tls/tls.c at
- *             start and at reload (every [tls] key and require_tls are live:
- *             a reload builds a new context for new connections)
- *   [portN]   (N = 0..7, dense) dev (required; a vdev string such as
- *             net_af_packet0,iface=veth0,qpairs=2, hot-plugged at start),
- *             address (required, a.b.c.d/len), gateway [none], mtu [1500],
- *             checksum_offload [auto: the port verifies IPv4/TCP checksums
- *             on receive and computes them on transmit, each direction
- *             where the device can; off: ldapfe sums every frame itself]
- *   [workers] lcores [all EAL worker lcores, or the main lcore alone],
- *             verifier_threads [1], verify_queue [1024: slow verifications queued,
- *             shared equally by the workers],
- *             verify_per_source [8: under pressure (share_pressure_pct)
- *             a client address's share of a worker's jobs is never below
- *             it; beyond its share a bind is answered busy],
- *             idle_sleep_us [0: pure polling]
- *   [tls]     certificate, key, ca: see the struct below;
- *             handshake_threads [1; 0..64: crypto threads that run the
- *               handshake steps (the private-key operations) off the
- *               workers; 0 runs them inline on the worker, which stalls
- *               its other connections for each one],
- *             handshake_queue [1024; 1..65536: handshakes in progress
- *               (admitted at the client's hello, counted until finished,
- *               failed or closed), shared equally by the workers; beyond a
- *               worker's share a new handshake is refused with RST and
- *               counted in tls_busy; an admitted one is never refused],
- *             handshake_per_source [16; 1..65536: under pressure
- *               (share_pressure_pct) a client address's share of a
- *               worker's handshakes is never below it; beyond its share
- *               likewise refused]
- *             handshake_timeout_ms [10000; 0..600000: a TLS handshake must
- *               finish within it of its start (LDAPS connect, StartTLS),
- *               else the connection is reset (tls_handshake_expired); 0:
- *               no limit but idle_timeout_ms]
- *   [daemon]  user [none: stay root], group [the user's primary group]:
- *             once ports are up and memory is mapped, the daemon drops to
- *             this user (setgroups/setgid/setuid) with no capabilities left
- *             (af_packet, tap and memif need none after start). An unknown
- *             user or group is refused at start.
- *             log [stderr] | syslog: where event lines go (dataplane/log.h;
- *             journald takes stderr); log_level [info]: err, warn, info,
- *             debug. Start-up refusals are always plain text on stderr.
- *   [throttle] (failed binds, per worker core; see backend/throttle.h)
- *             enabled [false], src_failures [100] (per client address),
- *             dn_failures [5] (per DN from one address),
- *             dn_global_failures [0] (per DN from all addresses; lets a
- *             distributed attacker lock the DN out: off unless wanted),
- *             window_ms [60000], penalty_ms [60000]; a threshold of 0 turns
- *             that kind off, and at least one must be on when enabled.
- *   [tcp]     buffer_pool [0: max_conns_per_core up to 4096, then one per 8
- *             connections, at least 4096]: send rings (16 KiB) and receive
- *             buffers (8 KiB) per core, each; a connection holds them only
- *             while bytes are in flight or unconsumed. A dry pool gives zero
- *             windows and waits, never lost data (tcp_*_pool_empty counts).
- *             buffer_stall_ms [60000; 0 = off, ≤ 1 day]: a connection that
- *             holds a buffer and sees no ACK progress nor consumption for
- *             this long is reset (tcp_buf_stall_closed).
- *   [admin]   metrics_listen [127.0.0.1:9389; empty = off]: the address of the
- *             kernel's network where the daemon serves Prometheus /metrics
- *             (dataplane/metrics.h)
- *             Counted per worker core: N workers let a client that spreads
- *             its connections try up to N x a threshold per window
+ * Keys: one row each in config.c's table (struct lfe_cfg_key below):
+ * section, name, type, range, default, LIVE or RESTART, a line of help.
+ * The defaults, the parser, reload's apply and refuse lists
+ * (control_reload.c) and the KEYS section of ldapfe.conf(5) come from it;
+ * `build/tests/dataplane/lfe-config-schema` prints it, and a test checks
+ * conf/ldapfe.conf and the man page against it (tests/dataplane/
+ * check_conf_docs.py) and walks every key through a reload
+ * (tests/integration/test_confschema.sh).
  */
 #ifndef LFE_DATAPLANE_CONFIG_H
 #define LFE_DATAPLANE_CONFIG_H
@@ -229,7 +119,54 @@ struct lfe_config {
 	uint32_t tcp_syn_rate, tcp_syn_rate_validated, tcp_validated_sources;
 };
 
-/* Defaults for every optional key. */
+/* The schema. A reload copies every LIVE key into the running
+ * configuration (workers read it at their next safe point or per use) and
+ * refuses one that changes a RESTART key, naming it. */
+enum lfe_cfg_reload { LFE_CFG_RESTART = 0, LFE_CFG_LIVE };
+
+struct lfe_cfg_key {
+	const char *section;   /* "port" matches port0..port7 */
+	const char *key;
+	unsigned type;         /* config.c's enum; lfe_config_key_type() names it */
+	size_t off;            /* in struct lfe_config, or struct lfe_cfg_port for "port" */
+	size_t size;           /* text types: buffer size */
+	uint64_t min, max;     /* numbers: range; text: min 1 = must not be empty */
+	const char *def;       /* the default as written in the file, parsed by
+				* lfe_config_set at lfe_config_defaults time (for "port":
+				* into every port); NULL: none or computed, help says */
+	const char *alt;       /* another valid value (for the reload walk test) */
+	enum lfe_cfg_reload reload;
+	const char *help;      /* one line */
+};
+
+/* The table, *n rows; rows with no plain field (ports lists, lcores,
+ * [portN] address) are RESTART and checked by name in control_reload.c. */
+const struct lfe_cfg_key *lfe_config_keys(size_t *n);
+
+/* "u32", "bool", "file", "enum" ...; and its range or choices as text
+ * ("1024..16777216", "none|optional|require", "-"). */
+const char *lfe_config_key_type(const struct lfe_cfg_key *k);
+void lfe_config_key_range(const struct lfe_cfg_key *k, char *buf, size_t len);
+
+/* The name a refused reload gives the key: "[section] key", "[port0]
+ * key" for [portN] keys, "[ldap] ports" for its alias port. */
+void lfe_config_key_name(const struct lfe_cfg_key *k, char *name, size_t len);
+
+/* Bytes of the key's field; 0 for keys that fill several (ports, lcores,
+ * address). */
+size_t lfe_config_key_size(const struct lfe_cfg_key *k);
+
+/* Copy every LIVE key's field from src into dst. */
+void lfe_config_copy_live(struct lfe_config *dst, const struct lfe_config *src);
+
+/* The RESTART keys whose value differs between a and b, as "[section]
+ * key" ("[port1] mtu", "[port1]" when the port is added or removed),
+ * comma-separated into name (truncated to len); 0 when none. Ports lists
+ * and lcores are compared by their whole lists. */
+unsigned lfe_config_restart_differs(const struct lfe_config *a, const struct lfe_config *b,
+				    char *name, size_t len);
+
+/* Defaults for every optional key: the table's. */
 void lfe_config_defaults(struct lfe_config *c);
 
 /* Apply one key. Returns 0, or -EINVAL / -ENOENT (unknown section or key)

@@ -87,95 +87,31 @@ void lfe_ctl_apply_live(struct lfe_worker *w)
 	}
 }
 
-/* The keys a reload applies while running (into c, from n): the workers
- * read them at their next safe point (apply_live) or per use. Every
- * other key must be the same, else reload_check refuses naming it. */
+/* The keys a reload applies while running (into c, from n): the table's
+ * LIVE rows (config.c). The workers read them at their next safe point
+ * (apply_live) or per use; TLS: new connections get the new context, those
+ * in progress keep theirs (SSL_new took a reference to it). */
 static void cfg_live(struct lfe_config *c, const struct lfe_config *n)
 {
-	c->allow_anonymous = n->allow_anonymous;
-	c->request_slice_us = n->request_slice_us;
-	c->search_max_candidates = n->search_max_candidates;
-	c->search_size_limit = n->search_size_limit;
-	c->pdu_timeout_ms = n->pdu_timeout_ms;
-	c->first_request_ms = n->first_request_ms;
-	c->bind_timeout_ms = n->bind_timeout_ms;
-	c->search_access = n->search_access;
-	c->search_scope = n->search_scope;
-	memcpy(c->search_base, n->search_base, sizeof(c->search_base));
-	memcpy(c->search_attrs, n->search_attrs, sizeof(c->search_attrs));
-	c->throttle = n->throttle;
-	c->require_tls = n->require_tls;
-	/* TLS: new connections get the new context; those in progress
-	 * keep theirs (SSL_new took a reference to it). */
-	memcpy(c->tls_certificate, n->tls_certificate, sizeof(c->tls_certificate));
-	memcpy(c->tls_key, n->tls_key, sizeof(c->tls_key));
-	memcpy(c->tls_ca, n->tls_ca, sizeof(c->tls_ca));
-	memcpy(c->tls_ciphers, n->tls_ciphers, sizeof(c->tls_ciphers));
-	memcpy(c->tls_ciphersuites, n->tls_ciphersuites, sizeof(c->tls_ciphersuites));
-	c->tls_verify_client = n->tls_verify_client;
-	c->tls_protocol_min = n->tls_protocol_min;
-	c->tls_ticket_lifetime = n->tls_ticket_lifetime;
-	c->tls_record_layer = n->tls_record_layer;   /* the new context's keylog, new connections */
-	c->tls_handshake_timeout_ms = n->tls_handshake_timeout_ms;   /* read per connection (glue.c) */
+	lfe_config_copy_live(c, n);
 }
 
-/* Live keys are copied from n into c; a difference in any other key
- * refuses the reload. */
+/* Live keys are copied from n into c; a difference in a RESTART key
+ * refuses the reload, naming every such key. */
 static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, const struct lfe_config *n,
 			char *err, size_t errlen)
 {
-#define SAME(f, key) do { \
-		if (memcmp(&c->f, &n->f, sizeof(c->f)) != 0) { \
-			snprintf(err, errlen, "%s: cannot change while running (restart ldapfe)", key); \
-			return -EINVAL; \
-		} } while (0)
-	SAME(store_path, "[store] path");
-	SAME(default_scheme, "[store] default_scheme");
-	SAME(allow_cleartext, "[store] allow_cleartext");
-	SAME(bind_cache, "[store] bind_cache");
-	SAME(store_preload, "[store] preload");
-	SAME(n_ldap_ports, "[ldap] ports");
-	SAME(ldap_ports, "[ldap] ports");
-	SAME(max_pdu, "[ldap] max_pdu");
-	SAME(idle_timeout_ms, "[ldap] idle_timeout_ms");
-	SAME(max_conns_per_core, "[ldap] max_conns_per_core");
-	SAME(max_conns_per_source, "[ldap] max_conns_per_source");
-	SAME(share_pressure_pct, "[ldap] share_pressure_pct");
-	SAME(tcp_buffer_pool, "[tcp] buffer_pool");
-	SAME(tcp_buffer_stall_ms, "[tcp] buffer_stall_ms");
-	SAME(tcp_syn_rate, "[tcp] syn_rate");
-	SAME(tcp_syn_rate_validated, "[tcp] syn_rate_validated");
-	SAME(tcp_validated_sources, "[tcp] validated_sources");
-	SAME(suffix, "[ldap] suffix");
-	SAME(n_ldaps_ports, "[ldap] ldaps_ports");
-	SAME(ldaps_ports, "[ldap] ldaps_ports");
+	char keys[200];
+
+	if (lfe_config_restart_differs(c, n, keys, sizeof keys)) {
+		snprintf(err, errlen, "%s: cannot change while running (restart ldapfe)", keys);
+		return -EINVAL;
+	}
+	/* No row of its own: whether there is a TLS context at all. */
 	if ((d->tls != NULL) != (n->n_ldaps_ports || n->tls_certificate[0])) {
 		snprintf(err, errlen, "[tls]: cannot be added or removed while running (restart ldapfe)");
 		return -EINVAL;
 	}
-	SAME(n_ports, "[portN]");
-	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
-		const struct lfe_cfg_port *a = &c->port[i], *b = &n->port[i];
-		if (a->present != b->present || strcmp(a->dev, b->dev) || a->addr != b->addr ||
-		    a->prefix_len != b->prefix_len || a->gateway != b->gateway || a->mtu != b->mtu ||
-		    a->checksum_offload != b->checksum_offload) {
-			snprintf(err, errlen, "[port%u]: cannot change while running (restart ldapfe)", i);
-			return -EINVAL;
-		}
-	}
-	SAME(n_lcores, "[workers] lcores");
-	SAME(lcores, "[workers] lcores");
-	SAME(verifier_threads, "[workers] verifier_threads");
-	SAME(verify_queue, "[workers] verify_queue");
-	SAME(verify_per_source, "[workers] verify_per_source");
-	SAME(idle_sleep_us, "[workers] idle_sleep_us");
-	SAME(user, "[daemon] user");
-	SAME(group, "[daemon] group");
-	SAME(log_dest, "[daemon] log");
-	SAME(log_level, "[daemon] log_level");
-	SAME(throttle.enabled, "[throttle] enabled");
-	SAME(metrics_listen, "[admin] metrics_listen");
-#undef SAME
 	/* Whatever the list above misses: a copy of the running configuration
 	 * with the live keys applied must equal the new one. */
 	static struct lfe_config tmp;   /* the control thread's; large */

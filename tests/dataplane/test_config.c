@@ -7,6 +7,8 @@
 
 #include "dataplane/config.h"
 #include "dataplane/priv.h"
+#include "net/share.h"
+#include "net/tcp.h"
 #include "tests/check.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
@@ -559,8 +561,110 @@ static void test_differs(void)
 	}
 }
 
+/* The schema itself: every row's default and alternative value parse (the
+ * default inside the row's range, and what lfe_config_defaults holds
+ * already), the alternative changes exactly that key (offset and size
+ * right: lfe_config_differs names it), a LIVE row has a plain field that
+ * lfe_config_copy_live carries and a RESTART row is named by
+ * lfe_config_restart_differs; rows are grouped by section, each key once;
+ * defaults kept as constants elsewhere agree with the table's. */
+static void test_schema(void)
+{
+	static struct lfe_config def, c, d;
+	char err[LFE_CFG_ERR_LEN], name[200], want[80], range[64];
+	size_t n;
+	const struct lfe_cfg_key *t = lfe_config_keys(&n);
+
+	CHECK(n > 60, "%zu rows", n);
+	lfe_config_defaults(&def);
+	for (size_t i = 0; i < n; i++) {
+		const struct lfe_cfg_key *k = &t[i];
+		bool port = strcmp(k->section, "port") == 0;
+		const char *sec = port ? "port0" : k->section;
+		lfe_config_key_name(k, want, sizeof want);
+		CHECK(k->help && k->help[0] && strchr(k->help, '\n') == NULL && strchr(k->help, '\t') == NULL,
+		      "%s: one line of help", want);
+		CHECK(k->alt && k->alt[0], "%s: an alternative value", want);
+		CHECK(k->min <= k->max || k->max == 0, "%s: range %llu..%llu", want,
+		      (unsigned long long)k->min, (unsigned long long)k->max);
+		for (size_t j = 0; j < i; j++) {
+			CHECK(strcmp(t[j].section, k->section) != 0 || strcmp(t[j].key, k->key) != 0,
+			      "%s: twice", want);
+			/* a section's rows are together (one .SS in the man page) */
+			CHECK(strcmp(t[j].section, k->section) != 0 || j == i - 1 ||
+			      strcmp(t[j + 1].section, k->section) == 0, "%s: section split", want);
+		}
+		lfe_config_key_range(k, range, sizeof range);
+		if (strcmp(lfe_config_key_type(k), "number") == 0 && k->def) {
+			uint64_t v;
+			CHECK(lfe_config_parse_u64(k->def, k->min, k->max, &v) == 0, "%s: default %s outside %s",
+			      want, k->def, range);
+		}
+		if (k->def) {
+			/* The default parses and is what lfe_config_defaults holds. */
+			c = def;
+			CHECK(lfe_config_set(&c, sec, k->key, k->def, err) == 0, "%s: default %s: %s", want,
+			      k->def, err);
+			c.port[0].present = false;
+			CHECK(!lfe_config_differs(&def, &c, name, sizeof name), "%s: default %s is not the "
+			      "defaults' (%s)", want, k->def, name);
+		}
+		/* The alternative parses, differs, and is named as this key. */
+		c = def;
+		d = def;
+		if (port) {
+			c.port[0].present = true;
+			d.port[0].present = true;
+		}
+		CHECK(lfe_config_set(&d, sec, k->key, k->alt, err) == 0, "%s: alt %s: %s", want, k->alt, err);
+		CHECK(lfe_config_differs(&c, &d, name, sizeof name) && strcmp(name, want) == 0,
+		      "%s = %s: differs names '%s'", want, k->alt, name);
+		unsigned r = lfe_config_restart_differs(&c, &d, name, sizeof name);
+		if (k->reload == LFE_CFG_LIVE) {
+			CHECK(lfe_config_key_size(k) > 0, "%s: LIVE without a plain field", want);
+			CHECK(r == 0, "%s: LIVE, but restart_differs names '%s'", want, name);
+			lfe_config_copy_live(&c, &d);
+			CHECK(!lfe_config_differs(&c, &d, name, sizeof name), "%s: copy_live leaves %s", want,
+			      name);
+		} else {
+			CHECK(r == 1 && strcmp(name, want) == 0, "%s: RESTART, restart_differs %u '%s'", want, r,
+			      name);
+			lfe_config_copy_live(&c, &d);
+			CHECK(lfe_config_differs(&c, &d, name, sizeof name), "%s: copy_live copied it", want);
+		}
+	}
+	/* Every RESTART key changed at once: all named, ports once. */
+	c = def;
+	d = def;
+	unsigned restart = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].reload != LFE_CFG_RESTART || strcmp(t[i].key, "port") == 0)
+			continue;
+		restart++;
+		CHECK(lfe_config_set(&d, strcmp(t[i].section, "port") == 0 ? "port0" : t[i].section, t[i].key,
+				     t[i].alt, err) == 0, "%s", err);
+	}
+	c.port[0].present = true;
+	unsigned r = lfe_config_restart_differs(&c, &d, name, 40);
+	CHECK(r == restart, "all RESTART keys: %u named, want %u", r, restart);
+	CHECK(strlen(name) == 39 && strncmp(name, "[store] path, [store] default_scheme", 36) == 0,
+	      "truncated list: '%s'", name);
+	/* Constants of other modules that the table writes as text. */
+	struct lfe_tcp_cfg tcd;
+	lfe_tcp_cfg_default(&tcd);
+	CHECK(def.tcp_syn_rate == tcd.syn_rate && def.tcp_syn_rate_validated == tcd.syn_rate_validated &&
+	      def.tcp_validated_sources == tcd.validated_sources, "tcp defaults: net/tcp.c's");
+	CHECK(def.share_pressure_pct == LFE_SHARE_PRESSURE_PCT, "share_pressure_pct %u",
+	      def.share_pressure_pct);
+	CHECK(def.tls_ticket_lifetime == LFE_TLS_TICKET_LIFETIME_DEFAULT, "ticket_lifetime %u",
+	      def.tls_ticket_lifetime);
+	CHECK(def.port[7].mtu == 1500 && def.port[7].checksum_offload && !def.port[7].present,
+	      "port defaults in every port, none present");
+}
+
 int main(void)
 {
+	test_schema();
 	test_differs();
 	test_metrics_listen();
 	test_set_table();
