@@ -375,19 +375,19 @@ static const char *const schemes[] = {
 	"{CRYPT}", "{ARGON2}", "{PBKDF2-SHA1}", "{PBKDF2-SHA256}", "{PBKDF2-SHA512}",
 };
 
-static int errf(char err[LFE_CFG_ERR_LEN], int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int errf(char err[LFE_CFG_ERR_LEN], int rc, const char *fmt, ...)
+static int errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err, LFE_CFG_ERR_LEN, fmt, ap);
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
 static int set_value(struct lfe_config *c, uint8_t *base, const struct lfe_cfg_key *k,
-		     const char *section, const char *key, const char *raw, char err[LFE_CFG_ERR_LEN]);
+		     const char *section, const char *key, const char *raw, char *err, size_t errlen);
 
 /* Every row's def, parsed as if written in the file ("port" rows into
  * every port, which stays absent). The table's defaults are checked by
@@ -403,9 +403,9 @@ void lfe_config_defaults(struct lfe_config *c)
 			continue;
 		if (strcmp(k->section, "port") == 0) {
 			for (uint32_t p = 0; p < LFE_CFG_MAX_PORTS; p++)
-				(void)set_value(c, (uint8_t *)&c->port[p], k, "port", k->key, k->def, err);
+				(void)set_value(c, (uint8_t *)&c->port[p], k, "port", k->key, k->def, err, sizeof(err));
 		} else {
-			(void)set_value(c, (uint8_t *)c, k, k->section, k->key, k->def, err);
+			(void)set_value(c, (uint8_t *)c, k, k->section, k->key, k->def, err, sizeof(err));
 		}
 	}
 }
@@ -554,7 +554,7 @@ static void trim(const char *in, char *out, size_t cap)
 }
 
 int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
-		   const char *raw, char err[LFE_CFG_ERR_LEN])
+		   const char *raw, char *err, size_t errlen)
 {
 	char v[1024];
 	uint8_t *base = (uint8_t *)c;
@@ -562,14 +562,14 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 	uint64_t u;
 
 	if (section == NULL || key == NULL || raw == NULL)
-		return errf(err, -EINVAL, "missing section, key or value");
+		return errf(err, errlen, -EINVAL, "missing section, key or value");
 	if (strlen(raw) >= sizeof(v))
-		return errf(err, -EINVAL, "[%.32s] %.32s: value too long", section, key);
+		return errf(err, errlen, -EINVAL, "[%.32s] %.32s: value too long", section, key);
 	trim(raw, v, sizeof(v));
 
 	if (strncmp(section, "port", 4) == 0) {
 		if (lfe_config_parse_u64(section + 4, 0, LFE_CFG_MAX_PORTS - 1, &u) < 0)
-			return errf(err, -ENOENT, "[%.32s]: unknown section (ports are port0..port%u)",
+			return errf(err, errlen, -ENOENT, "[%.32s]: unknown section (ports are port0..port%u)",
 				    section, LFE_CFG_MAX_PORTS - 1);
 		base = (uint8_t *)&c->port[u];
 		c->port[u].present = true;
@@ -587,15 +587,15 @@ int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
 		}
 	}
 	if (!sec_known)
-		return errf(err, -ENOENT, "[%.32s]: unknown section", section);
+		return errf(err, errlen, -ENOENT, "[%.32s]: unknown section", section);
 	if (k == NULL)
-		return errf(err, -ENOENT, "[%.32s] %.64s: unknown key", section, key);
-	return set_value(c, base, k, section, key, v, err);
+		return errf(err, errlen, -ENOENT, "[%.32s] %.64s: unknown key", section, key);
+	return set_value(c, base, k, section, key, v, err, errlen);
 }
 
 /* Parse v (trimmed) into row k's field at base (c, or one of its ports). */
 static int set_value(struct lfe_config *c, uint8_t *base, const struct lfe_cfg_key *k,
-		     const char *section, const char *key, const char *v, char err[LFE_CFG_ERR_LEN])
+		     const char *section, const char *key, const char *v, char *err, size_t errlen)
 {
 	const char *why = NULL;
 	uint64_t u;
@@ -615,7 +615,7 @@ static int set_value(struct lfe_config *c, uint8_t *base, const struct lfe_cfg_k
 	case K_U16: {
 		int rc = lfe_config_parse_u64(v, k->min, k->max, &u);
 		if (rc == -ERANGE) {
-			return errf(err, -EINVAL, "[%.32s] %s: %s out of range %llu..%llu", section, key, v,
+			return errf(err, errlen, -EINVAL, "[%.32s] %s: %s out of range %llu..%llu", section, key, v,
 				    (unsigned long long)k->min, (unsigned long long)k->max);
 		} else if (rc < 0) {
 			why = "not a decimal number";
@@ -736,7 +736,7 @@ static int set_value(struct lfe_config *c, uint8_t *base, const struct lfe_cfg_k
 	}
 	}
 	if (why)
-		return errf(err, -EINVAL, "[%.32s] %s: \"%.64s\": %s", section, key, v, why);
+		return errf(err, errlen, -EINVAL, "[%.32s] %s: \"%.64s\": %s", section, key, v, why);
 	return 0;
 }
 
@@ -756,36 +756,36 @@ int lfe_config_parse_listen(const char *s, uint32_t *addr, uint16_t *port)
 	return 0;
 }
 
-int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
+int lfe_config_finish(struct lfe_config *c, char *err, size_t errlen)
 {
 	uint32_t la;
 	uint16_t lp;
 	if (c->store_path[0] == '\0')
-		return errf(err, -EINVAL, "[store] path: required");
+		return errf(err, errlen, -EINVAL, "[store] path: required");
 	enum lfe_log_dest ld;
 	enum lfe_log_level ll;
 	if (lfe_log_parse_dest(c->log_dest, &ld) < 0)
-		return errf(err, -EINVAL, "[daemon] log: \"%s\": stderr or syslog", c->log_dest);
+		return errf(err, errlen, -EINVAL, "[daemon] log: \"%s\": stderr or syslog", c->log_dest);
 	if (lfe_log_parse_level(c->log_level, &ll) < 0)
-		return errf(err, -EINVAL, "[daemon] log_level: \"%s\": err, warn, info or debug", c->log_level);
+		return errf(err, errlen, -EINVAL, "[daemon] log_level: \"%s\": err, warn, info or debug", c->log_level);
 	if (c->metrics_listen[0] && lfe_config_parse_listen(c->metrics_listen, &la, &lp) < 0)
-		return errf(err, -EINVAL, "[admin] metrics_listen: \"%s\": not ADDRESS:PORT (IPv4), "
+		return errf(err, errlen, -EINVAL, "[admin] metrics_listen: \"%s\": not ADDRESS:PORT (IPv4), "
 			    "or empty for no metrics", c->metrics_listen);
 	if (c->n_ldap_ports + c->n_ldaps_ports > LFE_CFG_MAX_LISTEN)
-		return errf(err, -EINVAL, "[ldap] ldaps_ports: at most %u ports with [ldap] ports",
+		return errf(err, errlen, -EINVAL, "[ldap] ldaps_ports: at most %u ports with [ldap] ports",
 			    LFE_CFG_MAX_LISTEN);
 	for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
 		for (uint32_t j = 0; j < c->n_ldap_ports; j++)
 			if (c->ldaps_ports[i] == c->ldap_ports[j])
-				return errf(err, -EINVAL, "[ldap] ldaps_ports: %u is also a cleartext port",
+				return errf(err, errlen, -EINVAL, "[ldap] ldaps_ports: %u is also a cleartext port",
 					    c->ldaps_ports[i]);
 	if (c->n_ldaps_ports && (c->tls_certificate[0] == '\0' || c->tls_key[0] == '\0'))
-		return errf(err, -EINVAL, "[tls] certificate and key: required by [ldap] ldaps_ports");
+		return errf(err, errlen, -EINVAL, "[tls] certificate and key: required by [ldap] ldaps_ports");
 	if (c->require_tls != LFE_REQUIRE_TLS_NONE &&
 	    (c->tls_certificate[0] == '\0' || c->tls_key[0] == '\0'))
-		return errf(err, -EINVAL, "[ldap] require_tls: needs a [tls] certificate and key");
+		return errf(err, errlen, -EINVAL, "[ldap] require_tls: needs a [tls] certificate and key");
 	if (c->tls_verify_client != LFE_TLS_VERIFY_NONE && c->tls_ca[0] == '\0')
-		return errf(err, -EINVAL, "[tls] verify_client: needs [tls] ca (the CA that signs "
+		return errf(err, errlen, -EINVAL, "[tls] verify_client: needs [tls] ca (the CA that signs "
 			    "client certificates)");
 	c->n_ports = 0;
 	for (uint32_t i = 0; i < LFE_CFG_MAX_PORTS; i++) {
@@ -793,70 +793,70 @@ int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN])
 		if (!p->present)
 			continue;
 		if (i != c->n_ports)
-			return errf(err, -EINVAL, "[port%u]: ports must be numbered from port0 without gaps", i);
+			return errf(err, errlen, -EINVAL, "[port%u]: ports must be numbered from port0 without gaps", i);
 		c->n_ports++;
 		if (p->dev[0] == '\0')
-			return errf(err, -EINVAL, "[port%u] dev: required", i);
+			return errf(err, errlen, -EINVAL, "[port%u] dev: required", i);
 		if (p->addr == 0)
-			return errf(err, -EINVAL, "[port%u] address: required", i);
+			return errf(err, errlen, -EINVAL, "[port%u] address: required", i);
 		uint32_t mask = p->prefix_len == 32 ? 0xffffffffu : ~(0xffffffffu >> p->prefix_len);
 		if (p->gateway && ((p->gateway ^ p->addr) & mask))
-			return errf(err, -EINVAL, "[port%u] gateway: not inside the port's subnet", i);
+			return errf(err, errlen, -EINVAL, "[port%u] gateway: not inside the port's subnet", i);
 		if (p->gateway == p->addr)
-			return errf(err, -EINVAL, "[port%u] gateway: equals the port's own address", i);
+			return errf(err, errlen, -EINVAL, "[port%u] gateway: equals the port's own address", i);
 		for (uint32_t j = 0; j < i; j++) {
 			if (c->port[j].addr == p->addr)
-				return errf(err, -EINVAL, "[port%u] address: same as [port%u]", i, j);
+				return errf(err, errlen, -EINVAL, "[port%u] address: same as [port%u]", i, j);
 			if (strcmp(c->port[j].dev, p->dev) == 0)
-				return errf(err, -EINVAL, "[port%u] dev: same as [port%u]", i, j);
+				return errf(err, errlen, -EINVAL, "[port%u] dev: same as [port%u]", i, j);
 		}
 	}
 	if (c->n_ports == 0)
-		return errf(err, -EINVAL, "[port0]: at least one port is required");
+		return errf(err, errlen, -EINVAL, "[port0]: at least one port is required");
 	if (c->search_access == LFE_SEARCH_ACCESS_ANONYMOUS && !c->allow_anonymous)
-		return errf(err, -EINVAL, "[ldap] search_access: anonymous conflicts with "
+		return errf(err, errlen, -EINVAL, "[ldap] search_access: anonymous conflicts with "
 			    "allow_anonymous = false (anonymous clients may not search then)");
 	if (c->search_base[0] && c->suffix[0]) {
 		char s[LFE_DN_MAX + 1];
 		ssize_t sl = lfe_dn_normalize((const uint8_t *)c->suffix, strlen(c->suffix), s, sizeof(s));
 		if (sl < 0)
-			return errf(err, -EINVAL, "[ldap] suffix: not a valid DN");
+			return errf(err, errlen, -EINVAL, "[ldap] suffix: not a valid DN");
 		if (!lfe_dn_is_under(c->search_base, strlen(c->search_base), s, (size_t)sl))
-			return errf(err, -EINVAL, "[ldap] search_base: not at or under the suffix %.200s",
+			return errf(err, errlen, -EINVAL, "[ldap] search_base: not at or under the suffix %.200s",
 				    c->suffix);
 	}
 	if (c->group[0] && !c->user[0])
-		return errf(err, -EINVAL, "[daemon] group: needs [daemon] user");
+		return errf(err, errlen, -EINVAL, "[daemon] group: needs [daemon] user");
 	const struct lfe_cfg_throttle *t = &c->throttle;
 	if (t->enabled && t->src_failures == 0 && t->dn_failures == 0 && t->dn_global_failures == 0)
-		return errf(err, -EINVAL, "[throttle] enabled: every threshold "
+		return errf(err, errlen, -EINVAL, "[throttle] enabled: every threshold "
 			    "(src_failures, dn_failures, dn_global_failures) is 0");
 	if (t->enabled && t->dn_global_failures && t->dn_failures > t->dn_global_failures)
-		return errf(err, -EINVAL, "[throttle] dn_global_failures: below dn_failures "
+		return errf(err, errlen, -EINVAL, "[throttle] dn_global_failures: below dn_failures "
 			    "(the per-DN count over all sources includes each source's)");
 	return 0;
 }
 
-int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char err[LFE_CFG_ERR_LEN])
+int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char *err, size_t errlen)
 {
 	char tok[64];
 
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
 	if (s == NULL || *s == '\0')
-		return errf(err, -EINVAL, "--impair: empty");
+		return errf(err, errlen, -EINVAL, "--impair: empty");
 	while (*s) {
 		size_t l = strcspn(s, ",");
 		if (l == 0 || l >= sizeof(tok))
-			return errf(err, -EINVAL, "--impair: empty or overlong item");
+			return errf(err, errlen, -EINVAL, "--impair: empty or overlong item");
 		memcpy(tok, s, l);
 		tok[l] = '\0';
 		s += l;
 		if (*s == ',' && *++s == '\0')
-			return errf(err, -EINVAL, "--impair: trailing comma");
+			return errf(err, errlen, -EINVAL, "--impair: trailing comma");
 		char *eq = strchr(tok, '=');
 		if (eq == NULL)
-			return errf(err, -EINVAL, "--impair: \"%s\": expected name=value", tok);
+			return errf(err, errlen, -EINVAL, "--impair: \"%s\": expected name=value", tok);
 		*eq = '\0';
 		uint64_t v;
 		uint32_t *dst = NULL;
@@ -867,9 +867,9 @@ int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char err[L
 		else if (strcmp(tok, "reorder") == 0)
 			dst = &o->reorder_ppm;
 		else if (strcmp(tok, "seed") != 0)
-			return errf(err, -EINVAL, "--impair: unknown item \"%s\" (drop, dup, reorder, seed)", tok);
+			return errf(err, errlen, -EINVAL, "--impair: unknown item \"%s\" (drop, dup, reorder, seed)", tok);
 		if (lfe_config_parse_u64(eq + 1, 0, dst ? 1000000u : UINT64_MAX, &v) < 0)
-			return errf(err, -EINVAL, "--impair %s: \"%s\": %s", tok, eq + 1,
+			return errf(err, errlen, -EINVAL, "--impair %s: \"%s\": %s", tok, eq + 1,
 				    dst ? "expected parts per million 0..1000000" : "expected a number");
 		if (dst)
 			*dst = (uint32_t)v;

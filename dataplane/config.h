@@ -173,11 +173,11 @@ void lfe_config_defaults(struct lfe_config *c);
  * with a NUL-terminated message in err. Strings are taken with any
  * surrounding spaces trimmed. */
 int lfe_config_set(struct lfe_config *c, const char *section, const char *key,
-		   const char *value, char err[LFE_CFG_ERR_LEN]);
+		   const char *value, char *err, size_t errlen);
 
 /* Cross-checks once every key is in: required keys present, ports dense
  * from port0, addresses unique, gateway inside the port's subnet. */
-int lfe_config_finish(struct lfe_config *c, char err[LFE_CFG_ERR_LEN]);
+int lfe_config_finish(struct lfe_config *c, char *err, size_t errlen);
 
 /* Options after "--" on the command line that are not in the file. */
 struct lfe_impair_opts {
@@ -188,7 +188,7 @@ struct lfe_impair_opts {
 
 /* Parse "drop=PPM,dup=PPM,reorder=PPM,seed=N" (any subset, any order;
  * PPM ≤ 1000000). 0 or -EINVAL with a message. */
-int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char err[LFE_CFG_ERR_LEN]);
+int lfe_config_parse_impair(const char *s, struct lfe_impair_opts *o, char *err, size_t errlen);
 
 /* "a.b.c.d:port" (port 1..65535) → host-order address and port. 0 or -EINVAL. */
 int lfe_config_parse_listen(const char *s, uint32_t *addr, uint16_t *port);

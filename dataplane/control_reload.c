@@ -43,7 +43,7 @@ int lfe_config_load(const char *path, struct lfe_config *c, char *err, size_t er
 			break;
 		}
 		for (int j = 0; j < ne; j++) {
-			rc = lfe_config_set(c, sec, ents[j].name, ents[j].value, e);
+			rc = lfe_config_set(c, sec, ents[j].name, ents[j].value, e, sizeof(e));
 			if (rc < 0) {
 				snprintf(err, errlen, "%s: %s", path, e);
 				break;
@@ -51,7 +51,7 @@ int lfe_config_load(const char *path, struct lfe_config *c, char *err, size_t er
 		}
 	}
 	rte_cfgfile_close(cf);
-	if (rc == 0 && (rc = lfe_config_finish(c, e)) < 0)
+	if (rc == 0 && (rc = lfe_config_finish(c, e, sizeof(e))) < 0)
 		snprintf(err, errlen, "%s: %s", path, e);
 	return rc < 0 ? -EINVAL : 0;
 }

@@ -335,11 +335,11 @@ static int setup_config(struct lfe_daemon *d, struct run *r)
 			return -1;
 		}
 	}
-	if (r->impair && lfe_config_parse_impair(r->impair, &d->impair, err) < 0) {
+	if (r->impair && lfe_config_parse_impair(r->impair, &d->impair, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ldapfe: %s\n", err);
 		return -1;
 	}
-	if (d->cfg.user[0] && lfe_priv_resolve(d->cfg.user, d->cfg.group, &r->uid, &r->gid, err) < 0) {
+	if (d->cfg.user[0] && lfe_priv_resolve(d->cfg.user, d->cfg.group, &r->uid, &r->gid, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ldapfe: %s: %s\n", r->config, err);
 		return -1;
 	}
@@ -407,7 +407,7 @@ static int start_services(struct lfe_daemon *d, struct run *r)
 	}
 	/* Ports are up, memory mapped, sockets open: root is no longer needed. */
 	if (d->cfg.user[0]) {
-		if (lfe_priv_drop(r->uid, r->gid, err) < 0) {
+		if (lfe_priv_drop(r->uid, r->gid, err, sizeof(err)) < 0) {
 			fprintf(stderr, "ldapfe: %s\n", err);
 			return -1;
 		}

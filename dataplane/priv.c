@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid,
-		     char err[LFE_CFG_ERR_LEN])
+		     char *err, size_t errlen)
 {
 	struct passwd pw, *pr = NULL;
 	struct group gr, *gres = NULL;
@@ -20,7 +20,7 @@ int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid
 
 	int rc = getpwnam_r(user, &pw, buf, sizeof(buf), &pr);
 	if (rc != 0 || pr == NULL) {
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: \"%.64s\": %s", user,
+		snprintf(err, errlen, "[daemon] user: \"%.64s\": %s", user,
 			 rc ? strerror(rc) : "no such user");
 		return rc ? -EINVAL : -ENOENT;
 	}
@@ -29,19 +29,19 @@ int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid
 	if (group && group[0]) {
 		rc = getgrnam_r(group, &gr, buf, sizeof(buf), &gres);
 		if (rc != 0 || gres == NULL) {
-			snprintf(err, LFE_CFG_ERR_LEN, "[daemon] group: \"%.64s\": %s", group,
+			snprintf(err, errlen, "[daemon] group: \"%.64s\": %s", group,
 				 rc ? strerror(rc) : "no such group");
 			return rc ? -EINVAL : -ENOENT;
 		}
 		*gid = gr.gr_gid;
 	}
 	if (*uid == 0) {
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: \"%.64s\": has uid 0, dropping to it keeps root",
+		snprintf(err, errlen, "[daemon] user: \"%.64s\": has uid 0, dropping to it keeps root",
 			 user);
 		return -EINVAL;
 	}
 	if (*gid == 0) {
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] %s: \"%.64s\": gid 0, dropping to it keeps root's group "
+		snprintf(err, errlen, "[daemon] %s: \"%.64s\": gid 0, dropping to it keeps root's group "
 			 "(files of group root, /dev nodes)", group && group[0] ? "group" : "user",
 			 group && group[0] ? group : user);
 		return -EINVAL;
@@ -49,11 +49,11 @@ int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid
 	return 0;
 }
 
-int lfe_priv_drop(uid_t uid, gid_t gid, char err[LFE_CFG_ERR_LEN])
+int lfe_priv_drop(uid_t uid, gid_t gid, char *err, size_t errlen)
 {
 	if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0) {
 		int e = errno;
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: cannot drop to uid %u gid %u: %s",
+		snprintf(err, errlen, "[daemon] user: cannot drop to uid %u gid %u: %s",
 			 (unsigned)uid, (unsigned)gid, strerror(e));
 		return -e;
 	}
@@ -63,15 +63,15 @@ int lfe_priv_drop(uid_t uid, gid_t gid, char err[LFE_CFG_ERR_LEN])
 	memset(d, 0, sizeof(d));
 	if (syscall(SYS_capget, &h, d) < 0 || d[0].effective || d[1].effective || d[0].permitted ||
 	    d[1].permitted) {
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: capabilities remain after the drop");
+		snprintf(err, errlen, "[daemon] user: capabilities remain after the drop");
 		return -EPERM;
 	}
 	if (setuid(0) == 0) {
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: uid 0 could be regained");
+		snprintf(err, errlen, "[daemon] user: uid 0 could be regained");
 		return -EPERM;
 	}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
-		snprintf(err, LFE_CFG_ERR_LEN, "[daemon] user: no_new_privs is not set");
+		snprintf(err, errlen, "[daemon] user: no_new_privs is not set");
 		return -EPERM;
 	}
 	return 0;

@@ -27,12 +27,12 @@
  * 0, or -ENOENT (no such user/group) / -EINVAL (uid or gid 0 requested
  * for a non-root name, or a lookup error) with a message naming the key. */
 int lfe_priv_resolve(const char *user, const char *group, uid_t *uid, gid_t *gid,
-		     char err[LFE_CFG_ERR_LEN]);
+		     char *err, size_t errlen);
 
 /* setgroups({gid}), setresgid(gid), setresuid(uid), then check: no
  * capability left in the effective/permitted sets, uid 0 cannot be
  * regained, no_new_privs is set. 0 or a negative errno with a message. */
-int lfe_priv_drop(uid_t uid, gid_t gid, char err[LFE_CFG_ERR_LEN]);
+int lfe_priv_drop(uid_t uid, gid_t gid, char *err, size_t errlen);
 
 /* PR_SET_NO_NEW_PRIVS, what systemd's NoNewPrivileges= gives, also when
  * ldapfe is started another way: no execve (the daemon makes none, but a

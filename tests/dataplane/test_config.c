@@ -180,7 +180,7 @@ static void test_set_table(void)
 		struct lfe_config cfg;
 		char err[LFE_CFG_ERR_LEN] = "";
 		lfe_config_defaults(&cfg);
-		int rc = lfe_config_set(&cfg, c->sec, c->key, c->val, err);
+		int rc = lfe_config_set(&cfg, c->sec, c->key, c->val, err, sizeof(err));
 		CHECK(rc == c->rc, "[%s] %s=%s: rc %d want %d (%s)", c->sec, c->key, c->val, rc, c->rc, err);
 		if (c->rc != 0)
 			CHECK(strstr(err, c->msg) != NULL, "[%s] %s=%s: message \"%s\" lacks \"%s\"", c->sec,
@@ -220,9 +220,9 @@ static void test_values(void)
 		{ "port1", "checksum_offload", " off " },
 	};
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err) == 0, "%s.%s: %s", kv[i][0],
+		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err, sizeof(err)) == 0, "%s.%s: %s", kv[i][0],
 		      kv[i][1], err);
-	CHECK(lfe_config_finish(&c, err) == 0, "finish: %s", err);
+	CHECK(lfe_config_finish(&c, err, sizeof(err)) == 0, "finish: %s", err);
 	CHECK(strcmp(c.store_path, "/tmp/store") == 0, "path trimmed: '%s'", c.store_path);
 	CHECK(strcmp(c.default_scheme, "{PBKDF2-SHA512}") == 0, "scheme canonical: %s", c.default_scheme);
 	CHECK(c.n_ldap_ports == 2 && c.ldap_ports[0] == 389 && c.ldap_ports[1] == 1389, "ports");
@@ -328,9 +328,9 @@ static void test_finish_table(void)
 		char err[LFE_CFG_ERR_LEN] = "";
 		lfe_config_defaults(&cfg);
 		for (size_t j = 0; j < 6 && c->kv[j][0]; j++)
-			CHECK(lfe_config_set(&cfg, c->kv[j][0], c->kv[j][1], c->kv[j][2], err) == 0, "%s: set %s",
+			CHECK(lfe_config_set(&cfg, c->kv[j][0], c->kv[j][1], c->kv[j][2], err, sizeof(err)) == 0, "%s: set %s",
 			      c->name, err);
-		int rc = lfe_config_finish(&cfg, err);
+		int rc = lfe_config_finish(&cfg, err, sizeof(err));
 		if (c->msg == NULL)
 			CHECK(rc == 0, "%s: %s", c->name, err);
 		else
@@ -344,12 +344,12 @@ static void test_refused_leaves_nothing(void)
 	struct lfe_config c;
 	char err[LFE_CFG_ERR_LEN];
 	lfe_config_defaults(&c);
-	CHECK(lfe_config_set(&c, "store", "path", "/s", err) == 0, "path");
-	CHECK(lfe_config_set(&c, "port0", "dev", "d0", err) == 0, "dev");
-	CHECK(lfe_config_set(&c, "port0", "address", "10.0.0.1/24p", err) == -EINVAL, "bad prefix");
+	CHECK(lfe_config_set(&c, "store", "path", "/s", err, sizeof(err)) == 0, "path");
+	CHECK(lfe_config_set(&c, "port0", "dev", "d0", err, sizeof(err)) == 0, "dev");
+	CHECK(lfe_config_set(&c, "port0", "address", "10.0.0.1/24p", err, sizeof(err)) == -EINVAL, "bad prefix");
 	CHECK(c.port[0].addr == 0 && c.port[0].prefix_len == 0, "address untouched");
-	CHECK(lfe_config_finish(&c, err) == -EINVAL && strstr(err, "[port0] address: required"), "%s", err);
-	CHECK(lfe_config_set(&c, "ldap", "port", "389,99999", err) == -EINVAL, "bad port list");
+	CHECK(lfe_config_finish(&c, err, sizeof(err)) == -EINVAL && strstr(err, "[port0] address: required"), "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "port", "389,99999", err, sizeof(err)) == -EINVAL, "bad port list");
 	CHECK(c.n_ldap_ports == 1 && c.ldap_ports[0] == 389, "ports untouched");
 }
 
@@ -360,10 +360,10 @@ static void test_search_policy_values(void)
 	lfe_config_defaults(&c);
 	CHECK(c.search_access == LFE_SEARCH_ACCESS_DEFAULT && c.search_scope == LFE_SEARCH_SCOPE_SUB &&
 	      c.search_base[0] == '\0' && c.search_attrs[0] == '\0', "search defaults");
-	CHECK(lfe_config_set(&c, "ldap", "search_access", "bound", err) == 0, "%s", err);
-	CHECK(lfe_config_set(&c, "ldap", "search_scope", "base", err) == 0, "%s", err);
-	CHECK(lfe_config_set(&c, "ldap", "search_base", "OU=People,  DC=Example,dc=com", err) == 0, "%s", err);
-	CHECK(lfe_config_set(&c, "ldap", "search_attrs", "uid, mail", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_access", "bound", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_scope", "base", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_base", "OU=People,  DC=Example,dc=com", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "ldap", "search_attrs", "uid, mail", err, sizeof(err)) == 0, "%s", err);
 	CHECK(c.search_access == LFE_SEARCH_ACCESS_BOUND, "access");
 	CHECK(c.search_scope == LFE_SEARCH_SCOPE_BASE, "scope");
 	CHECK(strcmp(c.search_base, "ou=people,dc=example,dc=com") == 0, "base normalized: %s", c.search_base);
@@ -372,9 +372,9 @@ static void test_search_policy_values(void)
 	CHECK(lfe_search_attrs_parse(&p, c.search_attrs, &why) == 0 && p.n_attrs == 2 &&
 	      strcmp(p.attrs[0], "uid") == 0 && strcmp(p.attrs[1], "mail") == 0, "attrs");
 	/* A refused value leaves the earlier one in place. */
-	CHECK(lfe_config_set(&c, "ldap", "search_access", "all", err) == -EINVAL, "bad access");
+	CHECK(lfe_config_set(&c, "ldap", "search_access", "all", err, sizeof(err)) == -EINVAL, "bad access");
 	CHECK(c.search_access == LFE_SEARCH_ACCESS_BOUND, "access untouched");
-	CHECK(lfe_config_set(&c, "ldap", "search_attrs", "uid,userPassword", err) == -EINVAL, "secret");
+	CHECK(lfe_config_set(&c, "ldap", "search_attrs", "uid,userPassword", err, sizeof(err)) == -EINVAL, "secret");
 	CHECK(strcmp(c.search_attrs, "uid, mail") == 0, "attrs untouched: %s", c.search_attrs);
 }
 
@@ -385,16 +385,16 @@ static void test_priv_resolve(void)
 	char err[LFE_CFG_ERR_LEN] = "";
 	uid_t u = 0;
 	gid_t g = 0;
-	CHECK(lfe_priv_resolve("nosuchuser-lfe", NULL, &u, &g, err) == -ENOENT &&
+	CHECK(lfe_priv_resolve("nosuchuser-lfe", NULL, &u, &g, err, sizeof(err)) == -ENOENT &&
 	      strstr(err, "[daemon] user: \"nosuchuser-lfe\": no such user"), "%s", err);
-	CHECK(lfe_priv_resolve("root", NULL, &u, &g, err) == -EINVAL && strstr(err, "uid 0"), "%s", err);
-	CHECK(lfe_priv_resolve("nobody", "nosuchgroup-lfe", &u, &g, err) == -ENOENT &&
+	CHECK(lfe_priv_resolve("root", NULL, &u, &g, err, sizeof(err)) == -EINVAL && strstr(err, "uid 0"), "%s", err);
+	CHECK(lfe_priv_resolve("nobody", "nosuchgroup-lfe", &u, &g, err, sizeof(err)) == -ENOENT &&
 	      strstr(err, "[daemon] group"), "%s", err);
-	CHECK(lfe_priv_resolve("nobody", NULL, &u, &g, err) == 0 && u != 0, "nobody: %s", err);
+	CHECK(lfe_priv_resolve("nobody", NULL, &u, &g, err, sizeof(err)) == 0 && u != 0, "nobody: %s", err);
 	/* gid 0 is refused like uid 0 (priv.h): it keeps root's group files. */
-	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err) == -EINVAL && strstr(err, "gid 0"),
+	CHECK(lfe_priv_resolve("nobody", "root", &u, &g, err, sizeof(err)) == -EINVAL && strstr(err, "gid 0"),
 	      "explicit group root: %s", err);
-	CHECK(lfe_priv_resolve("nobody", "nogroup", &u, &g, err) == 0 && g != 0, "explicit group: %s", err);
+	CHECK(lfe_priv_resolve("nobody", "nogroup", &u, &g, err, sizeof(err)) == 0 && g != 0, "explicit group: %s", err);
 }
 
 /* [throttle]: every key checked, defaults, and the cross-checks. */
@@ -424,7 +424,7 @@ static void test_throttle(void)
 		struct lfe_config cfg;
 		char err[LFE_CFG_ERR_LEN] = "";
 		lfe_config_defaults(&cfg);
-		int rc = lfe_config_set(&cfg, c->sec, c->key, c->val, err);
+		int rc = lfe_config_set(&cfg, c->sec, c->key, c->val, err, sizeof(err));
 		CHECK(rc == c->rc, "[%s] %s=%s: rc %d want %d (%s)", c->sec, c->key, c->val, rc, c->rc, err);
 		if (c->rc != 0)
 			CHECK(strstr(err, c->msg) != NULL, "[%s] %s=%s: message \"%s\" lacks \"%s\"", c->sec,
@@ -444,25 +444,25 @@ static void test_throttle(void)
 		{ "throttle", "window_ms", "10000" }, { "throttle", "penalty_ms", "30000" },
 	};
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err) == 0, "%s.%s: %s", kv[i][0],
+		CHECK(lfe_config_set(&c, kv[i][0], kv[i][1], kv[i][2], err, sizeof(err)) == 0, "%s.%s: %s", kv[i][0],
 		      kv[i][1], err);
-	CHECK(lfe_config_finish(&c, err) == 0, "finish: %s", err);
+	CHECK(lfe_config_finish(&c, err, sizeof(err)) == 0, "finish: %s", err);
 	CHECK(c.throttle.enabled && c.throttle.src_failures == 20 && c.throttle.dn_failures == 3 &&
 	      c.throttle.dn_global_failures == 50 && c.throttle.window_ms == 10000 &&
 	      c.throttle.penalty_ms == 30000, "throttle values");
 
 	/* Enabled with every kind off, and a global DN threshold below the
 	 * per-source one (it could never be the one that holds). */
-	CHECK(lfe_config_set(&c, "throttle", "dn_global_failures", "2", err) == 0, "%s", err);
-	CHECK(lfe_config_finish(&c, err) == -EINVAL &&
+	CHECK(lfe_config_set(&c, "throttle", "dn_global_failures", "2", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_finish(&c, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "[throttle] dn_global_failures: below dn_failures"), "%s", err);
-	CHECK(lfe_config_set(&c, "throttle", "dn_global_failures", "0", err) == 0, "%s", err);
-	CHECK(lfe_config_set(&c, "throttle", "src_failures", "0", err) == 0, "%s", err);
-	CHECK(lfe_config_set(&c, "throttle", "dn_failures", "0", err) == 0, "%s", err);
-	CHECK(lfe_config_finish(&c, err) == -EINVAL && strstr(err, "[throttle] enabled: every threshold"),
+	CHECK(lfe_config_set(&c, "throttle", "dn_global_failures", "0", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "throttle", "src_failures", "0", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_set(&c, "throttle", "dn_failures", "0", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_finish(&c, err, sizeof(err)) == -EINVAL && strstr(err, "[throttle] enabled: every threshold"),
 	      "%s", err);
-	CHECK(lfe_config_set(&c, "throttle", "enabled", "no", err) == 0, "%s", err);
-	CHECK(lfe_config_finish(&c, err) == 0, "disabled with zero thresholds: %s", err);
+	CHECK(lfe_config_set(&c, "throttle", "enabled", "no", err, sizeof(err)) == 0, "%s", err);
+	CHECK(lfe_config_finish(&c, err, sizeof(err)) == 0, "disabled with zero thresholds: %s", err);
 }
 
 static void test_impair(void)
@@ -482,7 +482,7 @@ static void test_impair(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct lfe_impair_opts o;
 		char err[LFE_CFG_ERR_LEN] = "";
-		int rc = lfe_config_parse_impair(cases[i].s, &o, err);
+		int rc = lfe_config_parse_impair(cases[i].s, &o, err, sizeof(err));
 		CHECK(rc == cases[i].rc, "\"%s\": rc %d (%s)", cases[i].s, rc, err);
 		if (rc == 0)
 			CHECK(o.on && o.drop_ppm == cases[i].drop && o.dup_ppm == cases[i].dup &&
@@ -506,11 +506,11 @@ static void test_metrics_listen(void)
 	CHECK(strcmp(c.metrics_listen, "127.0.0.1:9389") == 0, "default %s", c.metrics_listen);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		lfe_config_defaults(&c);
-		CHECK(lfe_config_set(&c, "store", "path", "/s", err) == 0 &&
-		      lfe_config_set(&c, "port0", "dev", "d0", err) == 0 &&
-		      lfe_config_set(&c, "port0", "address", "10.0.0.1/24", err) == 0 &&
-		      lfe_config_set(&c, "admin", "metrics_listen", cases[i].v, err) == 0, "%s", err);
-		int rc = lfe_config_finish(&c, err);
+		CHECK(lfe_config_set(&c, "store", "path", "/s", err, sizeof(err)) == 0 &&
+		      lfe_config_set(&c, "port0", "dev", "d0", err, sizeof(err)) == 0 &&
+		      lfe_config_set(&c, "port0", "address", "10.0.0.1/24", err, sizeof(err)) == 0 &&
+		      lfe_config_set(&c, "admin", "metrics_listen", cases[i].v, err, sizeof(err)) == 0, "%s", err);
+		int rc = lfe_config_finish(&c, err, sizeof(err));
 		CHECK(rc == cases[i].rc, "metrics_listen \"%s\": rc %d want %d (%s)", cases[i].v, rc, cases[i].rc, err);
 		if (rc)
 			CHECK(strstr(err, "[admin] metrics_listen") != NULL, "message: %s", err);
@@ -549,12 +549,12 @@ static void test_differs(void)
 	static struct lfe_config a, b;
 	char err[LFE_CFG_ERR_LEN], name[80];
 	lfe_config_defaults(&a);
-	CHECK(lfe_config_set(&a, "port0", "dev", "d0", err) == 0, "%s", err);
+	CHECK(lfe_config_set(&a, "port0", "dev", "d0", err, sizeof(err)) == 0, "%s", err);
 	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
 		lfe_config_defaults(&b);
-		CHECK(lfe_config_set(&b, "port0", "dev", "d0", err) == 0, "%s", err);
+		CHECK(lfe_config_set(&b, "port0", "dev", "d0", err, sizeof(err)) == 0, "%s", err);
 		CHECK(!lfe_config_differs(&a, &b, name, sizeof name), "defaults differ: %s", name);
-		CHECK(lfe_config_set(&b, kv[i].sec, kv[i].key, kv[i].val, err) == 0, "%s: %s", kv[i].key, err);
+		CHECK(lfe_config_set(&b, kv[i].sec, kv[i].key, kv[i].val, err, sizeof(err)) == 0, "%s: %s", kv[i].key, err);
 		name[0] = '\0';
 		CHECK(lfe_config_differs(&a, &b, name, sizeof name) && strcmp(name, kv[i].name) == 0,
 		      "%s = %s: named '%s'", kv[i].key, kv[i].val, name);
@@ -603,7 +603,7 @@ static void test_schema(void)
 		if (k->def) {
 			/* The default parses and is what lfe_config_defaults holds. */
 			c = def;
-			CHECK(lfe_config_set(&c, sec, k->key, k->def, err) == 0, "%s: default %s: %s", want,
+			CHECK(lfe_config_set(&c, sec, k->key, k->def, err, sizeof(err)) == 0, "%s: default %s: %s", want,
 			      k->def, err);
 			c.port[0].present = false;
 			CHECK(!lfe_config_differs(&def, &c, name, sizeof name), "%s: default %s is not the "
@@ -616,7 +616,7 @@ static void test_schema(void)
 			c.port[0].present = true;
 			d.port[0].present = true;
 		}
-		CHECK(lfe_config_set(&d, sec, k->key, k->alt, err) == 0, "%s: alt %s: %s", want, k->alt, err);
+		CHECK(lfe_config_set(&d, sec, k->key, k->alt, err, sizeof(err)) == 0, "%s: alt %s: %s", want, k->alt, err);
 		CHECK(lfe_config_differs(&c, &d, name, sizeof name) && strcmp(name, want) == 0,
 		      "%s = %s: differs names '%s'", want, k->alt, name);
 		unsigned r = lfe_config_restart_differs(&c, &d, name, sizeof name);
@@ -642,7 +642,7 @@ static void test_schema(void)
 			continue;
 		restart++;
 		CHECK(lfe_config_set(&d, strcmp(t[i].section, "port") == 0 ? "port0" : t[i].section, t[i].key,
-				     t[i].alt, err) == 0, "%s", err);
+				     t[i].alt, err, sizeof(err)) == 0, "%s", err);
 	}
 	c.port[0].present = true;
 	unsigned r = lfe_config_restart_differs(&c, &d, name, 40);

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		*key++ = '\0';
 		if (strcmp(sec, "impair") == 0) {
-			if (lfe_config_parse_impair(key, &io, err) == 0 &&
+			if (lfe_config_parse_impair(key, &io, err, sizeof(err)) == 0 &&
 			    (io.drop_ppm > 1000000 || io.dup_ppm > 1000000 || io.reorder_ppm > 1000000))
 				abort();
 			continue;
@@ -34,10 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (val == NULL)
 			continue;
 		*val++ = '\0';
-		if (lfe_config_set(&c, sec, key, val, err) < 0 && strlen(err) == 0)
+		if (lfe_config_set(&c, sec, key, val, err, sizeof(err)) < 0 && strlen(err) == 0)
 			abort();
 	}
-	if (lfe_config_finish(&c, err) == 0) {
+	if (lfe_config_finish(&c, err, sizeof(err)) == 0) {
 		if (c.n_ports == 0 || c.n_ports > LFE_CFG_MAX_PORTS || c.store_path[0] == '\0')
 			abort();
 		if (c.max_pdu < 1024 || c.n_ldap_ports == 0 || c.n_ldap_ports > LFE_CFG_MAX_LISTEN)
