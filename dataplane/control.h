@@ -10,7 +10,8 @@
  *
  *   status [json]            version, uptime, ports, workers, store, limits
  *   stats                    lines "CORE NAME VALUE" (CORE = lcore id or
- *                            "total"), NAME from lfe_wstats_names
+ *                            "total"), NAME from the counter tables
+ *                            (wstats.h), then "rate ..." lines
  *   conns LIMIT SHOWDN [json] open connections per core, at most LIMIT each
  *   reload [json]            re-read the config file; apply the live keys
  *                            (also on SIGHUP); with TLS, a new SSL_CTX

@@ -94,45 +94,48 @@ static const struct rate_sample *rate_base(const struct lfe_control *ctl, uint64
 	return newest_old ? newest_old : oldest;
 }
 
-static bool is_gauge(size_t i)
-{
-	return lfe_wstats_is_gauge(lfe_wstats_names[i]);
-}
-
 /* "CORE NAME VALUE" per counter, then "rate CORE NAME PER_SECOND" for
  * every counter but the gauges, over the last second or so (from the
- * control thread's samples: no waiting here). */
+ * control thread's samples: no waiting here). Names, order and kinds are
+ * the counter tables' (wstats.h). */
 void lfe_ctl_req_stats(struct lfe_control *ctl, struct out *o)
 {
 	const struct lfe_daemon *d = ctl->d;
 	static struct lfe_wstats s[LFE_MAX_WORKERS];
 	struct lfe_wstats sum;
 	uint64_t now = lfe_ctl_mono_ns();
+	const struct lfe_ctr_group *const *gs = lfe_wstats_groups;
 
 	for (uint32_t k = 0; k < d->n_workers; k++) {
 		lfe_stats_read(d->w[k], &s[k]);
-		for (size_t i = 0; i < LFE_WSTATS_N; i++)
-			lfe_ctl_outf(o, "%u %s %" PRIu64 "\n", d->w[k]->lcore, lfe_wstats_names[i], ((uint64_t *)&s[k])[i]);
+		for (size_t g = 0; gs[g]; g++)
+			for (size_t i = 0; i < gs[g]->n; i++)
+				lfe_ctl_outf(o, "%u %s %" PRIu64 "\n", d->w[k]->lcore, gs[g]->rows[i].name,
+					     lfe_ctr_get(&s[k], &gs[g]->rows[i]));
 	}
 	lfe_stats_sum(d, &sum);
-	for (size_t i = 0; i < LFE_WSTATS_N; i++)
-		lfe_ctl_outf(o, "total %s %" PRIu64 "\n", lfe_wstats_names[i], ((uint64_t *)&sum)[i]);
+	for (size_t g = 0; gs[g]; g++)
+		for (size_t i = 0; i < gs[g]->n; i++)
+			lfe_ctl_outf(o, "total %s %" PRIu64 "\n", gs[g]->rows[i].name, lfe_ctr_get(&sum, &gs[g]->rows[i]));
 	const struct rate_sample *b = rate_base(ctl, now);
 	if (b == NULL)
 		return;
 	double secs = (double)(now - b->t_ns) / 1e9;
 	lfe_ctl_outf(o, "rate-window %.3f\n", secs);
-	for (size_t i = 0; i < LFE_WSTATS_N; i++) {
-		if (is_gauge(i))
-			continue;
-		uint64_t tot = 0;
-		for (uint32_t k = 0; k < d->n_workers; k++) {
-			uint64_t y = ((uint64_t *)&s[k])[i], x = ((uint64_t *)&b->w[k])[i];
-			uint64_t dv = y >= x ? y - x : 0;
-			tot += dv;
-			lfe_ctl_outf(o, "rate %u %s %.1f\n", d->w[k]->lcore, lfe_wstats_names[i], (double)dv / secs);
+	for (size_t g = 0; gs[g]; g++) {
+		for (size_t i = 0; i < gs[g]->n; i++) {
+			const struct lfe_ctr *c = &gs[g]->rows[i];
+			if (c->kind == LFE_CTR_GAUGE)
+				continue;
+			uint64_t tot = 0;
+			for (uint32_t k = 0; k < d->n_workers; k++) {
+				uint64_t y = lfe_ctr_get(&s[k], c), x = lfe_ctr_get(&b->w[k], c);
+				uint64_t dv = y >= x ? y - x : 0;
+				tot += dv;
+				lfe_ctl_outf(o, "rate %u %s %.1f\n", d->w[k]->lcore, c->name, (double)dv / secs);
+			}
+			lfe_ctl_outf(o, "rate total %s %.1f\n", c->name, (double)tot / secs);
 		}
-		lfe_ctl_outf(o, "rate total %s %.1f\n", lfe_wstats_names[i], (double)tot / secs);
 	}
 }
 

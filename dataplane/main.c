@@ -3,7 +3,7 @@
  *
  *   ldapfe [EAL args] -- --config FILE [--impair drop=PPM,dup=PPM,reorder=PPM,seed=N]
  *                        [--stats-interval S]
- *   ldapfe --help | --version   (no EAL)
+ *   ldapfe --help | --version | --counters   (no EAL)
  *
  * The config file is INI read with rte_cfgfile ('#' starts a comment); its
  * keys are documented in config.h and conf/ldapfe.conf. Ports are vdev
@@ -86,12 +86,13 @@ static void help(FILE *f)
 	      "  --config FILE        the configuration (INI; see ldapfe.conf and dataplane/config.h)\n"
 	      "  --stats-interval S   print per-core counters every S seconds (1..86400)\n"
 	      "  --impair SPEC        test only: drop/duplicate/reorder frames (parts per million)\n"
+	      "  --counters           list every counter: NAME KIND MODULE METRIC HELP (no EAL)\n"
 	      "  --help, --version    this text, the version (no EAL needed for either)\n\n"
 	      "EAL's own options come before \"--\": see ldapfe --no-huge --help (DPDK's list).\n"
 	      "The running daemon is managed with ldapfectl status|stats|conns|reload|drain|top.\n", f);
 }
 
-/* --help and --version after "--" (or as the only argument) answer
+/* --help, --version and --counters after "--" (or as the only argument) answer
  * without starting EAL, which would want hugepages and devices. */
 static int early_option(int argc, char **argv)
 {
@@ -108,6 +109,10 @@ static int early_option(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			help(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--counters") == 0) {
+			lfe_ctr_print_table(stdout);
 			return 0;
 		}
 	}

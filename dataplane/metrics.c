@@ -24,7 +24,6 @@ static void page(const struct lfe_metrics *m, FILE *f)
 {
 	const struct lfe_daemon *d = m->d;
 	static struct lfe_wstats s[LFE_MAX_WORKERS];
-	size_t drops = offsetof(struct lfe_wstats, drops) / sizeof(uint64_t);
 
 	for (uint32_t k = 0; k < d->n_workers; k++)
 		lfe_stats_read(d->w[k], &s[k]);
@@ -34,15 +33,26 @@ static void page(const struct lfe_metrics *m, FILE *f)
 		   "# TYPE ldapfe_start_time_seconds gauge\nldapfe_start_time_seconds %.3f\n", m->start_time);
 	fprintf(f, "# HELP ldapfe_draining 1 while ldapfectl drain runs.\n# TYPE ldapfe_draining gauge\n"
 		   "ldapfe_draining %d\n", atomic_load(&((struct lfe_daemon *)d)->draining) ? 1 : 0);
-	for (size_t i = 0; i < drops; i++) {
-		const char *n = lfe_wstats_names[i];
-		bool g = lfe_wstats_is_gauge(n);
-		fprintf(f, "# HELP ldapfe_%s%s Worker counter %s (ldapfectl stats), per core.\n"
-			   "# TYPE ldapfe_%s%s %s\n", n, g ? "" : "_total", n, n, g ? "" : "_total",
-			g ? "gauge" : "counter");
-		for (uint32_t k = 0; k < d->n_workers; k++)
-			fprintf(f, "ldapfe_%s%s{core=\"%u\"} %" PRIu64 "\n", n, g ? "" : "_total", d->w[k]->lcore,
-				((const uint64_t *)&s[k])[i]);
+	/* Every counter of the tables (wstats.h), with its help and kind. */
+	for (size_t g = 0; lfe_wstats_groups[g]; g++) {
+		const struct lfe_ctr_group *gr = lfe_wstats_groups[g];
+		char n[96];
+		if (gr->family) {
+			fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", gr->family, gr->family_help, gr->family);
+			for (uint32_t k = 0; k < d->n_workers; k++)
+				for (size_t i = 0; i < gr->n; i++)
+					fprintf(f, "%s{core=\"%u\",%s=\"%s\"} %" PRIu64 "\n", gr->family, d->w[k]->lcore,
+						gr->family_label, gr->rows[i].label, lfe_ctr_get(&s[k], &gr->rows[i]));
+			continue;
+		}
+		for (size_t i = 0; i < gr->n; i++) {
+			const struct lfe_ctr *c = &gr->rows[i];
+			lfe_ctr_prom_name(gr, c, n, sizeof(n));
+			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", n, c->help, n,
+				c->kind == LFE_CTR_GAUGE ? "gauge" : "counter");
+			for (uint32_t k = 0; k < d->n_workers; k++)
+				fprintf(f, "%s{core=\"%u\"} %" PRIu64 "\n", n, d->w[k]->lcore, lfe_ctr_get(&s[k], c));
+		}
 	}
 	fprintf(f, "# HELP ldapfe_binds_total Bind requests answered, by result.\n"
 		   "# TYPE ldapfe_binds_total counter\n");
@@ -55,11 +65,6 @@ static void page(const struct lfe_metrics *m, FILE *f)
 		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"throttled\"} %" PRIu64 "\n", d->w[k]->lcore,
 			s[k].binds_throttled);
 	}
-	fprintf(f, "# HELP ldapfe_drops_total Frames dropped, by reason.\n# TYPE ldapfe_drops_total counter\n");
-	for (uint32_t k = 0; k < d->n_workers; k++)
-		for (size_t r = 1; r < LFE_DROP_MAX; r++)
-			fprintf(f, "ldapfe_drops_total{core=\"%u\",reason=\"%s\"} %" PRIu64 "\n", d->w[k]->lcore,
-				lfe_wstats_names[drops + r] + 5, s[k].drops[r]);
 	fprintf(f, "# HELP ldapfe_bind_duration_seconds Time to verify a bind: path=inline on the core (store "
 		   "lookup and fast-scheme check) and path=cache (a verified-credential cache hit) from the "
 		   "start of the core's loop turn that handles the request to the verdict, path=offload from "

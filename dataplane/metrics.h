@@ -3,9 +3,10 @@
  * Served on [admin] metrics_listen (an address of the kernel's network,
  * default 127.0.0.1:9389) by libmicrohttpd's own thread — a control thread
  * that only reads the workers' published counters, never a worker. Text
- * exposition format 0.0.4: every worker counter as ldapfe_NAME_total
- * {core="LCORE"} (NAME as in `ldapfectl stats`; conns_active is the gauge
- * ldapfe_conns_active), drops as ldapfe_drops_total{core,reason}, binds
+ * exposition format 0.0.4: every counter of the tables (wstats.h) with
+ * their help, as ldapfe_NAME_total{core="LCORE"} (NAME as in `ldapfectl
+ * stats`; gauges as ldapfe_NAME), drops as ldapfe_drops_total{core,reason}
+ * (reason="none" too, always 0), binds
  * answered as ldapfe_binds_total{core,result=ok|failed|busy|throttled},
  * ports as ldapfe_port_*{port="N"}. Anything but GET /metrics is 404/405.
  */

@@ -1,8 +1,8 @@
 /* dataplane/telemetry.c — counters through rte_telemetry and on stdout.
  *
- * "/ldapfe/stats" answers a dict: "lcore_N" → that worker's counters (rx/tx
- * packets and bytes, connections, binds ok/failed/offloaded/busy, searches,
- * busy and total cycles, drops by reason), and "total" → their sum.
+ * "/ldapfe/stats" answers a dict: "lcore_N" → that worker's counters (every
+ * row of the counter tables, wstats.h, by its `ldapfectl stats` name; drop
+ * reasons only when not 0), and "total" → their sum.
  * Reach it with DPDK's usertools/dpdk-telemetry.py -f PREFIX (Debian's dpdk
  * package does not ship it; tests/integration/lib.sh has a small client
  * for the same socket, /var/run/dpdk/PREFIX/dpdk_telemetry.v2).
@@ -23,15 +23,19 @@
  * the command is registered and never changed. */
 static const struct lfe_daemon *tel_daemon;
 
+/* Every counter of the tables (wstats.h) by its name; the rows of a
+ * LFE_CTR_SPARSE group (drops) only when not 0: telemetry dicts are
+ * bounded and most drop reasons are zero. */
 static void add_stats(struct rte_tel_data *t, const struct lfe_wstats *s)
 {
-	const uint64_t *v = (const uint64_t *)s;
-	for (size_t i = 0; i < LFE_WSTATS_N; i++) {
-		/* Drops that never happen stay out of the answer: telemetry
-		 * dicts are bounded and most reasons are zero. */
-		if (strncmp(lfe_wstats_names[i], "drop_", 5) == 0 && v[i] == 0)
-			continue;
-		rte_tel_data_add_dict_u64(t, lfe_wstats_names[i], v[i]);
+	for (size_t g = 0; lfe_wstats_groups[g]; g++) {
+		const struct lfe_ctr_group *gr = lfe_wstats_groups[g];
+		for (size_t i = 0; i < gr->n; i++) {
+			uint64_t v = lfe_ctr_get(s, &gr->rows[i]);
+			if ((gr->flags & LFE_CTR_SPARSE) && v == 0)
+				continue;
+			rte_tel_data_add_dict_u64(t, gr->rows[i].name, v);
+		}
 	}
 }
 

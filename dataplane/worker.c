@@ -59,44 +59,6 @@
 #include "ldap/dn.h"
 #include "dataplane/worker.h"
 
-const char *const lfe_wstats_names[LFE_WSTATS_N] = {
-	"rx_pkts", "tx_pkts", "rx_bytes", "tx_bytes",
-	"conns_active", "conns_opened", "conns_refused",
-	"binds_ok", "binds_failed", "binds_offloaded", "binds_busy",
-	"binds_throttled", "throttled_src", "throttled_dn", "throttled_dn_global",
-	"throttle_penalties",
-	"bind_cache_hits", "bind_cache_misses", "bind_cache_invalidated", "bind_cache_peeked",
-	"searches", "search_unindexed", "search_yielded",
-	"search_limited", "verify_dropped_closed", "verify_busy_source", "verify_busy_conn",
-	"arp_replies", "arp_requests", "icmp_replies",
-	"neigh_held", "neigh_released",
-	"steered_out", "steered_in",
-	"tcp_retransmits", "tcp_resets", "tcp_syncookies",
-	"tcp_drop_paws", "tcp_sack_rexmits",
-	"tcp_syn_budget_dropped", "tcp_pushes",
-	"tcp_sndbuf_pool_empty", "tcp_rcvbuf_pool_empty", "tcp_buf_stall_closed",
-	"tcp_sndbufs_used", "tcp_rcvbufs_used",
-	"conns_src_capped", "conns_evicted", "conns_idle_closed",
-	"conns_first_request_expired", "conns_bind_expired", "conns_pdu_expired",
-	"arp_ignored", "conns_table_full", "pdu_no_buffer",
-	"tls_handshakes", "tls_resumed", "tls_handshake_failed", "tls_offloaded", "tls_busy",
-	"tls_cancelled", "tls_queue_depth",
-	"tls_started", "tls_failed",
-	"tls_handover",
-	"tls_handshake_expired", "tls_record_expired", "tls_record_pool_empty",
-	"dn_pool_bytes", "dn_pool_dry",
-	"pdu_small_held", "pdu_small_peak",
-	"busy_cycles", "total_cycles",
-	[offsetof(struct lfe_wstats, drops) / sizeof(uint64_t)] = "drop_none",
-	"drop_short", "drop_ethertype", "drop_arp", "drop_ip_version", "drop_ip_len",
-	"drop_ip_csum", "drop_ip_frag", "drop_ip_options", "drop_ip_addr", "drop_proto",
-	"drop_icmp", "drop_icmp_csum", "drop_tcp_hdr", "drop_tcp_csum", "drop_not_ours",
-	"drop_no_arp", "drop_no_mbuf", "drop_tx_full", "drop_steer_full", "drop_multiseg",
-};
-_Static_assert(offsetof(struct lfe_wstats, drops) / sizeof(uint64_t) + LFE_DROP_MAX == LFE_WSTATS_N,
-	       "drops are the last counters");
-_Static_assert(LFE_DROP_MAX == 21, "lfe_wstats_names lists every drop reason");
-
 static inline uint64_t tsc_to_us(const struct lfe_worker *w, uint64_t tsc)
 {
 	return (uint64_t)(((unsigned __int128)tsc * w->us_mult) >> 32);
@@ -560,57 +522,25 @@ static unsigned drain_tx_ring(struct lfe_worker *w, uint32_t pi)
 	return n;
 }
 
-bool lfe_wstats_is_gauge(const char *name)
-{
-	static const char *const gauges[] = {
-		"conns_active", "tls_queue_depth", "tcp_sndbufs_used", "tcp_rcvbufs_used",
-		"dn_pool_bytes", "pdu_small_held", "pdu_small_peak",
-	};
-	for (size_t i = 0; i < sizeof(gauges) / sizeof(gauges[0]); i++)
-		if (strcmp(name, gauges[i]) == 0)
-			return true;
-	return false;
-}
-
 static void publish(struct lfe_worker *w)
 {
-	const struct lfe_tcp_stats *ts = lfe_tcp_stats(w->tcp);
 	const uint64_t *src = (const uint64_t *)&w->st;
 	uint64_t *dst = (uint64_t *)&w->pub;
 
-	w->st.tcp_retransmits = ts->retransmits;
-	w->st.tcp_resets = ts->conns_reset;
-	w->st.tcp_syncookies = ts->syncookies_sent;
-	w->st.conns_src_capped = ts->drop_src_cap;
-	w->st.tcp_syn_budget_dropped = ts->drop_syn_budget;
-	w->st.tcp_pushes = ts->pushes;
-	w->st.conns_evicted = ts->evicted;
-	w->st.conns_idle_closed = ts->idle_closed;
-	w->st.conns_table_full = ts->drop_table_full;
-	w->st.tls_handshakes = w->sc.st.handshakes;
-	w->st.tls_resumed = w->sc.st.resumed;
-	w->st.tls_handshake_failed = w->sc.st.handshake_failed;
-	w->st.tls_offloaded = w->sc.st.offloaded;
-	w->st.tls_busy = w->sc.st.busy;
-	w->st.tls_handover = w->sc.st.handover;
-	w->st.tls_handshake_expired = w->sc.st.handshake_expired;
-	w->st.tls_record_expired = w->sc.st.record_expired;
-	w->st.tls_record_pool_empty = w->sc.st.record_pool_empty;
-	w->st.tls_cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx);
-	w->st.tls_queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx);
-	w->st.tcp_drop_paws = ts->drop_paws;
-	w->st.tcp_sack_rexmits = ts->sack_rexmits;
-	w->st.tcp_sndbuf_pool_empty = ts->sndbuf_pool_empty;
-	w->st.tcp_rcvbuf_pool_empty = ts->rcvbuf_pool_empty;
-	w->st.tcp_buf_stall_closed = ts->buf_stall_closed;
+	/* The modules' own statistics, by their tables (wstats.c). */
+	lfe_ctr_pull(&w->st, &lfe_ctr_tcp, lfe_tcp_stats(w->tcp));
 	struct lfe_tcp_mem tm;
 	lfe_tcp_mem(w->tcp, &tm);
-	w->st.tcp_sndbufs_used = tm.sndbufs_used;
-	w->st.tcp_rcvbufs_used = tm.rcvbufs_used;
+	lfe_ctr_pull(&w->st, &lfe_ctr_tcp_mem, &tm);
+	lfe_ctr_pull(&w->st, &lfe_ctr_tls, &w->sc.st);
+	struct lfe_tlsoff_wstats to = {
+		.cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx),
+		.queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx),
+	};
+	lfe_ctr_pull(&w->st, &lfe_ctr_tlsoff, &to);
 	struct lfe_dnpool_stats ds;
 	lfe_dnpool_stats(w->dns, &ds);
-	w->st.dn_pool_bytes = ds.bytes;
-	w->st.dn_pool_dry = ds.dry;
+	lfe_ctr_pull(&w->st, &lfe_ctr_dnpool, &ds);
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	src = (const uint64_t *)w->bind_lat;

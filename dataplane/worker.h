@@ -22,6 +22,7 @@
 #include "ldap/dnpool.h"
 #include "dataplane/config.h"
 #include "dataplane/daemon.h"
+#include "dataplane/wstats.h"
 #include "dpdk/txbuf.h"
 #include "net/impair.h"
 #include "ldap/session.h"
@@ -51,66 +52,7 @@ _Static_assert(LFE_TXBUF >= 2 * LFE_BURST, "a tx buffer holds a burst and its du
 _Static_assert(LFE_TXBUF <= LFE_TXBUF_IMPAIR_CAP, "tx buffers pass the impairment stage (--impair)");
 
 
-/* Counters, all uint64_t so they can be published as an array. */
-struct lfe_wstats {
-	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
-	uint64_t conns_active, conns_opened, conns_refused;
-	uint64_t binds_ok, binds_failed, binds_offloaded, binds_busy;
-	/* Brute-force throttle: binds answered 49 unverified (not in
-	 * binds_failed), by the key kind that held them (a bind held by two
-	 * kinds counts in both), and penalties started. */
-	uint64_t binds_throttled, throttled_src, throttled_dn, throttled_dn_global;
-	uint64_t throttle_penalties;
-	/* Verified-credential cache (backend/credcache.h): binds answered from
-	 * it (also counted in binds_ok), binds that went the full path, and
-	 * entries evicted because their re-check failed (the entry changed);
-	 * binds whose key the bind peek had made (w->bind_peek). */
-	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated, bind_cache_peeked;
-	uint64_t searches, search_unindexed;
-	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
-	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
-	uint64_t arp_replies, arp_requests, icmp_replies;
-	/* frames held for an unresolved neighbour (neigh.h), and those that
-	 * left when it answered (the rest: drop_no_arp) */
-	uint64_t neigh_held, neigh_released;
-	uint64_t steered_out, steered_in;
-	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
-	uint64_t tcp_drop_paws, tcp_sack_rexmits;   /* RFC 7323 PAWS drops, SACK-driven resends */
-	uint64_t tcp_syn_budget_dropped;   /* SYNs dropped while cookies were out (tcp.h syn_rate) */
-	uint64_t tcp_pushes;   /* inline handshake flights sent before the burst's end (lfe_tcp_conn_push) */
-	/* per-core TCP buffer pools: waits on a dry pool (send room, receive
-	 * buffer → zero window), resets for holding a buffer without progress,
-	 * buffers held now (gauges) */
-	uint64_t tcp_sndbuf_pool_empty, tcp_rcvbuf_pool_empty, tcp_buf_stall_closed;
-	uint64_t tcp_sndbufs_used, tcp_rcvbufs_used;
-	/* fair connection resources (tcp stats + glue deadlines) */
-	uint64_t conns_src_capped, conns_evicted, conns_idle_closed;
-	uint64_t conns_first_request_expired, conns_bind_expired, conns_pdu_expired;
-	uint64_t arp_ignored, conns_table_full, pdu_no_buffer;
-	/* TLS (stream.h's lfe_stream_stats, and the offload queue's depth) */
-	uint64_t tls_handshakes, tls_resumed, tls_handshake_failed, tls_offloaded, tls_busy;
-	uint64_t tls_cancelled, tls_queue_depth;
-	/* TLS: connections that started it (LDAPS, StartTLS), and those closed
-	 * by a TLS failure (garbage, a bad or oversized record, a fatal alert,
-	 * a failed handshake) */
-	uint64_t tls_started, tls_failed;
-	/* TLS 1.3 connections handed over to ldapfe's record layer (tlsrec.h) */
-	uint64_t tls_handover;
-	/* TLS deadlines and the per-core pool of unfinished records
-	 * (stream.h): handshakes past handshake_timeout_ms, records past
-	 * pdu_timeout_ms, records that found no pool buffer */
-	uint64_t tls_handshake_expired, tls_record_expired, tls_record_pool_empty;
-	/* the sessions' DN pool (ldap/dnpool.h): bytes of chunks held now (a
-	 * gauge: bound identities and binds in flight), binds refused busy
-	 * for want of a chunk */
-	uint64_t dn_pool_bytes, dn_pool_dry;
-	/* split-request reassembly buffers (LFE_PDU_SMALL): held now (gauge),
-	 * and the most ever held at once (what is resident of them) */
-	uint64_t pdu_small_held, pdu_small_peak;
-	uint64_t busy_cycles, total_cycles;
-	uint64_t drops[LFE_DROP_MAX];
-};
-#define LFE_WSTATS_N (sizeof(struct lfe_wstats) / sizeof(uint64_t))
+/* struct lfe_wstats, the counters, and their tables: dataplane/wstats.h. */
 
 /* Bind latency histograms, one per path: buckets by upper bound (ns, a
  * 1-2-5 log ladder from 1 µs to 1 s; the last bucket is +Inf), not
@@ -268,9 +210,6 @@ static inline uint64_t lfe_worker_tsc_ns(const struct lfe_worker *w, uint64_t cy
 {
 	return (uint64_t)(((unsigned __int128)cycles * w->us_mult * 1000u) >> 32);
 }
-extern const char *const lfe_wstats_names[LFE_WSTATS_N];
-/* Whether the field named so is a gauge (a level now), not a counter. */
-bool lfe_wstats_is_gauge(const char *name);
 
 /* The throttle parameters of a [throttle] section (worker start and reload). */
 static inline struct lfe_throttle_params lfe_worker_throttle_params(const struct lfe_cfg_throttle *t)
