@@ -8,8 +8,9 @@
  * scratch buffer; when send room is short, requests wait unconsumed in
  * TCP's receive buffer and are offered again when an ACK frees room.
  *
- * Binds: fast schemes are verified inline on the poll core inside the
- * worker's read transaction. Slow schemes (-EAGAIN and a job from the store,
+ * Binds: the policy is backend/auth.c's (lfe_auth_bind/_done); the glue
+ * gives it the request, the clocks and two hooks. Fast schemes are
+ * verified inline on the poll core inside the worker's read transaction. Slow schemes (-EAGAIN and a job from the store,
  * also the dummy verification of unknown DNs when the bind scheme is slow)
  * go to the verifier threads with the connection's handle, the client's
  * address (per-source bound) and the session's token;
@@ -35,9 +36,10 @@
  * the throttle check, a bind whose DN and password verified before and
  * whose entry is proved unchanged is answered at once, with no hash and no
  * verifier job; anything else takes the full path unchanged. A success of
- * the full path is inserted here, on the worker: inline verdicts at once,
- * verifier verdicts in lfe_glue_bind_done with the tag and store snapshot
- * kept in the slot at submit — so the table is only touched by its core.
+ * the full path is inserted on the worker (auth.c): inline verdicts at
+ * once, verifier verdicts in lfe_glue_bind_done with the tag and store
+ * snapshot kept in the slot at submit — so the table is only touched by
+ * its core.
  *
  * Searches (what login flows do before a bind: find the user's DN by uid or
  * mail) run in backend/search.c (lfe_store_search): index candidates only,
@@ -50,6 +52,7 @@
 
 #include <rte_cycles.h>
 
+#include "backend/auth.h"
 #include "backend/bindjob.h"
 #include "backend/search.h"
 #include "dataplane/glue.h"
@@ -360,33 +363,10 @@ const struct lfe_tcp_ops lfe_glue_tcp_ops = {
 	.on_deadline = on_deadline,
 };
 
-/* ---- brute-force throttle (backend/throttle.h) ----
- * Checked before any lookup or verification, so a throttled unknown DN and
- * a throttled existing DN take the same path; recorded after every
- * invalidCredentials verdict, inline or from the verifier. */
-
-/* Check before verify: true when the bind must be answered 49 unverified.
- * Fills *k for throttle_record. */
-static bool throttle_check(struct lfe_worker *w, const char *ndn, size_t ndn_len,
-			   struct lfe_throttle_key *k)
-{
-	uint32_t laddr, raddr = 0;
-	uint16_t lport, rport;
-
-	if (w->thr == NULL)
-		return false;
-	if (w->cur)
-		lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
-	lfe_throttle_key(w->thr, ndn, ndn_len, raddr, k);
-	unsigned hit = lfe_throttle_check(w->thr, k, w->now_us);
-	if (hit == 0)
-		return false;
-	w->st.binds_throttled++;
-	w->st.throttled_src += (hit & LFE_THR_BIT(LFE_THR_SRC)) != 0;
-	w->st.throttled_dn += (hit & LFE_THR_BIT(LFE_THR_PAIR)) != 0;
-	w->st.throttled_dn_global += (hit & LFE_THR_BIT(LFE_THR_DN)) != 0;
-	return true;
-}
+/* ---- binds: the policy is backend/auth.c's (lfe_auth_bind/_done) ----
+ * The glue gives it the request, the client's address, the clocks and the
+ * peeked key; the verifier is its offload hook, the latency histograms its
+ * verified hook, and the connection's slot keeps the offload's keys. */
 
 /* One event line about a client (log.h: rate-limited per kind, queued for
  * the control thread to write). raddr 0: unknown. No DN, ever. */
@@ -402,17 +382,36 @@ static void log_peer(struct lfe_worker *w, enum lfe_log_level lv, const char *ev
 	lfe_log_end(&l);
 }
 
-/* Record after a failed verdict. */
-static void throttle_record(struct lfe_worker *w, const struct lfe_throttle_key *k)
+static void log_auth_events(struct lfe_worker *w, unsigned ev, uint32_t raddr)
 {
-	if (w->thr && lfe_throttle_fail(w->thr, k, w->now_us)) {
-		w->st.throttle_penalties++;
-		uint32_t laddr, raddr = 0;
-		uint16_t lport, rport;
-		if (w->cur)
-			lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+	if (ev & LFE_AUTH_EV_PENALTY)
 		log_peer(w, LFE_LOG_INFO, "throttle_penalty", raddr);
-	}
+	if (ev & LFE_AUTH_EV_BUSY)
+		log_peer(w, LFE_LOG_WARN, "verifier_busy", raddr);
+}
+
+/* lfe_auth's offload hook: the verifier (verifier.h), with the connection
+ * whose session is running. */
+static int auth_submit(void *ctx, const struct lfe_auth_req *r, const struct lfe_bind_job *job)
+{
+	struct lfe_worker *w = ctx;
+	return lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), r->src, r->token,
+				   job, r->pw, r->pw_len);
+}
+
+/* lfe_auth's verified hook: the latency histogram, from the start of the
+ * loop turn (worker.h): one TSC read a bind, not two. */
+static void auth_verified(void *ctx, enum lfe_auth_path path)
+{
+	struct lfe_worker *w = ctx;
+	lfe_lat_hist_add(&w->bind_lat[path == LFE_AUTH_PATH_CACHE ? LFE_LAT_CACHE : LFE_LAT_INLINE],
+			 lfe_worker_tsc_ns(w, rte_rdtsc() - w->turn_tsc));
+}
+
+void lfe_glue_auth_init(struct lfe_worker *w)
+{
+	const struct lfe_auth_hooks hooks = { .submit = auth_submit, .verified = auth_verified, .ctx = w };
+	lfe_auth_init(&w->auth, w->rd, w->thr, w->cc, &w->d->grace, w->d->pw_flags, &hooks, &w->st.auth);
 }
 
 void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
@@ -420,33 +419,28 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 {
 	struct lfe_tcp_conn *c = lfe_tcp_conn_get(w->tcp, h);
 	struct lfe_slot *sl = c ? slot_of(c) : NULL;
+	size_t ndn_len = 0;
+	const char *ndn = sl && sl->s ? lfe_session_pending_dn(sl->s, &ndn_len) : NULL;
+	unsigned ev;
 
 	/* w->pp: set by lfe_verifier_poll for this verdict. */
-	if (v == LFE_BE_OK && w->pp.state == LFE_PP_GRACE && sl && sl->s) {
-		size_t ndn_len = 0;
-		const char *ndn = lfe_session_pending_dn(sl->s, &ndn_len);
-		if (!ndn || lfe_pp_grace_spend(&w->d->grace, ndn, ndn_len, &w->pp) < 0)
-			v = LFE_BE_INVALID;
-	}
-	if (v == LFE_BE_OK)
-		w->st.binds_ok++;
-	else
-		w->st.binds_failed++;
-	/* Record after a failed verdict, with the keys kept in the slot at
-	 * submit. A connection that went away is not recorded: its verdict
-	 * reaches nobody. */
-	if (sl && v == LFE_BE_INVALID)
-		throttle_record(w, &sl->thr_key);
+	v = lfe_auth_done(&w->auth, sl ? &sl->auth : NULL, v, &w->pp, w->pp_timed, ndn, ndn_len,
+			  w->now_us, &ev);
 	if (sl == NULL)
 		return;   /* the connection went away while the hash ran */
+	if (ev) {
+		uint32_t laddr, raddr;
+		uint16_t lport, rport;
+		lfe_tcp_conn_addrs(c, &laddr, &lport, &raddr, &rport);
+		log_auth_events(w, ev, raddr);
+	}
 	int rc = lfe_stream_bind_done(&sl->st, sl->s, token, v, w->out, sizeof w->out);
 	if (rc < 0)
 		return;   /* stale token, or the connection was reset */
-	if (v == LFE_BE_OK && w->cc && sl->s && w->pp.state == LFE_PP_OK && !w->pp_timed) {
+	if (v == LFE_BE_OK && sl->s) {
 		/* The session is bound to the DN that verified (token checked). */
-		size_t ndn_len = 0;
-		const char *ndn = lfe_session_bound_dn(sl->s, &ndn_len);
-		lfe_credcache_insert(w->cc, w->rd, &sl->cc_key, ndn, ndn_len, sl->cc_txn, time(NULL));
+		ndn = lfe_session_bound_dn(sl->s, &ndn_len);
+		lfe_auth_done_bound(&w->auth, &sl->auth, ndn, ndn_len, time(NULL));
 	}
 	/* Input that arrived behind the bind was left unconsumed: offer it now
 	 * (what the TLS stream holds first, then TCP's). */
@@ -500,95 +494,31 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 				   const uint8_t *dn, size_t dn_len, const uint8_t *pw, size_t pw_len)
 {
 	struct lfe_worker *w = ctx;
-	struct lfe_throttle_key tk;
-
-	if (throttle_check(w, ndn, ndn_len, &tk))   /* check before verify */
-		return LFE_BE_INVALID;
-	struct lfe_credcache_key ck;
-	uint64_t txn = 0;
-	/* The latency histogram: every verified bind, from the start of the
-	 * loop turn (worker.h): one TSC read a bind, not two. */
-	const uint64_t t0 = w->turn_tsc;
-	if (w->cc) {
-		/* The same tag and probe for every bind: a miss for an unknown DN
-		 * costs what a miss for a known one costs. The tag is of the DN
-		 * as sent (credcache.h), made already if the frame was peeked. */
-		const struct lfe_credcache_key *pk = peeked(w, dn, dn_len, pw, pw_len);
-		if (pk) {
-			ck = *pk;
-			w->st.bind_cache_peeked++;
-		} else
-			lfe_credcache_key(w->cc, (const char *)dn, dn_len, pw, pw_len, w->d->pw_flags, &ck);
-		int hc = lfe_credcache_check(w->cc, w->rd, &ck, ndn, ndn_len, time(NULL));
-		if (hc == 0) {
-			w->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
-			lfe_lat_hist_add(&w->bind_lat[LFE_LAT_CACHE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
-			w->st.bind_cache_hits++;
-			w->st.binds_ok++;
-			return LFE_BE_OK;
-		}
-		w->st.bind_cache_misses++;
-		w->st.bind_cache_invalidated += hc == -ESTALE;
-		txn = lfe_store_reader_txnid(w->rd);
-	}
-	struct lfe_bind_job job;
-	int rc = lfe_store_verify_bind(w->rd, ndn, ndn_len, pw, pw_len, w->d->pw_flags, &job);
-	if (rc != -EAGAIN)   /* verified here: the inline latency histogram */
-		lfe_lat_hist_add(&w->bind_lat[LFE_LAT_INLINE], lfe_worker_tsc_ns(w, rte_rdtsc() - t0));
-
-	w->pp = *lfe_store_reader_ppolicy(w->rd, &w->pp_timed);
-	if (rc == 0 && w->pp.state == LFE_PP_GRACE &&
-	    lfe_pp_grace_spend(&w->d->grace, ndn, ndn_len, &w->pp) < 0)
-		rc = -EACCES;   /* no grace login left here: expired (49) */
-	if (rc == 0) {
-		/* Only a plain success is cached: a policy's answer changes
-		 * with each login or with the clock. */
-		if (w->cc && w->pp.state == LFE_PP_OK && !w->pp_timed)
-			lfe_credcache_insert(w->cc, w->rd, &ck, ndn, ndn_len, txn, time(NULL));
-		w->st.binds_ok++;
-		return LFE_BE_OK;
-	}
-	if (rc != -EAGAIN || w->cur == NULL) {
-		if (rc == -EAGAIN)
-			lfe_bind_job_wipe(&job);
-		w->st.binds_failed++;
-		throttle_record(w, &tk);   /* record after a failed verdict */
-		return LFE_BE_INVALID;
-	}
-	uint32_t laddr, raddr;
+	uint32_t laddr, raddr = 0;
 	uint16_t lport, rport;
-	lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
-	rc = lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), raddr, token, &job,
-				 pw, pw_len);
-	lfe_bind_job_wipe(&job);
-	if (rc == -E2BIG) {
-		w->st.binds_failed++;
-		throttle_record(w, &tk);
-		return LFE_BE_INVALID;
-	}
-	if (rc < 0) {
-		w->st.binds_busy++;
-		log_peer(w, LFE_LOG_WARN, "verifier_busy", raddr);
-		return LFE_BE_BUSY;
-	}
-	w->st.binds_offloaded++;
-	if (w->thr)
-		slot_of(w->cur)->thr_key = tk;   /* for lfe_glue_bind_done's record */
-	if (w->cc) {
-		slot_of(w->cur)->cc_key = ck;    /* for lfe_glue_bind_done's insert */
-		slot_of(w->cur)->cc_txn = txn;
-	}
-	return LFE_BE_PENDING;
+
+	if (w->cur)
+		lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+	const struct lfe_auth_req r = {
+		.ndn = ndn, .ndn_len = ndn_len, .dn = dn, .dn_len = dn_len, .pw = pw, .pw_len = pw_len,
+		.src = raddr, .token = token, .now_us = w->now_us,
+		.now_s = w->cc ? time(NULL) : 0,
+		.peeked = w->cc ? peeked(w, dn, dn_len, pw, pw_len) : NULL,
+		.conn = w->cur ? &slot_of(w->cur)->auth : NULL,
+	};
+	unsigned ev;
+	enum lfe_be_verdict v = lfe_auth_bind(&w->auth, &r, &ev);
+	if (__builtin_expect(ev != 0, 0))
+		log_auth_events(w, ev, raddr);
+	return v;
 }
 
-/* The Password Policy response control of the bind just answered (w->pp,
- * session.h's bind_controls). */
+/* The Password Policy response control of the bind just answered
+ * (session.h's bind_controls). */
 static ssize_t be_bind_controls(void *ctx, bool want, uint8_t *out, size_t cap, bool *must_change)
 {
 	struct lfe_worker *w = ctx;
-
-	*must_change = w->pp.state == LFE_PP_MUST_CHANGE;
-	return want ? lfe_pp_enc_verdict(out, cap, &w->pp) : 0;
+	return lfe_auth_controls(&w->auth, want, out, cap, must_change);
 }
 
 /* ---- search: directory logic in backend/search.c, under a budget ---- */

@@ -16,6 +16,11 @@ bool lfe_glue_is_ldaps(const struct lfe_config *cf, uint16_t port);
 extern const struct lfe_tcp_ops lfe_glue_tcp_ops;
 extern const struct lfe_backend_ops lfe_glue_backend_ops;
 
+/* The worker's bind policy (w->auth, backend/auth.h) on its reader,
+ * throttle and cache, with the verifier as its offload: call once they
+ * are made, before the worker's loop. */
+void lfe_glue_auth_init(struct lfe_worker *w);
+
 /* A verdict came back from a verifier thread (the worker's completion hook,
  * see verifier.h): answered only if h still names a live connection whose
  * session waits for token. */

@@ -796,6 +796,7 @@ static int worker_bind_state(struct lfe_worker *w, char *err, size_t errlen)
 		}
 		w->bind_peek = lfe_credcache_capacity(w->cc) >= LFE_BIND_PEEK_MIN_ENTRIES;
 	}
+	lfe_glue_auth_init(w);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "backend/auth.h"
 #include "backend/credcache.h"
 #include "backend/store.h"
 #include "backend/throttle.h"
@@ -102,9 +103,7 @@ struct lfe_slot {
 	uint64_t search_at;
 	uint64_t opened_us;     /* connect time: first request and bind deadlines */
 	uint64_t pdu_since;     /* a partial PDU is held since (0 = none) */
-	struct lfe_throttle_key thr_key;   /* of the bind at the verifier */
-	struct lfe_credcache_key cc_key;   /* of the bind at the verifier, and */
-	uint64_t cc_txn;                   /* the store snapshot it was read in */
+	struct lfe_auth_conn auth;   /* the keys of the bind at the verifier (auth.h) */
 };
 _Static_assert(sizeof(struct lfe_slot) <= LFE_SLOT_HDR, "the slot header fits before the session");
 
@@ -121,9 +120,12 @@ struct lfe_worker {
 	struct lfe_store_reader *rd;
 	struct lfe_throttle *thr;       /* NULL: [throttle] enabled = false */
 	struct lfe_credcache *cc;       /* NULL: [store] bind_cache = 0 */
-	/* The password-policy verdict of the bind being answered (ppolicy.h):
-	 * set by be_bind, or by lfe_verifier_poll before lfe_glue_bind_done;
-	 * read by be_bind_controls. pp_timed: it can change with the clock. */
+	/* The bind policy (backend/auth.h) on rd, thr and cc, counting into
+	 * st.auth; its offload is the verifier (glue.c's hooks). */
+	struct lfe_auth auth;
+	/* The password-policy verdict of a verifier's verdict (ppolicy.h):
+	 * set by lfe_verifier_poll before lfe_glue_bind_done, which hands it
+	 * to lfe_auth_done. pp_timed: it can change with the clock. */
 	struct lfe_pp_verdict pp;
 	bool pp_timed;
 	/* The bind peek (lfe_glue_bind_peek): with a cache too large for the

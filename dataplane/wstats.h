@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend/auth.h"
 #include "net/net.h"
 
 /* Counters, all uint64_t so they can be published as an array. The order
@@ -36,17 +37,22 @@ struct lfe_wstats {
 	/* ---- worker: counted by the worker itself (lfe_ctr_worker) */
 	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
 	uint64_t conns_active, conns_opened, conns_refused;
-	uint64_t binds_ok, binds_failed, binds_offloaded, binds_busy;
-	/* Brute-force throttle: binds answered 49 unverified (not in
-	 * binds_failed), by the key kind that held them (a bind held by two
-	 * kinds counts in both), and penalties started. */
-	uint64_t binds_throttled, throttled_src, throttled_dn, throttled_dn_global;
-	uint64_t throttle_penalties;
-	/* Verified-credential cache (backend/credcache.h): binds answered from
-	 * it (also counted in binds_ok), binds that went the full path, and
-	 * entries evicted because their re-check failed (the entry changed);
-	 * binds whose key the bind peek had made (w->bind_peek). */
-	uint64_t bind_cache_hits, bind_cache_misses, bind_cache_invalidated, bind_cache_peeked;
+	/* The bind policy's counters (backend/auth.h, LFE_AUTH_COUNTERS), in
+	 * its order: w->st.auth is what the worker's struct lfe_auth counts
+	 * into. binds_ok, binds_failed, binds_offloaded, binds_busy; the
+	 * brute-force throttle: binds answered 49 unverified (binds_throttled,
+	 * not in binds_failed), by the key kind that held them (a bind held by
+	 * two kinds counts in both), and penalties started; the
+	 * verified-credential cache (backend/credcache.h): binds answered from
+	 * it (also counted in binds_ok), binds that went the full path, entries
+	 * evicted because their re-check failed (the entry changed), binds
+	 * whose key the bind peek had made (w->bind_peek). */
+	union {
+		struct lfe_auth_stats auth;
+		struct {
+			LFE_AUTH_COUNTERS(LFE_AUTH_FIELD)
+		};
+	};
 	uint64_t searches, search_unindexed;
 	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
