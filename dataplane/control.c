@@ -1,6 +1,7 @@
 /* dataplane/control.c — the control socket server: the socket and its
  * thread, one client at a time, request framing and deadlines, drain, and
- * the worker side of the request/answer slots; see control.h. What the
+ * the request/answer slots the workers serve (their side: worker_ctl.c);
+ * see control.h. What the
  * requests answer is in control_status.c and control_reload.c. */
 #include <errno.h>
 #include <poll.h>
@@ -63,30 +64,6 @@ void lfe_ctl_out_jstr(struct out *o, const char *s, size_t n)
 			lfe_ctl_outf(o, "%c", ch);
 	}
 	lfe_ctl_outf(o, "\"");
-}
-
-/* ------------------------------------------------------------ worker side */
-
-void lfe_control_poll(struct lfe_control *ctl, struct lfe_worker *w)
-{
-	if (ctl == NULL)
-		return;
-	unsigned gen = atomic_load_explicit(&ctl->cfg_gen, memory_order_acquire);
-	if (gen != ctl->seen[w->idx]) {
-		ctl->seen[w->idx] = gen;
-		atomic_store_explicit(&ctl->parked[w->idx], gen, memory_order_release);
-		/* Bounded: the control thread releases within its wait. */
-		while (atomic_load_explicit(&ctl->cfg_release, memory_order_acquire) != gen)
-			sched_yield();
-		if (atomic_load_explicit(&ctl->applied, memory_order_acquire))
-			lfe_ctl_apply_live(w);
-	}
-	struct snap *s = &ctl->snap[w->idx];
-	unsigned req = atomic_load_explicit(&s->req, memory_order_acquire);
-	if (req != atomic_load_explicit(&s->done, memory_order_relaxed)) {
-		lfe_ctl_fill_snap(w, s);
-		atomic_store_explicit(&s->done, req, memory_order_release);
-	}
 }
 
 /* ---------------------------------------------------------------- drain */
@@ -355,12 +332,13 @@ struct lfe_control *lfe_control_start(struct lfe_daemon *d, const char *config_p
 	struct lfe_control *ctl = calloc(1, sizeof(*ctl));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
-	if (ctl == NULL || (ctl->snap = calloc(d->n_workers, sizeof(*ctl->snap))) == NULL) {
+	if (ctl == NULL || (ctl->wc.snap = calloc(d->n_workers, sizeof(*ctl->wc.snap))) == NULL) {
 		snprintf(err, errlen, "control socket: out of memory");
 		free(ctl);
 		return NULL;
 	}
 	ctl->d = d;
+	d->wctl = &ctl->wc;
 	lfe_log_src_init(&ctl->log, &d->log, NULL);
 	ctl->config_path = config_path;
 	ctl->start_ns = lfe_ctl_mono_ns();
@@ -407,7 +385,8 @@ fail:
 	}
 	for (unsigned i = 0; i < RATE_SAMPLES; i++)
 		free(ctl->rs[i].w);
-	free(ctl->snap);
+	d->wctl = NULL;
+	free(ctl->wc.snap);
 	free(ctl);
 	return NULL;
 }
@@ -424,6 +403,7 @@ void lfe_control_stop(struct lfe_control *ctl)
 		return;
 	atomic_store(&ctl->quit, 1);
 	pthread_join(ctl->th, NULL);
+	ctl->d->wctl = NULL;
 	drain_logs(ctl);   /* what the workers said last */
 	if (ctl->drain_fd >= 0)
 		close(ctl->drain_fd);
@@ -431,6 +411,6 @@ void lfe_control_stop(struct lfe_control *ctl)
 	unlink(ctl->path);
 	for (unsigned i = 0; i < RATE_SAMPLES; i++)
 		free(ctl->rs[i].w);
-	free(ctl->snap);
+	free(ctl->wc.snap);
 	free(ctl);
 }

@@ -22,7 +22,8 @@
  * Thread rules: the control thread reads only the workers' published
  * counters. What needs the worker itself goes through lock-free
  * request/answer slots that each worker serves from its loop
- * (lfe_control_poll, at most every LFE_PUBLISH_US): a connection snapshot
+ * (worker_ctl.h: lfe_worker_ctl_poll, at most every LFE_PUBLISH_US; the
+ * worker knows nothing else of the control socket): a connection snapshot
  * (bounded to LFE_CTL_CONNS_MAX entries per core) and the reload barrier
  * (every worker parks at that safe point while the control thread writes the
  * live keys into d->cfg, then re-reads them into its own copies).
@@ -40,10 +41,8 @@
 #include "dataplane/daemon.h"
 
 #define LFE_CTL_REQ_MAX   1024u   /* bytes of one request line, newline included */
-#define LFE_CTL_CONNS_MAX 256u    /* connections one snapshot lists per core */
 #define LFE_CTL_SOCK_NAME "ldapfe.ctl"
 
-struct lfe_worker;
 struct lfe_control;
 
 /* Read and validate a config file (rte_cfgfile). 0, or -EINVAL with a
@@ -63,9 +62,5 @@ void lfe_control_stop(struct lfe_control *ctl);
  * within its poll interval (200 ms) and logs the outcome. Async-signal-
  * safe (one atomic store); ctl may be NULL. */
 void lfe_control_request_reload(struct lfe_control *ctl);
-
-/* Worker side: serve pending requests (snapshot, reload barrier). Called by
- * the worker's own lcore from its loop; ctl may be NULL. */
-void lfe_control_poll(struct lfe_control *ctl, struct lfe_worker *w);
 
 #endif

@@ -2,15 +2,17 @@
  * (internal: only control*.c include it).
  *
  *   control.c         the server: the socket, the thread, request framing
- *                     and deadlines, one client at a time, drain, the
- *                     worker-side poll of the request/answer slots
+ *                     and deadlines, one client at a time, drain; the
+ *                     request/answer slots (worker_ctl.h; the workers'
+ *                     side is worker_ctl.c)
  *   control_status.c  what is in force and the counters: status, stats
  *                     (and their rate samples), conns (the snapshot)
  *   control_reload.c  reload: read the file, check what may change, apply
  *                     it at the workers' safe point (the barrier)
  *
  * Thread rules as control.h: struct lfe_control belongs to the control
- * thread, except the atomics and the slots the workers serve.
+ * thread, except wc (struct lfe_worker_ctl: the atomics and the slots
+ * the workers serve).
  */
 #ifndef LFE_DATAPLANE_CONTROL_INT_H
 #define LFE_DATAPLANE_CONTROL_INT_H
@@ -24,30 +26,7 @@
 
 #include "dataplane/control.h"
 #include "dataplane/worker.h"
-
-/* One connection as a snapshot lists it. */
-struct conn_info {
-	uint32_t raddr, laddr;
-	uint16_t rport, lport;
-	uint8_t state;          /* enum conn_state */
-	bool bound;
-	uint64_t age_us, requests;
-	char dn[256];           /* only filled with show_dn; truncated */
-};
-
-enum conn_state { CS_IDLE, CS_READING, CS_VERIFYING, CS_BLOCKED };
-
-/* Request/answer slot of one worker: the control thread writes the
- * parameters, then bumps req (release); the worker fills the answer and
- * sets done = req (release). Only the control thread asks, one at a time. */
-struct snap {
-	atomic_uint req, done;
-	uint32_t limit;
-	bool show_dn;
-	uint32_t n, total;
-	uint64_t now_us;
-	struct conn_info ent[LFE_CTL_CONNS_MAX];
-};
+#include "dataplane/worker_ctl.h"
 
 struct lfe_control {
 	struct lfe_daemon *d;
@@ -58,15 +37,12 @@ struct lfe_control {
 	atomic_int quit;
 	uint64_t start_ns;
 	unsigned reloads;
-	/* reload barrier: workers park while cfg_gen != cfg_release */
-	atomic_uint cfg_gen, cfg_release;
-	atomic_uint parked[LFE_MAX_WORKERS];
-	unsigned seen[LFE_MAX_WORKERS];       /* each worker's own (worker side) */
-	atomic_bool applied;                  /* the parked generation changed d->cfg */
+	/* the reload barrier and the snapshot slots the workers serve
+	 * (worker_ctl.h); d->wctl points here while the thread runs */
+	struct lfe_worker_ctl wc;
 	struct lfe_config next;               /* control thread only */
 	struct lfe_tls *next_tls, *old_tls;   /* reload: the context swapped in, and out */
 	atomic_int hup;                       /* SIGHUP seen: reload from the thread */
-	struct snap *snap;                    /* [n_workers] */
 	struct lfe_log_src log;               /* control thread's own events */
 	/* Counter samples for the rates of `stats` (control thread only):
 	 * every RATE_SAMPLE_MS, RATE_SAMPLES kept, [n_workers] each. */
@@ -124,16 +100,11 @@ int lfe_ctl_req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, bo
 /* Take a sample of every worker's counters when the last is old enough
  * (control thread, every loop). */
 void lfe_ctl_rate_sample(struct lfe_control *ctl);
-/* Worker side of conns: fill the worker's slot s. */
-void lfe_ctl_fill_snap(struct lfe_worker *w, struct snap *s);
 
 /* ------------------------------------------------ control_reload.c */
 
 /* reload [json] (and SIGHUP): 0, or a negative errno with the reason in
  * err and nothing changed. */
 int lfe_ctl_req_reload(struct lfe_control *ctl, struct out *o, bool json, char *err, size_t errlen);
-/* Worker side, at its safe point after a reload applied: re-read the live
- * keys of d->cfg into the worker's own copies. */
-void lfe_ctl_apply_live(struct lfe_worker *w);
 
 #endif

@@ -56,40 +56,9 @@ int lfe_config_load(const char *path, struct lfe_config *c, char *err, size_t er
 	return rc < 0 ? -EINVAL : 0;
 }
 
-/* ------------------------------------------------------------ worker side */
-
-/* Re-read the live keys of d->cfg into the worker's own copies. */
-void lfe_ctl_apply_live(struct lfe_worker *w)
-{
-	const struct lfe_config *c = &w->d->cfg;
-	const char *why = NULL;
-
-	w->scfg.allow_anonymous = c->allow_anonymous;
-	w->scfg.search.access = c->search_access;
-	w->scfg.search.max_scope = c->search_scope;
-	if (c->search_base[0]) {
-		w->scfg.search.base = c->search_base;
-		w->scfg.search.base_len = strlen(c->search_base);
-	} else {
-		size_t sl;
-		w->scfg.search.base = lfe_store_suffix(w->d->store, &sl);
-		w->scfg.search.base_len = sl;
-	}
-	lfe_search_attrs_parse(&w->scfg.search, c->search_attrs, &why);   /* checked by reload */
-	w->scfg.require_tls = c->require_tls;
-	if (w->thr) {
-		struct lfe_throttle_params tp = lfe_worker_throttle_params(&c->throttle);
-		size_t sz = lfe_throttle_mem_size(&tp);
-		int rc;
-		/* The same width, so the same memory: counts start afresh. */
-		if (sz)
-			lfe_throttle_init(w->thr, sz, &tp, &rc);
-	}
-}
-
 /* The keys a reload applies while running (into c, from n): the table's
  * LIVE rows (config.c). The workers read them at their next safe point
- * (apply_live) or per use; TLS: new connections get the new context, those
+ * (worker_ctl.c) or per use; TLS: new connections get the new context, those
  * in progress keep theirs (SSL_new took a reference to it). */
 static void cfg_live(struct lfe_config *c, const struct lfe_config *n)
 {
@@ -153,14 +122,14 @@ static int reload_check(const struct lfe_daemon *d, const struct lfe_config *c, 
 static int barrier(struct lfe_control *ctl, bool apply, char *err, size_t errlen)
 {
 	struct lfe_daemon *d = ctl->d;
-	unsigned gen = atomic_load(&ctl->cfg_gen) + 1;
+	unsigned gen = atomic_load(&ctl->wc.cfg_gen) + 1;
 
-	atomic_store(&ctl->applied, false);
-	atomic_store_explicit(&ctl->cfg_gen, gen, memory_order_release);
+	atomic_store(&ctl->wc.applied, false);
+	atomic_store_explicit(&ctl->wc.cfg_gen, gen, memory_order_release);
 	uint64_t t0 = lfe_ctl_mono_ns();
 	int rc = 0;
 	for (uint32_t k = 0; k < d->n_workers && rc == 0; k++) {
-		while (atomic_load_explicit(&ctl->parked[k], memory_order_acquire) != gen) {
+		while (atomic_load_explicit(&ctl->wc.parked[k], memory_order_acquire) != gen) {
 			if (lfe_ctl_mono_ns() - t0 > 2000000000u || atomic_load(&d->stop)) {
 				snprintf(err, errlen, "worker on lcore %u did not reach a safe point within 2 s; "
 					 "nothing changed", d->lcore_ids[k]);
@@ -177,9 +146,9 @@ static int barrier(struct lfe_control *ctl, bool apply, char *err, size_t errlen
 			d->tls = ctl->next_tls;
 			ctl->next_tls = NULL;
 		}
-		atomic_store_explicit(&ctl->applied, true, memory_order_release);
+		atomic_store_explicit(&ctl->wc.applied, true, memory_order_release);
 	}
-	atomic_store_explicit(&ctl->cfg_release, gen, memory_order_release);
+	atomic_store_explicit(&ctl->wc.cfg_release, gen, memory_order_release);
 	return rc;
 }
 

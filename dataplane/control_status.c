@@ -22,41 +22,6 @@ static void ipv4_str(uint32_t a, char buf[16])
 	snprintf(buf, 16, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
 }
 
-/* ------------------------------------------------------------ worker side */
-
-void lfe_ctl_fill_snap(struct lfe_worker *w, struct snap *s)
-{
-	uint32_t n = 0, total = 0;
-	for (uint32_t i = 0; i < w->n_slots; i++) {
-		const struct lfe_slot *sl = (const struct lfe_slot *)(w->slot_mem + (size_t)i * w->slot_size);
-		if (sl->s == NULL || sl->st.c == NULL)
-			continue;
-		total++;
-		if (n >= s->limit)
-			continue;
-		struct conn_info *ci = &s->ent[n++];
-		lfe_tcp_conn_addrs(sl->st.c, &ci->laddr, &ci->lport, &ci->raddr, &ci->rport);
-		ci->age_us = w->now_us - sl->opened_us;
-		ci->state = sl->pending ? CS_VERIFYING : lfe_stream_holding(&sl->st) ? CS_BLOCKED
-			  : lfe_session_gathering(sl->s) ? CS_READING : CS_IDLE;
-		const struct lfe_session_stats *ss = lfe_session_stats(sl->s);
-		ci->requests = ss->binds_ok + ss->binds_invalid + ss->binds_other + ss->searches + ss->extended;
-		size_t dl = 0;
-		const char *dn = lfe_session_bound_dn(sl->s, &dl);
-		ci->bound = dl > 0;
-		ci->dn[0] = '\0';
-		if (s->show_dn && dl) {
-			if (dl >= sizeof(ci->dn))
-				dl = sizeof(ci->dn) - 1;
-			memcpy(ci->dn, dn, dl);
-			ci->dn[dl] = '\0';
-		}
-	}
-	s->n = n;
-	s->total = total;
-	s->now_us = w->now_us;
-}
-
 /* ------------------------------------------------------------- counters */
 
 /* Take a sample of every worker's counters when the last is old enough. */
@@ -318,7 +283,7 @@ int lfe_ctl_req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, bo
 	if (limit > LFE_CTL_CONNS_MAX)
 		limit = LFE_CTL_CONNS_MAX;
 	for (uint32_t k = 0; k < d->n_workers; k++) {
-		struct snap *s = &ctl->snap[k];
+		struct lfe_conn_snap *s = &ctl->wc.snap[k];
 		s->limit = limit;
 		s->show_dn = show_dn;
 		atomic_fetch_add_explicit(&s->req, 1, memory_order_release);
@@ -326,7 +291,7 @@ int lfe_ctl_req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, bo
 	if (json)
 		lfe_ctl_outf(o, "{\"cores\":[");
 	for (uint32_t k = 0; k < d->n_workers; k++) {
-		struct snap *s = &ctl->snap[k];
+		struct lfe_conn_snap *s = &ctl->wc.snap[k];
 		unsigned want = atomic_load_explicit(&s->req, memory_order_relaxed);
 		uint64_t t0 = lfe_ctl_mono_ns();
 		while (atomic_load_explicit(&s->done, memory_order_acquire) != want) {
@@ -342,7 +307,7 @@ int lfe_ctl_req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, bo
 			lfe_ctl_outf(o, "lcore %u: %u open%s\n", d->w[k]->lcore, s->total,
 			     s->total > s->n ? " (list truncated)" : "");
 		for (uint32_t i = 0; i < s->n; i++) {
-			const struct conn_info *ci = &s->ent[i];
+			const struct lfe_conn_info *ci = &s->ent[i];
 			char ra[16];
 			ipv4_str(ci->raddr, ra);
 			if (json) {

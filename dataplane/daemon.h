@@ -28,6 +28,7 @@
 struct lfe_worker;
 struct lfe_verifier;
 struct lfe_control;
+struct lfe_worker_ctl;
 struct lfe_tls;
 struct lfe_tlsoff;
 
@@ -75,6 +76,9 @@ struct lfe_daemon {
 	 * serve the open ones until the control thread sets stop. */
 	atomic_int draining;
 	struct lfe_control *ctl;        /* control socket (control.h); NULL: none */
+	/* Its slots the workers serve (worker_ctl.h), set and cleared by
+	 * the control socket while no worker runs; NULL: none. */
+	struct lfe_worker_ctl *wctl;
 	struct lfe_log log;             /* [daemon] log, log_level: the sink (log.h) */
 	struct lfe_log_src log_main;    /* the main thread's events */
 };

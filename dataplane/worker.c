@@ -47,7 +47,6 @@
 #include <rte_malloc.h>
 #include <rte_random.h>
 
-#include "dataplane/control.h"
 #include "dpdk/arp.h"
 #include "dpdk/mbuf_csum.h"
 #include "net/tcp_buf.h"
@@ -58,6 +57,7 @@
 #include "dataplane/verifier.h"
 #include "ldap/dn.h"
 #include "dataplane/worker.h"
+#include "dataplane/worker_ctl.h"
 
 static inline uint64_t tsc_to_us(const struct lfe_worker *w, uint64_t tsc)
 {
@@ -636,7 +636,7 @@ int lfe_worker_main(void *arg)
 		if (w->now_us - w->last_publish_us >= LFE_PUBLISH_US) {
 			w->last_publish_us = w->now_us;
 			publish(w);
-			lfe_control_poll(d->ctl, w);   /* snapshots, reload barrier */
+			lfe_worker_ctl_poll(d->wctl, w);   /* snapshots, reload barrier */
 		}
 		if (!stopping && atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 			stopping = true;

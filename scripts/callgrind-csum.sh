@@ -37,7 +37,7 @@ cat > "$LFE_LDAPFE" <<EOF
 #!/bin/sh
 exec valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \\
 	--toggle-collect=lfe_worker_main --toggle-collect=lfe_tcp_timers \\
-	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_control_poll \\
+	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_worker_ctl_poll \\
 	--toggle-collect='publish*' --callgrind-out-file="$OUT/cg.%p" \\
 	"$BUILD_CG/dataplane/ldapfe" "\$@"
 EOF

@@ -124,7 +124,7 @@ log "ldapfe under callgrind (store $STORE, generator users $GEN_USERS, conf item
 # shellcheck disable=SC2086   # LFE_CG_VGARGS: words, e.g. --cache-sim=yes
 ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no ${LFE_CG_VGARGS:-} \
 	--toggle-collect=lfe_worker_main --toggle-collect=lfe_tcp_timers \
-	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_control_poll \
+	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_worker_ctl_poll \
 	--toggle-collect='publish*' \
 	--callgrind-out-file="$OUT/callgrind.out.%p" \
 	"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX-srv" \
