@@ -82,7 +82,8 @@ struct lfe_auth_req {
 	size_t dn_len;
 	const uint8_t *pw;
 	size_t pw_len;
-	uint32_t src;           /* client IPv4 address, host order; 0 unknown */
+	uint32_t src;           /* client IPv4 address, host order (the
+	                         * throttle's source key); 0 unknown */
 	uint64_t token;         /* the session's, for the offload */
 	uint64_t now_us;        /* throttle clock */
 	int64_t now_s;          /* seconds since the epoch */

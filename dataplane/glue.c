@@ -395,7 +395,10 @@ static void log_auth_events(struct lfe_worker *w, unsigned ev, uint32_t raddr)
 static int auth_submit(void *ctx, const struct lfe_auth_req *r, const struct lfe_bind_job *job)
 {
 	struct lfe_worker *w = ctx;
-	return lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), r->src, r->token,
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);   /* per-source bound */
+	return lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), raddr, r->token,
 				   job, r->pw, r->pw_len);
 }
 
@@ -497,7 +500,7 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	uint32_t laddr, raddr = 0;
 	uint16_t lport, rport;
 
-	if (w->cur)
+	if (w->thr && w->cur)   /* the throttle's source key */
 		lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
 	const struct lfe_auth_req r = {
 		.ndn = ndn, .ndn_len = ndn_len, .dn = dn, .dn_len = dn_len, .pw = pw, .pw_len = pw_len,
@@ -508,8 +511,11 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 	};
 	unsigned ev;
 	enum lfe_be_verdict v = lfe_auth_bind(&w->auth, &r, &ev);
-	if (__builtin_expect(ev != 0, 0))
+	if (__builtin_expect(ev != 0, 0)) {
+		if (w->cur)
+			lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
 		log_auth_events(w, ev, raddr);
+	}
 	return v;
 }
 
