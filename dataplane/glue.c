@@ -506,7 +506,7 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
 		.ndn = ndn, .ndn_len = ndn_len, .dn = dn, .dn_len = dn_len, .pw = pw, .pw_len = pw_len,
 		.src = raddr, .token = token, .now_us = w->now_us,
 		.now_s = w->cc ? time(NULL) : 0,
-		.peeked = w->cc ? peeked(w, dn, dn_len, pw, pw_len) : NULL,
+		.peeked = w->bind_peek ? peeked(w, dn, dn_len, pw, pw_len) : NULL,   /* else none made */
 		.conn = w->cur ? &slot_of(w->cur)->auth : NULL,
 	};
 	unsigned ev;
