@@ -873,7 +873,7 @@ static void test_opts_messages(void)
 	fclose(f);
 	static const char *const want[] = {
 		"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B [options]",
-		"--gateway G ", "--dport P ", "--workload persistent|session|mix|hold|synflood ", "--conns N ",
+		"--gateway G ", "--dport P ", "--workload persistent|session|mix|hold|synflood\n", "--conns N ",
 		"--users N ", "--user-base N ", "--user-fmt FMT ", "--password-fmt FMT ", "--wrong-pct P ",
 		"--unknown-pct P ", "--rate R|max ", "--duration S ", "--binds-per-conn N ",
 		"--dist uniform|zipf:S ", "--sport-range LO-HI ", "--seed N ", "--arp-timeout-ms MS ",
