@@ -7,7 +7,7 @@
 # The mirror of callgrind-bind.sh: here ldapfe runs natively (--no-huge, one
 # worker, a small store so that it answers at once) and ldapfe-gen (one
 # lcore, persistent binds over net_memif) under callgrind, collecting only
-# inside its loop turn (poll_once) less the TCP timer wheel
+# inside its loop turn (gen_poll_once) less the TCP timer wheel
 # (lfe_tcp_timers: paced by the clock, not by binds; under valgrind a turn
 # takes ~50x longer, so per bind it would be overstated ~50x). After a
 # warm-up three windows are dumped: N binds and 2N binds (counted by the
@@ -88,7 +88,7 @@ gen_eal=(--no-huge -m 256) gen_dev="net_memif0,role=client,id=0,socket=$SOCK,soc
 ((GEN_ZC)) && gen_eal+=(--single-file-segments) gen_dev+=",zero-copy=yes"
 # shellcheck disable=SC2086
 ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
-	--toggle-collect='poll_once*' --toggle-collect=lfe_tcp_timers \
+	--toggle-collect='gen_poll_once*' --toggle-collect=lfe_tcp_timers \
 	--callgrind-out-file="$OUT/callgrind.out.%p" \
 	"$GEN" -l 1 --no-pci "${gen_eal[@]}" --file-prefix "$PFX-gen" --log-level=lib.eal:error \
 	-- --port "$gen_dev" \
