@@ -173,6 +173,7 @@ struct opt_row;
  * the row's usual one). a is NULL for an optional value not given. */
 typedef int opt_fn(const struct opt_row *r, const char *a, struct lfe_gen_opts *o, char *err, size_t errlen);
 
+/* No short names: ldapfe-gen has none (main() answers -h before EAL). */
 struct opt_row {
 	const char *name;            /* long name, without "--" */
 	enum opt_kind kind;
@@ -308,24 +309,29 @@ static const struct opt_choice csum_choices[] = { { "sample", 0 }, { "all", 1 },
 
 #define F(fld) offsetof(struct lfe_gen_opts, fld)
 #define FSIZE(fld) sizeof(((struct lfe_gen_opts *)0)->fld)
-#define U32(fld, lo, hi) .kind = K_U32, .off = F(fld), .min = (lo), .max = (hi)
-#define DBL(k, fld, m) .kind = (k), .off = F(fld), .dmax = (m)
+/* F(fld), and a build error unless the field has type T: a row's kind
+ * writes exactly that type. */
+#define FT(fld, T) (F(fld) + 0 * sizeof(char[_Generic(((struct lfe_gen_opts *)0)->fld, T: 1, default: -1)]))
+#define U32(fld, lo, hi) .kind = K_U32, .off = FT(fld, uint32_t), .min = (lo), .max = (hi)
+#define DBL(k, fld, m) .kind = (k), .off = FT(fld, double), .dmax = (m)
 #define STR(fld) .kind = K_STR, .off = F(fld), .size = FSIZE(fld)
 #define CHOICE(fld, c) .kind = K_CHOICE, .off = F(fld), .size = FSIZE(fld), .choices = (c)
-#define RANGE(lo, hi) .kind = K_RANGE, .off = F(lo), .off2 = F(hi), \
+#define IP(fld) .kind = K_IP, .off = FT(fld, uint32_t)
+#define FLAG(fld) .kind = K_FLAG, .off = FT(fld, bool)
+#define RANGE(lo, hi) .kind = K_RANGE, .off = FT(lo, uint32_t), .off2 = FT(hi, uint32_t), \
 	.hint = "want A-B or A/len (len >= 8), at most 65536 addresses"
 #define FN(f, arg) .kind = K_FN, .fn = (f), .has_arg = (arg)
 
 static const struct opt_row rows[OPT_N] = {
 	[OPT_PORT] = { "port", STR(port), .required = true, .meta = "VDEV_OR_PCI",
 		       .help = "the DPDK port: a vdev string or a PCI address" },
-	[OPT_SRC] = { "src-ip", .kind = K_CIDR, .off = F(src_ip), .off2 = F(prefix_len), .required = true,
-		      .meta = "A/prefix", .hint = "want a.b.c.d/len", .help = "our address and subnet" },
-	[OPT_DST] = { "dst-ip", .kind = K_IP, .off = F(dst_ip), .required = true, .meta = "B",
+	[OPT_SRC] = { "src-ip", .kind = K_CIDR, .off = FT(src_ip, uint32_t), .off2 = FT(prefix_len, uint8_t),
+		      .required = true, .meta = "A/prefix", .hint = "want a.b.c.d/len", .help = "our address and subnet" },
+	[OPT_DST] = { "dst-ip", IP(dst_ip), .required = true, .meta = "B",
 		      .hint = "want a.b.c.d", .help = "the server" },
-	[OPT_GW] = { "gateway", .kind = K_IP, .off = F(gateway), .meta = "G", .hint = "want a.b.c.d",
+	[OPT_GW] = { "gateway", IP(gateway), .meta = "G", .hint = "want a.b.c.d",
 		     .help = "the next hop when the server is off-link" },
-	[OPT_DPORT] = { "dport", .kind = K_U16, .off = F(dport), .min = 1, .max = 65535, .meta = "P",
+	[OPT_DPORT] = { "dport", .kind = K_U16, .off = FT(dport, uint16_t), .min = 1, .max = 65535, .meta = "P",
 			.hint = "1..65535", .help = "the server's port (389; --tls: 636)" },
 	[OPT_WL] = { "workload", CHOICE(wl, wl_choices), .help = "what the connections do (persistent)" },
 	[OPT_CONNS] = { "conns", U32(conns, 1, LFE_GEN_MAX_CONNS), .meta = "N",
@@ -361,7 +367,7 @@ static const struct opt_row rows[OPT_N] = {
 	[OPT_CONNTO] = { "connect-timeout-ms", U32(connect_timeout_ms, 10, 600000), .meta = "MS",
 			 .hint = "10..600000 ms", .help = "wait for the first SYN-ACK (3000)" },
 	[OPT_JSON] = { "json", STR(json), .meta = "FILE", .help = "the final report as JSON as well" },
-	[OPT_QUIET] = { "quiet", .kind = K_FLAG, .off = F(quiet), .help = "no per-second lines" },
+	[OPT_QUIET] = { "quiet", FLAG(quiet), .help = "no per-second lines" },
 	[OPT_SRCS] = { "src-ips", RANGE(src_lo, src_hi), .meta = "A-B|A/len",
 		       .help = "source addresses of the connections (--src-ip's)" },
 	[OPT_SYNRATE] = { "syn-rate", DBL(K_DOUBLE, syn_rate, 1e9), .meta = "R",
@@ -371,7 +377,7 @@ static const struct opt_row rows[OPT_N] = {
 			.help = "hold: the share of connections that bind (0.1)" },
 	[OPT_LCORES] = { "lcores", U32(lcores, 1, LFE_GEN_MAX_LCORES), .meta = "N",
 			 .help = "generator lcores, a queue pair each (1)" },
-	[OPT_TLS] = { "tls", .kind = K_FLAG, .off = F(tls), .help = "LDAPS: TLS from the first byte" },
+	[OPT_TLS] = { "tls", FLAG(tls), .help = "LDAPS: TLS from the first byte" },
 	[OPT_STARTTLS] = { "starttls", FN(fn_starttls, no_argument),
 			   .help = "StartTLS on the LDAP port, then TLS" },
 	[OPT_TLSV] = { "tls-version", CHOICE(tls_version, tlsv_choices),
@@ -392,6 +398,17 @@ static const struct opt_row rows[OPT_N] = {
 			 .help = "verify received checksums in software (sample)" },
 	[OPT_HELP] = { "help", FN(fn_help, no_argument), .help = "this text" },
 };
+#undef F
+#undef FSIZE
+#undef FT
+#undef IP
+#undef FLAG
+#undef U32
+#undef DBL
+#undef STR
+#undef CHOICE
+#undef RANGE
+#undef FN
 
 /* K_CHOICE: the names as "a, b or c" (a refusal) or "a|b|c" (the usage). */
 static void choice_list(const struct opt_choice *c, bool usage, char *buf, size_t len)
