@@ -691,7 +691,7 @@ void lfe_session_fini(struct lfe_session *s)
 		return;
 	gather_release(s);
 	dn_drop(s);
-	lfe_session_run_free(s);
+	run_free(s);
 	s->pending = false;
 	s->closed = true;
 }

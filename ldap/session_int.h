@@ -189,13 +189,20 @@ int lfe_session_search(struct lfe_session *s, struct lfe_session_io *io,
  * for its SearchResultDone yet, or a negative errno. */
 int lfe_session_search_resume(struct lfe_session *s, struct lfe_session_io *io);
 
-/* Free s->run (wiped first), under way or parked; none: no-op. */
-void lfe_session_run_free(struct lfe_session *s);
-
 /* A search under way (s->run, not parked between pages)? */
 static inline bool run_active(const struct lfe_session *s)
 {
 	return s->run && !s->run->parked;
+}
+
+/* Free s->run, under way or parked (none: no-op); wiped first, as gbuf. */
+static inline void run_free(struct lfe_session *s)
+{
+	if (s->run) {
+		explicit_bzero(s->run, sizeof *s->run + s->run->pdu_len);
+		buf_put(s, s->run);
+		s->run = NULL;
+	}
 }
 
 #endif

@@ -477,19 +477,10 @@ static int search_done(struct lfe_session_io *io, struct search_ctx *c,
 	return reply(io, c->msgid, LFE_OP_SEARCH_DONE, rc, diag);
 }
 
-void lfe_session_run_free(struct lfe_session *s)
-{
-	if (s->run) {
-		explicit_bzero(s->run, sizeof *s->run + s->run->pdu_len);   /* as gbuf */
-		buf_put(s, s->run);
-		s->run = NULL;
-	}
-}
-
 static void page_free(struct lfe_session *s)
 {
 	if (s->run && s->run->parked)
-		lfe_session_run_free(s);
+		run_free(s);
 }
 
 /* -------------------------------------------------------------- search */
@@ -722,6 +713,6 @@ __attribute__((noinline)) int lfe_session_search_resume(struct lfe_session *s,
 	int h = search_step(s, io, &c, base, (size_t)bl, r->resume);
 	r->n_entries = c.n_entries;
 	if (h != H_YIELD && !r->parked)
-		lfe_session_run_free(s);
+		run_free(s);
 	return h;
 }
