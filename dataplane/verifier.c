@@ -246,8 +246,8 @@ static void vreq_done(void *arg, struct lfe_offload_job *b)
 
 unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_verify_done_fn done)
 {
-	if (vf == NULL)
-		return 0;
+	if (vf == NULL || vf->vw[w->idx].n_free > vf->per_worker)
+		return 0;   /* every object on the free list: nothing out, nothing to take */
 	struct poll_ctx pc = { w, done };
 	return lfe_offload_poll(vf->eng, w->idx, LFE_BURST, vreq_done, &pc);
 }
