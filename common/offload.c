@@ -296,6 +296,14 @@ static int may_hold(const struct lfe_offload *o, const struct oworker *ow, uint3
 	return lfe_share_admit(&o->share, ow->held, mine, ow->n_src) ? 0 : -EDQUOT;
 }
 
+bool lfe_offload_over_share(const struct lfe_offload *o, unsigned w, uint32_t src)
+{
+	const struct oworker *ow = &o->w[w];
+	uint32_t si = kt_find(&ow->srcs, (uint64_t)src + 1);
+	uint32_t mine = ow->srcs.key[si] != 0 ? (uint32_t)ow->srcs.val[si] : 0;
+	return !lfe_share_admit(&o->share, ow->held, mine, ow->n_src);
+}
+
 static void hold_at(struct oworker *ow, uint32_t si, uint32_t src)
 {
 	ow->n_src += ow->srcs.key[si] == 0;

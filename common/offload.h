@@ -122,6 +122,11 @@ void lfe_offload_free(struct lfe_offload *o);
  *   -ENOBUFS  worker w holds `cap`, or has `cap` jobs out;
  *   -EDQUOT   src holds its share of worker w's holdings (share.h). */
 int lfe_offload_admit(struct lfe_offload *o, unsigned w, uint32_t src);
+/* Whether src holds its share of worker w's holdings now (share.h's rule
+ * as admit and submit apply it, the worker's own bound aside): for a
+ * caller that reports a source over its share even when the worker is
+ * full too (the verifier's busy counters). */
+bool lfe_offload_over_share(const struct lfe_offload *o, unsigned w, uint32_t src);
 /* A holding of src on worker w ended. A leave for an address that holds
  * none changes nothing. */
 void lfe_offload_leave(struct lfe_offload *o, unsigned w, uint32_t src);

@@ -200,6 +200,10 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 	r->pw_len = (uint16_t)pw_len;
 	memcpy(r->pw, pw, pw_len);
 	int rc = lfe_offload_submit(vf->eng, w->idx, &r->base);
+	/* A source over its share is told so (and counted) even when the
+	 * worker is full too. */
+	if (rc == -ENOBUFS && lfe_offload_over_share(vf->eng, w->idx, r->base.src))
+		rc = -EDQUOT;
 	if (rc < 0) {
 		wipe(r);
 		w->st.verify_busy_conn += rc == -EBUSY;

@@ -23,9 +23,9 @@
  * A thin adapter: the queues, threads, bounds and cancel are the offload
  * engine's (common/offload.h), an instance of its own (its threads apart
  * from the TLS handshakes'); a job is a holding keyed by the connection's
- * handle. Where a submit breaks two bounds at once, the worker's
- * (-ENOBUFS) is reported before the source's (-EDQUOT), the engine's one
- * order. Request objects are a per-worker array with a free list, made by
+ * handle. Where a submit breaks the worker's and the source's bound at
+ * once, the source's (-EDQUOT, verify_busy_source) is reported. Request
+ * objects are a per-worker array with a free list, made by
  * lfe_verifier_new. A job cancelled before a thread took it has its
  * password copy wiped by the worker at the next poll.
  *

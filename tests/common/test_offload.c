@@ -181,6 +181,10 @@ static void test_bounds(void)
 	}
 	CHECK_EQ(lfe_offload_held(o, 0), 8);
 	CHECK_EQ(lfe_offload_outstanding(o, 0), 8);
+	/* Over its share: A (6) and B (2, its share 8 / 3 = 2); a newcomer not. */
+	CHECK(lfe_offload_over_share(o, 0, A) && lfe_offload_over_share(o, 0, B));
+	CHECK(!lfe_offload_over_share(o, 0, 0x0b000000u));
+	CHECK(!lfe_offload_over_share(o, 1, A));
 	CHECK_EQ(lfe_offload_held(o, 1), 1);
 	/* Admission for multi-job work shares the same holdings. */
 	CHECK_EQ(lfe_offload_admit(o, 0, 0x0c000000u), -ENOBUFS);
