@@ -10,7 +10,7 @@
 #include "ldap/dn.h"
 #include "dataplane/log.h"
 #include "net/net.h"
-#include "net/share.h"
+#include "common/share.h"
 #include "net/tcp.h"
 
 enum key_type { K_STR, K_U32, K_U64, K_BOOL, K_PORTS, K_LCORES, K_SCHEME, K_CIDR, K_IPV4, K_U16,
@@ -61,7 +61,7 @@ static const struct lfe_cfg_key keys[] = {
 	  "Entries one search may return (a client's smaller sizelimit wins); 0 = no limit." },
 	{ "ldap", "max_conns_per_source", K_U32, CF(max_conns_per_source), 0, 0, 1u << 20, "256", "128", RESTART,
 	  "Per core, the fair share of connections of a client address never drops below it; 0 = none." },
-	/* LFE_SHARE_PRESSURE_PCT (net/share.h): test_config checks they agree. */
+	/* LFE_SHARE_PRESSURE_PCT (common/share.h): test_config checks they agree. */
 	{ "ldap", "share_pressure_pct", K_U32, CF(share_pressure_pct), 0, 0, 100, "75", "90", RESTART,
 	  "Below this percent of a shared resource no per-source bound applies; 100 = off." },
 	{ "ldap", "pdu_timeout_ms", K_U64, CF(pdu_timeout_ms), 0, 100, 3600000u, "5000", "2500", LIVE,

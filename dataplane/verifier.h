@@ -20,6 +20,15 @@
  * and the caller answers busy (51). A connection that closes cancels its
  * job: if no thread has picked it up yet it is dropped unhashed.
  *
+ * A thin adapter: the queues, threads, bounds and cancel are the offload
+ * engine's (common/offload.h), an instance of its own (its threads apart
+ * from the TLS handshakes'); a job is a holding keyed by the connection's
+ * handle. Where a submit breaks the worker's and the source's bound at
+ * once, the source's (-EDQUOT, verify_busy_source) is reported. Request
+ * objects are a per-worker array with a free list, made by
+ * lfe_verifier_new. A job cancelled before a thread took it has its
+ * password copy wiped by the worker at the next poll.
+ *
  * Thread rules: submit, cancel and poll run on the worker's lcore (each
  * worker's part is touched by that lcore only); new/free on the main lcore
  * while no worker runs.
@@ -46,7 +55,7 @@ typedef void (*lfe_verify_done_fn)(struct lfe_worker *w, struct lfe_tcp_handle h
 				   uint64_t token, enum lfe_be_verdict v);
 
 /* Reads d->cfg (verifier_threads, verify_queue, verify_per_source),
- * d->n_workers and d->w[i] (idx, done_ring, st), d->pw_flags. */
+ * d->n_workers and d->w[i] (idx, st, now_us, bind_lat, pp), d->pw_flags. */
 struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t errlen);
 /* Stop and join the threads, wiping what is queued. NULL is a no-op. */
 void lfe_verifier_free(struct lfe_verifier *v);

@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(lfe_gen_usage, stdout);
+			lfe_gen_usage(stdout);
 			fputs("\nEAL's own options come before \"--\" (ldapfe-gen --no-huge --help lists them).\n",
 			      stdout);
 			return 0;
@@ -395,7 +395,7 @@ int main(int argc, char **argv)
 		bool help = strcmp(err, "help") == 0;
 		if (!help)
 			fprintf(stderr, "ldapfe-gen: %s\n", err);
-		fputs(lfe_gen_usage, help ? stdout : stderr);
+		lfe_gen_usage(help ? stdout : stderr);
 		rte_eal_cleanup();
 		return help ? 0 : 2;
 	}

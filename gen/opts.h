@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum lfe_gen_workload {
 	LFE_WL_PERSISTENT = 0,   /* N connections, binds repeated on each */
@@ -93,6 +94,8 @@ int lfe_gen_opts_parse(int argc, char **argv, struct lfe_gen_opts *o, char *err,
  * 0 or -EINVAL. */
 int lfe_gen_fmt_check(const char *fmt);
 
-extern const char *const lfe_gen_usage;
+/* The usage: the synopsis and one line per option, from the option table,
+ * then notes. */
+void lfe_gen_usage(FILE *f);
 
 #endif

@@ -759,7 +759,7 @@ __attribute__((noinline)) static void input_frames(struct gen *g, struct rte_mbu
 
 /* One turn of the loop: receive (own queue, then what other lcores handed
  * over), feed TCP, issue, flush: one tx burst. noinline: a symbol for
- * profilers (callgrind --toggle-collect=poll_once). */
+ * profilers (callgrind --toggle-collect=gen_poll_once). */
 __attribute__((noinline)) void gen_poll_once(struct gen *g)
 {
 	struct rte_mbuf *rx[BURST];

@@ -21,7 +21,7 @@
 #include "net/tcp.h"
 #include "net/tcp_buf.h"
 #include "net/tcp_cookie.h"
-#include "net/share.h"
+#include "common/share.h"
 
 enum {
 	ST_FREE, ST_SYN_SENT, ST_SYN_RCVD, ST_ESTABLISHED, ST_FIN_WAIT_1, ST_FIN_WAIT_2,

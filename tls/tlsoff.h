@@ -39,9 +39,12 @@
  * worker has its own request queue; the threads take one job from each
  * worker in turn, so a flood on one core does not delay another's.
  *
- * DPDK-free (part of lfe_dpcore): the queues are bounded lock-free rings
- * (Vyukov's MPMC array queue); threads are started through cfg->spawn so
- * the daemon can place them on CPUs no lcore polls (rte_ctrl_thread_create).
+ * A thin adapter: the queues, threads, bounds and cancel are the offload
+ * engine's (common/offload.h), an instance of its own (its threads apart
+ * from the verifier's); a handshake is a holding (lfe_offload_admit), a
+ * step a job without hold whose run is SSL_do_handshake. DPDK-free; the
+ * threads are started through cfg->spawn so the daemon can place them on
+ * CPUs no lcore polls (rte_ctrl_thread_create).
  *
  * Thread rules: submit, cancel and poll of worker i run on worker i's
  * thread only; new/free on one thread while no worker runs.
@@ -50,15 +53,16 @@
 #define LFE_TLS_TLSOFF_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/offload.h"
+
 typedef struct ssl_st SSL;
 
-#define LFE_TLSOFF_MAX_THREADS 64u
-#define LFE_TLSOFF_MAX_WORKERS 64u
+#define LFE_TLSOFF_MAX_THREADS LFE_OFFLOAD_MAX_THREADS
+#define LFE_TLSOFF_MAX_WORKERS LFE_OFFLOAD_MAX_WORKERS
 
 struct lfe_tlsoff;
 struct lfe_tlsoff_job;
@@ -72,19 +76,17 @@ typedef void (*lfe_tlsoff_release_fn)(struct lfe_tlsoff_job *job);
 /* One handshake step. The caller sets ssl, src and release before submit;
  * the module sets the rest. rc and ssl_err are valid in the done hook. */
 struct lfe_tlsoff_job {
+	struct lfe_offload_job base;    /* the engine's part (the module sets it) */
 	SSL *ssl;
 	uint32_t src;                   /* client IPv4 address (per-source bound) */
 	lfe_tlsoff_release_fn release;
 	/* results: SSL_do_handshake's return and SSL_get_error (taken on the
 	 * crypto thread, whose OpenSSL error queue it reads; cleared there) */
 	int rc, ssl_err;
-	uint16_t worker;
-	atomic_bool cancelled;          /* set by the worker, read by a thread */
 };
 
 /* Starts a thread: 0 or a positive errno (pthread_create's contract). */
-typedef int (*lfe_tlsoff_spawn_fn)(pthread_t *th, const char *name, void *(*fn)(void *),
-				   void *arg);
+typedef lfe_offload_spawn_fn lfe_tlsoff_spawn_fn;
 
 struct lfe_tlsoff_cfg {
 	uint32_t threads;       /* 1..LFE_TLSOFF_MAX_THREADS */

@@ -55,6 +55,7 @@
 #                             handshakes in the warm-up; the figures are per
 #                             TLS bind, its two records included
 #   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
+#                             (tests/integration/lib.sh's: lfe-cg<tag>-srv)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -68,15 +69,12 @@ WARM_BINDS=${LFE_CG_WARM_BINDS:-$((GEN_USERS <= 5000 ? 8 * GEN_USERS : 2000))}
 IDLE_S=${LFE_CG_IDLE_S:-3}
 WORKLOAD=${LFE_CG_WORKLOAD:-persistent}
 OUT=${LFE_CG_OUT:-$BUILD/callgrind-bind}
-TAG=${LFE_NS_TAG:-}
 SUFFIX="dc=example,dc=com"
-NS=lfe-cg$TAG
-PFX=lfe-cg$TAG
-SADDR=10.99.52.1
-CADDR=10.99.52.2
 PY=/usr/bin/python3
+CG_NAME=cg CG_NET=192
 
-# checks, build, clean-up, namespace, cg_store, cg_conf, cg_ready, tel, wait_binds
+# checks, build, lib.sh (namespace lfe-cg<tag>-srv, clean-up), cg_store,
+# cg_conf, cg_ready, tel, wait_binds
 source "$ROOT/tests/bench/cg-common.sh"
 
 STORE=${LFE_CG_STORE:-$WORK/store-$USERS}
@@ -127,7 +125,7 @@ ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart
 	--toggle-collect=lfe_store_reader_renew --toggle-collect=lfe_worker_ctl_poll \
 	--toggle-collect='publish*' \
 	--callgrind-out-file="$OUT/callgrind.out.%p" \
-	"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX-srv" \
+	"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX" \
 	--log-level=lib.eal:error -- --config "$CONF" > "$OUT/ldapfe.log" 2>&1 &
 LFE_PID=$!
 cg_ready 1800
@@ -140,7 +138,7 @@ start_gen() {
 		--users "$GEN_USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--workload "$WORKLOAD" --conns "$CONNS" --rate max --duration 800 --quiet \
 		--binds-per-conn 0 --connect-timeout-ms 30000 "${GEN_TLS[@]}" > "$OUT/gen.log" 2>&1 &
-	GEN_PID=$!
+	cg_gen_pid $!
 }
 # The generator gives the memif link 10 s; under valgrind the server's
 # control thread may need longer: try again while it reports the link down.
@@ -155,7 +153,7 @@ for ((try = 1; ; try++)); do
 		((c == CONNS && b > 0)) && { up=1; break; }
 	done
 	((up)) && break
-	kill -0 "$GEN_PID" 2>/dev/null && { kill -TERM "$GEN_PID"; wait "$GEN_PID" 2>/dev/null; }
+	lfe_stop_pid "$GEN_PID" 30
 	GEN_PID=
 	grep -q "still down" "$OUT/gen.log" && ((try < 4)) || die "generator: $(tail -2 "$OUT/gen.log")"
 done
@@ -172,16 +170,15 @@ cg -d   # dump 1: the N window
 read -r b _ < <(tel)
 wait_binds $((b + 2 * BINDS))
 cg -d   # dump 2: the 2N window
-kill -TERM "$GEN_PID"
-wait "$GEN_PID" 2>/dev/null || true
+lfe_stop_pid "$GEN_PID" 30
 GEN_PID=
 sleep 1
 cg -z
 sleep "$IDLE_S"
 cg -d   # dump 3: idle, no traffic (the connections stay open, unused)
 sleep 1
-kill -TERM "$LFE_PID"
-wait "$LFE_PID" 2>/dev/null || true
+# callgrind writes its last dump on the way out: time enough for that
+lfe_stop_pid "$LFE_PID" 120
 LFE_PID=
 d=("$OUT"/callgrind.out.*.[123])
 ((${#d[@]} == 3)) || die "expected 3 dumps, got: ${d[*]}"

@@ -7,7 +7,7 @@
 # The mirror of callgrind-bind.sh: here ldapfe runs natively (--no-huge, one
 # worker, a small store so that it answers at once) and ldapfe-gen (one
 # lcore, persistent binds over net_memif) under callgrind, collecting only
-# inside its loop turn (poll_once) less the TCP timer wheel
+# inside its loop turn (gen_poll_once) less the TCP timer wheel
 # (lfe_tcp_timers: paced by the clock, not by binds; under valgrind a turn
 # takes ~50x longer, so per bind it would be overstated ~50x). After a
 # warm-up three windows are dumped: N binds and 2N binds (counted by the
@@ -47,6 +47,7 @@
 #                             (1,973 instructions a bind against 2,162)
 #   LFE_CG_OUT=BUILD/callgrind-gen  dumps, logs, result.txt, result.json
 #   LFE_NS_TAG=                suffix of the namespace and EAL prefixes
+#                             (tests/integration/lib.sh's: lfe-cgg<tag>-srv)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -60,15 +61,12 @@ IDLE_S=${LFE_CG_IDLE_S:-2}
 WORKLOAD=${LFE_CG_WORKLOAD:-persistent}
 GEN_ZC=${LFE_CG_GEN_ZC:-1}
 OUT=${LFE_CG_OUT:-$BUILD/callgrind-gen}
-TAG=${LFE_NS_TAG:-}
 SUFFIX="dc=example,dc=com"
-NS=lfe-cgg$TAG
-PFX=lfe-cgg$TAG
-SADDR=10.99.53.1
-CADDR=10.99.53.2
 PY=/usr/bin/python3
+CG_NAME=cgg CG_NET=193
 
-# checks, build, clean-up, namespace, cg_store, cg_conf, cg_ready, tel, wait_binds
+# checks, build, lib.sh (namespace lfe-cgg<tag>-srv, clean-up), cg_store,
+# cg_conf, cg_ready, tel, wait_binds
 source "$ROOT/tests/bench/cg-common.sh"
 
 STORE=$WORK/store-$USERS
@@ -78,7 +76,7 @@ CONF=$OUT/ldapfe.conf
 cg_conf "$CONF" "$STORE"
 
 log "ldapfe (native, store $STORE)"
-ip netns exec "$NS" "$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX-srv" \
+ip netns exec "$NS" "$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX" \
 	--log-level=lib.eal:error -- --config "$CONF" > "$OUT/ldapfe.log" 2>&1 &
 LFE_PID=$!
 cg_ready 600
@@ -90,7 +88,7 @@ gen_eal=(--no-huge -m 256) gen_dev="net_memif0,role=client,id=0,socket=$SOCK,soc
 ((GEN_ZC)) && gen_eal+=(--single-file-segments) gen_dev+=",zero-copy=yes"
 # shellcheck disable=SC2086
 ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
-	--toggle-collect='poll_once*' --toggle-collect=lfe_tcp_timers \
+	--toggle-collect='gen_poll_once*' --toggle-collect=lfe_tcp_timers \
 	--callgrind-out-file="$OUT/callgrind.out.%p" \
 	"$GEN" -l 1 --no-pci "${gen_eal[@]}" --file-prefix "$PFX-gen" --log-level=lib.eal:error \
 	-- --port "$gen_dev" \
@@ -98,7 +96,7 @@ ip netns exec "$NS" valgrind --tool=callgrind --fair-sched=yes --collect-atstart
 	--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 	--workload "$WORKLOAD" --conns "$CONNS" --rate max --duration 800 --quiet \
 	--binds-per-conn 0 --connect-timeout-ms 30000 ${LFE_CG_GEN_ARGS:-} > "$OUT/gen.log" 2>&1 &
-GEN_PID=$!
+cg_gen_pid $!
 up=0
 for ((i = 0; i < 600; i++)); do
 	sleep 0.2
@@ -126,9 +124,11 @@ cg -z
 sleep "$IDLE_S"
 cg -d   # dump 3: idle
 kill -CONT "$LFE_PID"
-kill -TERM "$GEN_PID"
-wait "$GEN_PID" 2>/dev/null || true
+# callgrind writes its last dump on the way out: time enough for that
+lfe_stop_pid "$GEN_PID" 120
 GEN_PID=
+lfe_stop_pid "$LFE_PID" 10
+LFE_PID=
 d=("$OUT"/callgrind.out.*.[123])
 ((${#d[@]} == 3)) || die "expected 3 dumps, got: ${d[*]}"
 base=${d[0]%.[123]}

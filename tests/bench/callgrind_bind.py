@@ -39,7 +39,7 @@ LAYERS = [
     ("glue", r"dataplane/glue\.c"),
     ("verifier/tlsoff poll", r"(dataplane/(verifier|control|log)|tls/tlsoff)\.c"),
     ("ber/ldap codec", r"ldap/(ber|msg)\.[ch]"),
-    ("session", r"ldap/session\.c"),
+    ("session", r"ldap/session[a-z_]*\.[ch]"),
     ("dn.c+attr.c (normalize, attr types)", r"ldap/(dn|attr)\.c"),
     ("credcache+siphash", r"(backend/credcache|common/siphash)\.[ch]"),
     ("throttle", r"backend/throttle\.c"),

@@ -1,8 +1,14 @@
 # tests/bench/cg-common.sh — sourced by callgrind-bind.sh and callgrind-gen.sh
-# after they set ROOT, BUILD, USERS, OUT, NS, PFX (EAL file prefix; the
-# daemon's is PFX-srv), SADDR, SUFFIX and PY: the checks, the build, the
+# after they set ROOT, BUILD, USERS, OUT, SUFFIX, PY and CG_NAME, CG_NET
+# (their tests/integration/lib.sh name and NET): the checks, the build, the
 # store, the namespace, the daemon's memif config, clean-up, and the
 # daemon's bind count from its telemetry socket.
+#
+# Namespaces, EAL prefixes, the work dir and the EXIT trap are lib.sh's
+# (lfe_init CG_NAME CG_NET; LFE_NS_TAG as there): the daemon and the
+# generator run in the namespace NS=lfe-CG_NAME<tag>-srv (memif between
+# them), the daemon with the EAL prefix PFX=lfe-CG_NAME<tag> (LFE_PID),
+# the generator with PFX-gen (cg_gen_pid); both are stopped by PID.
 
 ME=$(basename "$0")
 log() { echo "[$(date +%T)] $*" >&2; }
@@ -16,7 +22,10 @@ if [[ ! -f $BUILD/build.ninja ]]; then
 	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
 fi
 meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen >/dev/null
-LDAPFE=$BUILD/dataplane/ldapfe
+LFE_BUILD=$BUILD
+# shellcheck source=../integration/lib.sh
+source "$ROOT/tests/integration/lib.sh"
+LDAPFE=$LFE_LDAPFE
 GEN=$BUILD/gen/ldapfe-gen
 WORK=$BUILD/bench-work
 mkdir -p "$WORK" "$OUT"
@@ -35,24 +44,21 @@ cg_store() {
 	fi
 }
 
+# namespaces, work dir, EXIT trap (lfe_cleanup: LFE_PID, LFE_EXTRA_PIDS,
+# the namespaces, both EAL prefixes)
+lfe_init "$CG_NAME" "$CG_NET"
+NS=$LFE_SRV
+PFX=$LFE_PREFIX
+SADDR=$LFE_SADDR
+CADDR=$LFE_CADDR
 LFE_PID=
 GEN_PID=
-cleanup() {
-	local rc=$?
-	set +e
-	for p in $GEN_PID $LFE_PID; do
-		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 1; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
-	done
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "/var/run/dpdk/$PFX-srv" "/var/run/dpdk/$PFX-gen"
-	exit $rc
+# cg_gen_pid PID: the generator just started in the background, stopped
+# by the EXIT trap if the script ends before it.
+cg_gen_pid() {
+	GEN_PID=$1
+	LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $1"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ip netns del "$NS" 2>/dev/null || true
-ip netns add "$NS"
-ip netns exec "$NS" ip link set lo up
 SOCK=$OUT/memif.sock
 rm -f "$SOCK" "$OUT"/callgrind.out.*
 
@@ -78,7 +84,7 @@ cg_ready() {
 
 # Binds answered so far and connections open, from the daemon's telemetry.
 tel() {
-	"$PY" - "/var/run/dpdk/$PFX-srv/dpdk_telemetry.v2" <<'EOF'
+	"$PY" - "/var/run/dpdk/$PFX/dpdk_telemetry.v2" <<'EOF'
 import json, socket, sys
 try:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -67,8 +67,11 @@
 # steal): OUT/jitter.txt, printed with the table.
 #   LFE_BENCH_BUILD=build-bench  build dir (meson -O3 -g, made if absent)
 #   LFE_BENCH_OUT=BUILD/bench-results
-# Needs root (namespaces, hugepages). Everything started is stopped by PID;
-# the namespaces lfe-bench-* are deleted on exit.
+# Needs root (namespaces, hugepages). Namespaces, EAL prefixes and clean-up
+# are tests/integration/lib.sh's (lfe_init bench 51; LFE_NS_TAG as there):
+# memif rows in lfe-bench<tag>-srv, af_packet rows between it and
+# lfe-bench<tag>-cli; everything started is stopped by PID and the
+# namespaces are deleted on exit.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -95,11 +98,6 @@ BUILD=${LFE_BENCH_BUILD:-$ROOT/build-bench}
 OUT=${LFE_BENCH_OUT:-$BUILD/bench-results}
 PY=/usr/bin/python3
 SUFFIX="dc=example,dc=com"
-SRV=lfe-bench-srv
-CLI=lfe-bench-cli
-MEM=lfe-bench-mem
-SADDR=10.99.51.1
-CADDR=10.99.51.2
 
 [[ $EUID -eq 0 ]] || { echo "run-bench.sh: needs root" >&2; exit 1; }
 log() { echo "[$(date +%T)] $*" >&2; }
@@ -116,8 +114,11 @@ if [[ ! -f $BUILD/build.ninja ]]; then
 	meson setup "$BUILD" "$ROOT" --buildtype=debugoptimized -Doptimization=3 >/dev/null
 fi
 meson compile -C "$BUILD" dataplane/ldapfe mgmt/ldapfectl gen/ldapfe-gen tests/bench/bench_jitter >/dev/null
-LDAPFE=$BUILD/dataplane/ldapfe
-CTL=$BUILD/mgmt/ldapfectl
+LFE_BUILD=$BUILD
+# shellcheck source=../integration/lib.sh
+source "$ROOT/tests/integration/lib.sh"
+LDAPFE=$LFE_LDAPFE
+CTL=$LFE_CTL
 GEN=$BUILD/gen/ldapfe-gen
 
 WORK=$BUILD/bench-work
@@ -128,23 +129,24 @@ mkdir -p "$WORK" "$OUT"
 RUNS_FILE=$OUT/runs.jsonl
 : > "$RUNS_FILE"
 
+# Namespaces (veth0 in each, no kernel address: the generator's af_packet
+# owns the client's), work dir, EXIT trap: lib.sh's lfe_init and
+# lfe_cleanup (LFE_PID, LFE_EXTRA_PIDS, the namespaces, the EAL prefixes
+# PFX and PFX-gen); here also the generator's hugepage files.
+lfe_init bench 51
+ip netns exec "$LFE_CLI" ip addr flush dev veth0
+SRV=$LFE_SRV CLI=$LFE_CLI MEM=$LFE_SRV
+SADDR=$LFE_SADDR CADDR=$LFE_CADDR
+PFX=$LFE_PREFIX
 LFE_PID=
-SLAPD_PID=
-cleanup() {
+bench_cleanup() {
 	local rc=$?
 	set +e
-	for p in $LFE_PID $SLAPD_PID; do
-		kill -0 "$p" 2>/dev/null && { kill -TERM "$p"; sleep 0.5; kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
-	done
-	ip netns del "$SRV" 2>/dev/null
-	ip netns del "$CLI" 2>/dev/null
-	ip netns del "$MEM" 2>/dev/null
-	rm -rf /var/run/dpdk/lfe-bench-*
-	rm -f /dev/hugepages/lfe-bench-gen*   # zero-copy: no --huge-unlink
-	exit $rc
+	rm -f "/dev/hugepages/$PFX-gen"*   # zero-copy: no --huge-unlink
+	(exit "$rc")   # lfe_cleanup exits with the script's status
+	lfe_cleanup
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap bench_cleanup EXIT
 
 # ---- data: per store size one LDIF and an ldapfe store; slapd's database
 # for the largest ----
@@ -263,6 +265,10 @@ EOF
 # start_ldapfe NS CONF PREFIX [EAL args...]: wait until ready.
 start_ldapfe() {
 	local ns=$1 conf=$2 prefix=$3; shift 3
+	# Empty it here: the background job's own redirection may come after
+	# the first grep below, which would then see the last daemon's "ready"
+	# (and telemetry be asked before this one answers).
+	: > "$WORK/ldapfe.log"
 	ip netns exec "$ns" "$LDAPFE" -l 0 --no-pci "$@" --file-prefix "$prefix" \
 		--log-level=lib.eal:error -- --config "$conf" > "$WORK/ldapfe.log" 2>&1 &
 	LFE_PID=$!
@@ -275,14 +281,6 @@ start_ldapfe() {
 	die "ldapfe not ready in 30 s"
 }
 
-stop_pid() {
-	local pid=$1 i
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-	kill -0 "$pid" 2>/dev/null && { log "pid $pid did not stop: KILL"; kill -KILL "$pid"; }
-	wait "$pid" 2>/dev/null || true
-}
-
 # gen NS NAME WORKLOAD PORT_ARGS...: one generator run; JSON in OUT/NAME.json.
 gen() {
 	local ns=$1 name=$2 wl=$3; shift 3
@@ -293,7 +291,7 @@ gen() {
 	[[ $* == *net_memif* ]] && mem=("${MEMIF_GEN_MEM[@]}")
 	rm -f "$OUT/$name.json"   # a failed run leaves none, not the last one's
 	ip netns exec "$ns" timeout $((DUR + 60)) "$GEN" -l "1-$GEN_LCORES" --no-pci "${mem[@]}" \
-		--file-prefix lfe-bench-gen --log-level=lib.eal:error "$@" \
+		--file-prefix "$PFX-gen" --log-level=lib.eal:error "$@" \
 		--users "$CUR_USERS" --dist "$CUR_DIST" --lcores "$GEN_LCORES" \
 		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--workload "$wl" --conns "$CONNS" --rate "$rate" --duration "$DUR" --quiet \
@@ -326,7 +324,7 @@ ldapfe_run() {
 	# A daemon that died (DPDK 22.11's memif PMD can fault when its peer
 	# disconnects) leaves its socket behind, and the next could not bind it.
 	[[ $tr != memif ]] || rm -f "$MEMSOCK"
-	start_ldapfe "$ns" "$conf" lfe-bench-srv "${EAL_MEM[@]}"
+	start_ldapfe "$ns" "$conf" "$PFX" "${EAL_MEM[@]}"
 	sleep 1
 	if ((WARM > 0)); then
 		DUR=$WARM gen "$gns" "$name-warm" persistent "$@"
@@ -335,10 +333,10 @@ ldapfe_run() {
 	# memif: the link comes up once the generator connects; telemetry is
 	# read around the generator's run so busy cycles cover only it.
 	local b0 b1
-	b0=$(telemetry lfe-bench-srv "$ns")
+	b0=$(telemetry "$PFX" "$ns")
 	gen "$gns" "$name" "$wl" "$@"
-	b1=$(telemetry lfe-bench-srv "$ns")
-	stop_pid "$LFE_PID"
+	b1=$(telemetry "$PFX" "$ns")
+	lfe_stop_pid "$LFE_PID"
 	LFE_PID=
 	local hz cpu
 	hz=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tsc_hz"])' "$OUT/$name.json")
@@ -348,8 +346,6 @@ ldapfe_run() {
 }
 
 # ---- 1. memif ----
-ip netns del "$MEM" 2>/dev/null || true
-ip netns add "$MEM"
 MEMSOCK=$WORK/memif.sock
 # memif_conf STORE VARIANT [ITEMS [FILE]]: the daemon's memif config
 # (WORK/ldapfe-memif.conf unless FILE).
@@ -415,21 +411,6 @@ memif_conf "$STORE" "$CUR_VARIANT"
 
 # ---- 2. af_packet over veth: ldapfe, then slapd ----
 if [[ $DO_AFP == 1 ]]; then
-ip netns del "$SRV" 2>/dev/null || true
-ip netns del "$CLI" 2>/dev/null || true
-ip netns add "$SRV"
-ip netns add "$CLI"
-a=lfeb51a$$ b=lfeb51b$$
-a=${a:0:15}; b=${b:0:15}
-ip link add "$a" type veth peer name "$b"
-ip link set "$a" netns "$SRV" name veth0
-ip link set "$b" netns "$CLI" name veth0
-for ns in "$SRV" "$CLI"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.veth0.disable_ipv6=1
-	ip netns exec "$ns" ip link set veth0 up
-	ip netns exec "$ns" ip link set lo up
-	ip netns exec "$ns" ethtool -K veth0 tx off rx off tso off gso off gro off >/dev/null 2>&1 || true
-done
 conf_with "$WORK/ldapfe-afp.conf" "$CUR_VARIANT" <<EOF
 [store]
 path = $STORE
@@ -461,6 +442,7 @@ if [[ $DO_SLAPD == 1 ]]; then
 			ip netns exec "$SRV" taskset -c 0 slapd -f "$WORK/slapd.conf" -h "ldap://$SADDR:389/" \
 				-d 0 > "$WORK/slapd.log" 2>&1 &
 			SLAPD_PID=$!
+			LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $SLAPD_PID"
 			for ((i = 0; i < 100; i++)); do
 				ip netns exec "$SRV" ldapwhoami -x -H "ldap://$SADDR" >/dev/null 2>&1 && break
 				kill -0 "$SLAPD_PID" 2>/dev/null || die "slapd exited: $(tail -3 "$WORK/slapd.log")"
@@ -472,7 +454,7 @@ if [[ $DO_SLAPD == 1 ]]; then
 			c0=$(awk '{print $14 + $15}' "/proc/$SLAPD_PID/stat")
 			gen "$CLI" "$name" "$wl" "${AFP_GEN[@]}"
 			c1=$(awk '{print $14 + $15}' "/proc/$SLAPD_PID/stat")
-			stop_pid "$SLAPD_PID"
+			lfe_stop_pid "$SLAPD_PID"
 			SLAPD_PID=
 			cpu=$("$PY" -c "print(($c1 - $c0) / $TCK)")
 			record slapd afpacket "$wl" "$r" "$name" "$cpu"
@@ -493,7 +475,7 @@ if [[ $DO_CG == 1 ]]; then
 	# time; without it memif's control thread never brings the link up.
 	ip netns exec "$MEM" valgrind --tool=callgrind --fair-sched=yes --collect-atstart=no \
 		--toggle-collect=lfe_worker_main --callgrind-out-file="$OUT/callgrind.out.%p" \
-		"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix lfe-bench-cg \
+		"$LDAPFE" -l 0 --no-pci --no-huge -m 512 --file-prefix "$PFX" \
 		--log-level=lib.eal:error -- --config "$WORK/ldapfe-memif.conf" > "$WORK/ldapfe-cg.log" 2>&1 &
 	LFE_PID=$!
 	for ((i = 0; i < 600; i++)); do
@@ -514,7 +496,7 @@ if [[ $DO_CG == 1 ]]; then
 		rc=0
 		callgrind_control -z "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -z failed"
 		ip netns exec "$MEM" timeout $((DUR + 60)) "$GEN" -l 1 --no-pci --no-huge -m 512 \
-			--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
+			--file-prefix "$PFX-gen" --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
 			--users "$USERS" --user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 			--workload persistent --conns 256 --rate max --duration "$DUR" --quiet \
 			--binds-per-conn "$BPC" --connect-timeout-ms 20000 --json "$OUT/callgrind-gen.json" \
@@ -526,7 +508,7 @@ if [[ $DO_CG == 1 ]]; then
 	callgrind_control -d "$LFE_PID" >/dev/null 2>&1 || log "callgrind_control -d failed"
 	sleep 1
 	dump=$OUT/callgrind.out.$LFE_PID.1   # the first dump: the bind window only
-	stop_pid "$LFE_PID"
+	lfe_stop_pid "$LFE_PID"
 	LFE_PID=
 	if [[ -f $dump && -f $OUT/callgrind-gen.json ]]; then
 		callgrind_annotate --inclusive=no --auto=no --threshold=100 "$dump" \
@@ -545,14 +527,15 @@ if ((HOLD > 0)); then
 	log "hold: $HOLD connections over memif"
 	memif_conf "$STORE" "$CUR_VARIANT" "ldap.max_conns_per_core=$((HOLD + 1024))
 		ldap.max_conns_per_source=$((HOLD / 64 + 64)) ldap.first_request_ms=0" "$WORK/ldapfe-hold.conf"
-	start_ldapfe "$MEM" "$WORK/ldapfe-hold.conf" lfe-bench-srv "${EAL_MEM[@]}"
+	start_ldapfe "$MEM" "$WORK/ldapfe-hold.conf" "$PFX" "${EAL_MEM[@]}"
 	ip netns exec "$MEM" timeout $((DUR + 600)) "$GEN" -l 1 --no-pci "${MEMIF_GEN_MEM[@]}" \
-		--file-prefix lfe-bench-gen --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
-		--src-ips 10.99.51.64-10.99.51.127 --users "$USERS" \
+		--file-prefix "$PFX-gen" --log-level=lib.eal:error "${MEMIF_GEN[@]}" \
+		--src-ips "10.99.$LFE_NET.64-10.99.$LFE_NET.127" --users "$USERS" \
 		--user-fmt "uid=user%07u,ou=people,$SUFFIX" --password-fmt 'pw%07u' \
 		--workload hold --conns "$HOLD" --syn-rate 20000 --bind-frac 0.05 --rate 10000 \
 		--duration "$DUR" --connect-timeout-ms 10000 --json "$OUT/hold.json" > "$OUT/hold.log" 2>&1 &
 	gpid=$!
+	LFE_EXTRA_PIDS="${LFE_EXTRA_PIDS:-} $gpid"
 	for ((i = 0; i < 6000; i++)); do
 		grep -q "hold: .* connections established" "$OUT/hold.log" && break
 		kill -0 "$gpid" 2>/dev/null || break
@@ -561,7 +544,7 @@ if ((HOLD > 0)); then
 	sleep 1
 	drss=$(awk '/VmRSS/ {print $2}' "/proc/$LFE_PID/status")
 	wait "$gpid" || log "hold: ldapfe-gen exit $?"
-	stop_pid "$LFE_PID"
+	lfe_stop_pid "$LFE_PID"
 	LFE_PID=
 	[[ -f $OUT/hold.json ]] && "$PY" - "$OUT/hold.json" "$drss" <<'EOF'
 import json, sys

@@ -7,7 +7,7 @@
 
 #include "dataplane/config.h"
 #include "dataplane/priv.h"
-#include "net/share.h"
+#include "common/share.h"
 #include "net/tcp.h"
 #include "tests/check.h"
 

@@ -3,7 +3,8 @@
  *
  * Nothing here is timed: outstanding jobs are released only when the test
  * polls, so the bounds are exact; fairness is checked on the order in which
- * completions come back while one worker's ring is long. */
+ * completions come back while one worker's ring is long; a source over
+ * its share on a full worker is told so (-EDQUOT). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -173,6 +174,26 @@ static void test_fairness(const struct lfe_bind_job *slow)
 	CHECK(w0_before <= 4);
 }
 
+/* The worker full and a source over its share at once: the source's
+ * bound is the one reported (-EDQUOT, verify_busy_source), as a source
+ * over its share is told on a worker with room. */
+static void test_full_and_over(const struct lfe_bind_job *job)
+{
+	struct lfe_worker *w = d.w[0];
+	uint64_t busy0 = w->st.verify_busy_source;
+	n_done = 0;
+	/* A takes 40 below the level (48), 24 other addresses fill the rest. */
+	for (uint32_t i = 0; i < 40; i++)
+		CHECK_EQ(submit(0, 400 + i, 1, SRC_A, 400 + i, job, "secret"), 0);
+	for (uint32_t i = 0; i < QUEUE - 40; i++)
+		CHECK_EQ(submit(0, 500 + i, 1, 0x0e000000u + i, 500 + i, job, "secret"), 0);
+	CHECK_EQ(submit(0, 600, 1, SRC_A, 600, job, "secret"), -EDQUOT);
+	CHECK_EQ(w->st.verify_busy_source - busy0, 1);
+	CHECK_EQ(submit(0, 601, 1, 0x0f000000u, 601, job, "secret"), -ENOBUFS);
+	CHECK_EQ(w->st.verify_busy_source - busy0, 1);
+	CHECK_EQ(drain(QUEUE), QUEUE);
+}
+
 int main(void)
 {
 	char prefix[64];
@@ -213,6 +234,7 @@ int main(void)
 	test_bounds(&fast);
 	test_cancel(&slow, &fast);
 	test_fairness(&slow);
+	test_full_and_over(&fast);
 
 	lfe_verifier_free(d.verifier);
 	for (unsigned i = 0; i < d.n_workers; i++) {

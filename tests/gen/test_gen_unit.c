@@ -768,6 +768,128 @@ static void test_opts(void)
 #undef BASE
 }
 
+/* Each option's refusal, message included (the option table's hints and
+ * ranges), and the fields of the options test_opts does not read back. */
+struct opt_msg_case {
+	const char *args;    /* after BASE */
+	const char *msg;     /* NULL: accepted; else a substring of the refusal */
+};
+
+static void test_opts_messages(void)
+{
+#define BASE "--port net_memif0 --src-ip 10.0.0.2/24 --dst-ip 10.0.0.1 "
+	static const struct opt_msg_case c[] = {
+		{ "--port=", "--port: empty or too long" },
+		{ "--port " "0123456789012345678901234567890123456789012345678901234567890123456789"
+		  "0123456789012345678901234567890123456789012345678901234567890123456789"
+		  "0123456789012345678901234567890123456789012345678901234567890123456789"
+		  "0123456789012345678901234567890123456789012345678901234567890123456789",
+		  "--port: empty or too long" },
+		{ "--src-ip 10.0.0.2/0", "--src-ip: \"10.0.0.2/0\": want a.b.c.d/len" },
+		{ "--dst-ip 10.0.0", "--dst-ip: \"10.0.0\": want a.b.c.d" },
+		{ "--gateway 10.0.0.256", "--gateway: \"10.0.0.256\": want a.b.c.d" },
+		{ "--dport 65536", "--dport: \"65536\": 1..65535" },
+		{ "--workload burst", "--workload: \"burst\": persistent, session, mix, hold or synflood" },
+		{ "--conns 0", "--conns: \"0\": 1..4194304" },
+		{ "--users 1073741824", NULL },
+		{ "--users 1073741825", "--users: \"1073741825\": 1..2^30" },
+		{ "--users 0", "--users: \"0\": 1..2^30" },
+		{ "--user-base 1073741824", NULL },
+		{ "--user-base 1073741825", "--user-base: \"1073741825\": 0..2^30" },
+		{ "--user-base -1", "--user-base: \"-1\": 0..2^30" },
+		{ "--user-fmt u%d", "--user-fmt: \"u%d\": want exactly one %u (optionally %0Nu), %% for a percent sign" },
+		{ "--password-fmt p", "--password-fmt: \"p\": want exactly one %u" },
+		{ "--wrong-pct 100", NULL },
+		{ "--unknown-pct 101", "--unknown-pct: \"101\": 0..100" },
+		{ "--rate 1e10", "--rate: \"1e10\": binds per second (> 0) or max" },
+		{ "--duration 86400", NULL },
+		{ "--duration 86401", "--duration: \"86401\": seconds, > 0, ≤ 86400" },
+		{ "--binds-per-conn 4294967294", NULL },
+		{ "--binds-per-conn 4294967295", "--binds-per-conn: \"4294967295\": 0 (never) or a count" },
+		{ "--dist zipf:101", "--dist: \"zipf:101\": uniform or zipf:S (0 < S ≤ 100)" },
+		{ "--sport-range 2000", "--sport-range: \"2000\": want LO-HI" },
+		{ "--sport-range 0-5", "--sport-range: \"0-5\": 1 ≤ LO ≤ HI ≤ 65535" },
+		{ "--seed 18446744073709551615", NULL },
+		{ "--seed 18446744073709551616", "--seed: \"18446744073709551616\": a decimal number" },
+		{ "--seed -1", "--seed: \"-1\": a decimal number" },
+		{ "--arp-timeout-ms 10 --connect-timeout-ms 600000", NULL },
+		{ "--arp-timeout-ms 9", "--arp-timeout-ms: \"9\": 10..600000 ms" },
+		{ "--connect-timeout-ms 600001", "--connect-timeout-ms: \"600001\": 10..600000 ms" },
+		{ "--json", "unknown option or missing value: \"--json\"" },
+		{ "--json=", "--json: empty or too long" },
+		{ "--quiet=1", "unknown option or missing value" },
+		{ "--src-ips 0.0.0.0-10.0.0.5",
+		  "--src-ips: \"0.0.0.0-10.0.0.5\": want A-B or A/len (len >= 8), at most 65536 addresses" },
+		{ "--src-ips 10.0.0.0/7", "--src-ips: \"10.0.0.0/7\": want A-B" },
+		{ "--syn-rate 1e9", NULL },
+		{ "--syn-rate 2e9", "--syn-rate: \"2e9\": connections per second (> 0)" },
+		{ "--workload hold --bind-frac 0", NULL },
+		{ "--workload hold --bind-frac 1.01", "--bind-frac: \"1.01\": 0..1" },
+		{ "--lcores 16 --conns 16", NULL },
+		{ "--lcores 17", "--lcores: \"17\": 1..16" },
+		{ "--tls --tls-version 1.1", "--tls-version: \"1.1\": 1.2, 1.3 or any" },
+		{ "--tls --tls-ca=", "--tls-ca: empty or too long" },
+		{ "--tls --tls-resume=bogus", "--tls-resume=\"bogus\": slot or shared" },
+		{ "--tls --tls-records kernel", "--tls-records: \"kernel\": ldapfe or openssl" },
+		{ "--flood-ips 10.0.0.64/26 --flood-rate 0", "--flood-rate: \"0\": SYNs per second (> 0) or max" },
+		{ "--flood-ips 10.0.0.64/33", "--flood-ips: \"10.0.0.64/33\": want A-B or A/len" },
+		{ "--workload synflood --flood-reply ack", "--flood-reply: \"ack\": none or rst" },
+		{ "--rx-csum none", "--rx-csum: \"none\": sample or all" },
+		{ "--help=x", "unknown option or missing value" },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct lfe_gen_opts o;
+		char line[1024], err[256] = "";
+		snprintf(line, sizeof(line), BASE "%s", c[i].args);
+		int rc = parse_line(line, &o, err, sizeof(err));
+		if (!c[i].msg)
+			CHECK(rc == 0, "opts \"%s\": refused (%s)", c[i].args, err);
+		else
+			CHECK(rc == -EINVAL && strstr(err, c[i].msg), "opts \"%s\": rc %d, \"%s\", want \"%s\"",
+			      c[i].args, rc, err, c[i].msg);
+	}
+	struct lfe_gen_opts o;
+	char err[256];
+	CHECK(parse_line(BASE "--users 500 --user-base 7 --seed 42 --arp-timeout-ms 100 "
+			 "--connect-timeout-ms 200 --json /tmp/g.json --quiet --binds-per-conn 3 "
+			 "--sport-range 3000-3999 --lcores 2 --gateway 10.0.0.254 --wrong-pct 5 --unknown-pct 6",
+			 &o, err, sizeof(err)) == 0 && o.users == 500 && o.user_base == 7 && o.seed == 42 &&
+	      o.arp_timeout_ms == 100 && o.connect_timeout_ms == 200 && strcmp(o.json, "/tmp/g.json") == 0 &&
+	      o.quiet && o.binds_per_conn == 3 && o.sport_lo == 3000 && o.sport_hi == 3999 && o.lcores == 2 &&
+	      o.gateway == 0x0a0000fe && o.wrong_pct == 5 && o.unknown_pct == 6, "fields: %s", err);
+	CHECK(parse_line(BASE, &o, err, sizeof(err)) == 0 && o.users == 1000 && o.user_base == 0 && o.seed == 1 &&
+	      o.arp_timeout_ms == 2000 && o.connect_timeout_ms == 3000 && !o.json[0] && !o.quiet &&
+	      o.sport_lo == 10000 && o.sport_hi == 60999 && o.conns == 16 && o.duration_s == 10 &&
+	      o.rate == 0 && o.wl == LFE_WL_PERSISTENT && o.gateway == 0, "defaults");
+	CHECK(parse_line(BASE "--user-fmt cn=%05u --password-fmt x%u", &o, err, sizeof(err)) == 0 &&
+	      strcmp(o.user_fmt, "cn=%05u") == 0 && strcmp(o.pw_fmt, "x%u") == 0, "formats");
+	/* The usage lists every option with its value, then the notes. */
+	char *u = NULL;
+	size_t ulen = 0;
+	FILE *f = open_memstream(&u, &ulen);
+	CHECK(f != NULL, "open_memstream");
+	if (!f)
+		return;
+	lfe_gen_usage(f);
+	fclose(f);
+	static const char *const want[] = {
+		"usage: ldapfe-gen [EAL args] -- --port VDEV_OR_PCI --src-ip A/prefix --dst-ip B [options]",
+		"--gateway G ", "--dport P ", "--workload persistent|session|mix|hold|synflood\n", "--conns N ",
+		"--users N ", "--user-base N ", "--user-fmt FMT ", "--password-fmt FMT ", "--wrong-pct P ",
+		"--unknown-pct P ", "--rate R|max ", "--duration S ", "--binds-per-conn N ",
+		"--dist uniform|zipf:S ", "--sport-range LO-HI ", "--seed N ", "--arp-timeout-ms MS ",
+		"--connect-timeout-ms MS ", "--json FILE ", "--quiet ", "--src-ips A-B|A/len ", "--syn-rate R ",
+		"--bind-frac F ", "--lcores N ", "--tls ", "--starttls ", "--tls-version 1.2|1.3|any ",
+		"--tls-ca FILE ", "--tls-resume[=slot|shared] ", "--tls-records ldapfe|openssl ",
+		"--flood-ips A-B|A/len ", "--flood-rate R|max ", "--flood-reply none|rst ", "--rx-csum sample|all ",
+		"--help ", "A SYN flood: SYNs from --flood-ips", "A port with checksum offload does both ways",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK(u && strstr(u, want[i]), "usage lacks \"%s\":\n%s", want[i], u ? u : "");
+	free(u);
+#undef BASE
+}
+
 /* ---- gen/tuples.c ---- */
 
 /* Every connection's tuples lie in the ranges, map back to it, are
@@ -992,6 +1114,7 @@ int main(void)
 	test_bind_resp_match();
 	test_hist();
 	test_opts();
+	test_opts_messages();
 	test_pdu();
 	test_dist();
 	test_tuples();

@@ -385,3 +385,22 @@ lfe_start_refused() {
 		lfe_fail "started with $1: $out"
 	echo "$out"
 }
+
+# lfe_stop_pid PID [SECONDS]: SIGTERM, up to SECONDS (default 5) for it to
+# exit, then SIGKILL; reaps it (a background job of this shell). Empty PID:
+# nothing.
+lfe_stop_pid() {
+	local pid=$1 s=${2:-5} i
+	[[ -n $pid ]] || return 0
+	if kill -TERM "$pid" 2>/dev/null; then
+		for ((i = 0; i < s * 20; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			lfe_log "pid $pid did not stop in $s s: KILL"
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	fi
+	wait "$pid" 2>/dev/null || true
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A SYN flood spoofing a legitimate client's own address cannot lock it
-# out (SYN cookies before caps, net/share.h), shipped defaults:
+# out (SYN cookies before caps, common/share.h), shipped defaults:
 # 20,000 SYNs carrying the client's address from a raw socket in its
 # namespace (source ports 1024-9999, below its ephemeral range), while
 # the client itself connects and binds with kernel sockets; its kernel

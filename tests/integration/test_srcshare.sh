@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Per-source bounds bite only under pressure (net/share.h), with the
+# Per-source bounds bite only under pressure (common/share.h), with the
 # shipped defaults (max_conns_per_core 4096, max_conns_per_source 256,
 # share_pressure_pct 75), kernel clients through af_packet:
 #   - 300 concurrent connections from one address all bind (the old fixed

@@ -6,7 +6,7 @@
 #  A. 300 connections each send 4 bytes of a 60000-byte PDU; another
 #     client's bind split over two segments is still answered; the partial
 #     ones are reset after pdu_timeout_ms.
-#  B. Per-source shares (net/share.h) under pressure (a table of 40,
+#  B. Per-source shares (common/share.h) under pressure (a table of 40,
 #     share_pressure_pct = 0: always): one address alone holds its fair
 #     share (40 / 2, = max_conns_per_source), more are refused (RST) while
 #     a second address on the client's veth still connects.

@@ -1,11 +1,11 @@
-/* tests/dataplane/test_share.c — net/share.h, the admission rule of
+/* tests/net/test_share.c — common/share.h, the admission rule of
  * every per-source bound: no bound below the pressure level, the fair
  * share (capacity / sources, at least the floor) above it, a new source
  * counted in; the pressure level's edges (0 %, 100 %, rounding); the
  * source type (IPv4 mapped, distinct from any other). Table-driven. */
 #include <stdio.h>
 
-#include "net/share.h"
+#include "common/share.h"
 #include "tests/check.h"
 
 static void test_admit(void)

@@ -1,6 +1,6 @@
-/* net/share.h — the one admission rule for every per-source bound:
+/* common/share.h — the one admission rule for every per-source bound:
  * connections and half-open connections (tcp.c), TLS handshakes in
- * progress (tlsoff.c), verifier jobs (verifier.c).
+ * progress and verifier jobs (both held in offload.c).
  *
  * Many users reach a directory through one NAT gateway, load balancer or
  * application server, so a per-source bound must not bite a busy
@@ -30,8 +30,8 @@
  *
  * DPDK-free, no globals; unit test tests/net/test_share.c.
  */
-#ifndef LFE_NET_SHARE_H
-#define LFE_NET_SHARE_H
+#ifndef LFE_COMMON_SHARE_H
+#define LFE_COMMON_SHARE_H
 
 #include <stdbool.h>
 #include <stdint.h>
