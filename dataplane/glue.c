@@ -205,6 +205,8 @@ static int on_open(void *ctx, struct lfe_tcp_conn *c)
 	sl->s = lfe_session_init((uint8_t *)sl + LFE_SLOT_HDR, &w->scfg);
 	if (ldaps)
 		lfe_session_set_tls(sl->s);
+	sl->w = w;
+	sl->st.be_ctx = sl;   /* the backend ops get the connection's slot (stream.h) */
 	sl->got_data = false;
 	sl->pending = false;
 	sl->search_more = false;
@@ -257,22 +259,20 @@ static size_t on_data(void *ctx, struct lfe_tcp_conn *c, const uint8_t *data, si
 		return len;
 	struct lfe_worker *w = ctx;
 	unsigned flags;
-	w->cur = c;
 	size_t used = lfe_stream_deliver(&sl->st, sl->s, data, len, w->out, sizeof w->out, &flags);
 	if (flags & LFE_SESS_STARTTLS) {
 		/* The success response is queued in clear; every byte after the
 		 * request is the client's handshake (the session read none). */
 		if (w->d->tls == NULL ||
 		    lfe_stream_init_tls(&sl->st, c, lfe_tls_ctx(w->d->tls), &w->sc) < 0) {
-			w->cur = NULL;
 			lfe_tcp_abort(c);
 			return len;
 		}
 		w->st.tls_started++;
+		sl->st.be_ctx = sl;   /* cleared by the stream's init */
 		used += lfe_stream_deliver(&sl->st, sl->s, data + used, len - used, w->out,
 					   sizeof w->out, &flags);
 	}
-	w->cur = NULL;
 	if (sl->s == NULL || (flags & LFE_SESS_ABORT))
 		return used;   /* closed inside */
 	if (len)
@@ -289,9 +289,7 @@ static void on_writable(void *ctx, struct lfe_tcp_conn *c)
 
 	if (sl == NULL)
 		return;
-	w->cur = c;
 	lfe_stream_on_writable(&sl->st, sl->s, w->tcp, w->now_us, w->out, sizeof w->out, &flags);
-	w->cur = NULL;
 	if (sl->s && !(flags & LFE_SESS_ABORT) && sl->st.tls)
 		settle(w, c, sl, flags, true);
 	/* Send room freed: a search under way writes its next entries (a
@@ -306,9 +304,7 @@ static void search_continue(struct lfe_worker *w, struct lfe_tcp_conn *c, struct
 {
 	unsigned flags;
 
-	w->cur = c;
 	lfe_stream_resume(&sl->st, sl->s, w->out, sizeof w->out, &flags);
-	w->cur = NULL;
 	if (sl->s == NULL || lfe_tcp_conn_app(c) != sl || (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)))
 		return;
 	settle(w, c, sl, flags, true);
@@ -325,9 +321,7 @@ void lfe_glue_handshake_done(void *ctx, struct lfe_tlsoff_job *job)
 	struct lfe_slot *sl = slot_of(c);
 	unsigned flags;
 
-	w->cur = c;
 	lfe_stream_handshake_done(st, sl->s, w->out, sizeof w->out, &flags);
-	w->cur = NULL;
 	if (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE))
 		return;
 	settle(w, c, sl, flags, true);
@@ -391,14 +385,16 @@ static void log_auth_events(struct lfe_worker *w, unsigned ev, uint32_t raddr)
 }
 
 /* lfe_auth's offload hook: the verifier (verifier.h), with the connection
- * whose session is running. */
+ * of the slot that keeps the bind's keys (r->conn). */
 static int auth_submit(void *ctx, const struct lfe_auth_req *r, const struct lfe_bind_job *job)
 {
 	struct lfe_worker *w = ctx;
+	struct lfe_slot *sl = (struct lfe_slot *)((uint8_t *)r->conn - offsetof(struct lfe_slot, auth));
+	struct lfe_tcp_conn *c = sl->st.c;
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
-	lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);   /* per-source bound */
-	return lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(w->cur), raddr, r->token,
+	lfe_tcp_conn_addrs(c, &laddr, &lport, &raddr, &rport);   /* per-source bound */
+	return lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(c), raddr, r->token,
 				   job, r->pw, r->pw_len);
 }
 
@@ -449,9 +445,7 @@ void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t 
 	 * (what the TLS stream holds first, then TCP's). */
 	if (sl->st.tls) {
 		unsigned flags;
-		w->cur = c;
 		lfe_stream_resume(&sl->st, sl->s, w->out, sizeof w->out, &flags);
-		w->cur = NULL;
 		if (sl->s == NULL || (flags & (LFE_SESS_ABORT | LFE_SESS_CLOSE)))
 			return;
 		settle(w, c, sl, flags, true);
@@ -496,24 +490,24 @@ static const struct lfe_credcache_key *peeked(const struct lfe_worker *w, const 
 static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, size_t ndn_len,
 				   const uint8_t *dn, size_t dn_len, const uint8_t *pw, size_t pw_len)
 {
-	struct lfe_worker *w = ctx;
+	struct lfe_slot *sl = ctx;   /* the connection's (sl->st.be_ctx) */
+	struct lfe_worker *w = sl->w;
 	uint32_t laddr, raddr = 0;
 	uint16_t lport, rport;
 
-	if (w->thr && w->cur)   /* the throttle's source key */
-		lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+	if (w->thr)   /* the throttle's source key */
+		lfe_tcp_conn_addrs(sl->st.c, &laddr, &lport, &raddr, &rport);
 	const struct lfe_auth_req r = {
 		.ndn = ndn, .ndn_len = ndn_len, .dn = dn, .dn_len = dn_len, .pw = pw, .pw_len = pw_len,
 		.src = raddr, .token = token, .now_us = w->now_us,
 		.now_s = w->cc ? time(NULL) : 0,
 		.peeked = w->bind_peek ? peeked(w, dn, dn_len, pw, pw_len) : NULL,   /* else none made */
-		.conn = w->cur ? &slot_of(w->cur)->auth : NULL,
+		.conn = &sl->auth,
 	};
 	unsigned ev;
 	enum lfe_be_verdict v = lfe_auth_bind(&w->auth, &r, &ev);
 	if (__builtin_expect(ev != 0, 0)) {
-		if (w->cur)
-			lfe_tcp_conn_addrs(w->cur, &laddr, &lport, &raddr, &rport);
+		lfe_tcp_conn_addrs(sl->st.c, &laddr, &lport, &raddr, &rport);
 		log_auth_events(w, ev, raddr);
 	}
 	return v;
@@ -523,8 +517,8 @@ static enum lfe_be_verdict be_bind(void *ctx, uint64_t token, const char *ndn, s
  * (session.h's bind_controls). */
 static ssize_t be_bind_controls(void *ctx, bool want, uint8_t *out, size_t cap, bool *must_change)
 {
-	struct lfe_worker *w = ctx;
-	return lfe_auth_controls(&w->auth, want, out, cap, must_change);
+	const struct lfe_slot *sl = ctx;
+	return lfe_auth_controls(&sl->w->auth, want, out, cap, must_change);
 }
 
 /* ---- search: directory logic in backend/search.c, under a budget ---- */
@@ -540,7 +534,7 @@ _Static_assert(sizeof(struct lfe_search_cursor) <= LFE_BE_RESUME_SIZE,
 
 static int be_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit, void *emit_ctx)
 {
-	struct lfe_worker *w = ctx;
+	struct lfe_worker *w = ((struct lfe_slot *)ctx)->w;
 	const struct lfe_daemon *d = w->d;
 	struct lfe_search_stats st;
 	/* The server's size limit, where the client asks more or none: the

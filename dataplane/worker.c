@@ -878,7 +878,7 @@ static int worker_session_cfg(struct lfe_worker *w, char *err, size_t errlen)
 	w->scfg.max_pdu = c->max_pdu;
 	w->scfg.allow_anonymous = c->allow_anonymous;
 	w->scfg.be = &lfe_glue_backend_ops;
-	w->scfg.be_ctx = w;
+	w->scfg.be_ctx = NULL;   /* each connection's own: its slot (glue.c, stream.h) */
 	w->scfg.alloc.get = pdu_get;
 	w->scfg.alloc.put = pdu_put;
 	w->scfg.alloc.ctx = w;

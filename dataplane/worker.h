@@ -96,6 +96,7 @@ static inline void lfe_lat_hist_add(struct lfe_lat_hist *h, uint64_t ns)
 #define LFE_SLOT_HDR 128u
 struct lfe_slot {
 	struct lfe_session *s;
+	struct lfe_worker *w;   /* its worker: the backend ops get the slot */
 	struct lfe_stream st;   /* the connection's byte stream (stream.h) */
 	bool got_data;          /* the first request has started */
 	bool pending;           /* a bind verdict was outstanding at the last run */
@@ -169,7 +170,6 @@ struct lfe_worker {
 	struct rte_mbuf *tx_m[LFE_CFG_MAX_PORTS][LFE_TXBUF];
 	struct lfe_impair *imp_rx[LFE_CFG_MAX_PORTS], *imp_tx[LFE_CFG_MAX_PORTS];
 
-	struct lfe_tcp_conn *cur;       /* connection whose session is running */
 	uint64_t now_us, last_renew_us, last_publish_us;
 	uint64_t turn_tsc;              /* TSC at the start of this loop turn */
 	uint64_t us_mult;               /* tsc → µs: (tsc * us_mult) >> 32 */

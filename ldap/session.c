@@ -174,7 +174,7 @@ static ssize_t emit_bind_result(struct lfe_session *s, struct lfe_session_io *io
 	bool must_change = false;
 
 	if (be->bind_controls) {
-		n = be->bind_controls(s->cfg->be_ctx, want, ctrls, sizeof ctrls, &must_change);
+		n = be->bind_controls(be_ctx(s, io), want, ctrls, sizeof ctrls, &must_change);
 		if (n < 0)
 			n = 0;   /* never larger than the room given: nothing to say */
 		s->restricted = rc == LFE_RC_SUCCESS && must_change;
@@ -268,7 +268,7 @@ static int do_bind(struct lfe_session *s, struct lfe_session_io *io,
 	s->dn_len = (uint16_t)nl;
 
 	uint64_t token = (uint64_t)s->gen << 32 | ++s->seq;
-	enum lfe_be_verdict v = cfg->be->bind(cfg->be_ctx, token, s->dn, (size_t)nl, b->name.p,
+	enum lfe_be_verdict v = cfg->be->bind(be_ctx(s, io), token, s->dn, (size_t)nl, b->name.p,
 					      b->name.len, b->simple.p, b->simple.len);
 	if (v == LFE_BE_PENDING) {
 		s->pending = true;

@@ -180,7 +180,8 @@ struct lfe_session_cfg {
 	size_t max_pdu;                 /* 0 → LFE_LDAP_DEFAULT_MAX_PDU; < 4 GiB */
 	bool allow_anonymous;           /* anonymous simple bind allowed */
 	const struct lfe_backend_ops *be;
-	void *be_ctx;
+	void *be_ctx;                   /* the ops' context, unless the call's
+	                                 * lfe_session_io.be_ctx names one */
 	struct lfe_session_alloc alloc; /* get == NULL → malloc/free */
 	/* The core's DN pool (dnpool.h): a session takes a chunk for the DN of
 	 * each bind with a name and password, before the verification, and
@@ -229,6 +230,9 @@ struct lfe_session_io {
 	                      * queue empty); 0: out_cap. A search entry larger
 	                      * ends the search with adminLimitExceeded. */
 	unsigned flags;      /* out: LFE_SESS_* */
+	/* The backend ops' context for this call: the connection's (the byte
+	 * stream passes what its owner set, tls/stream.h); NULL: cfg->be_ctx. */
+	void *be_ctx;
 };
 
 size_t lfe_session_size(void);

@@ -81,6 +81,13 @@ struct lfe_session {
 	struct lfe_session_stats st;
 };
 _Static_assert(LFE_DN_MAX < UINT16_MAX, "dn_len holds any DN");
+
+/* The backend ops' context of this call: the connection's, else the
+ * configuration's (session.h). */
+static inline void *be_ctx(const struct lfe_session *s, const struct lfe_session_io *io)
+{
+	return io->be_ctx ? io->be_ctx : s->cfg->be_ctx;
+}
 _Static_assert(LFE_DN_MAX + 1 <= LFE_DNPOOL_CHUNK_MAX, "a DN pool chunk holds any DN");
 
 /* An entry larger than the connection can ever queue at once goes out in

@@ -496,7 +496,7 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 		.base_ndn = base, .base_ndn_len = base_len, .req = c->req,
 		.resume = resume, .resume_len = LFE_BE_RESUME_SIZE,
 	};
-	int rc = cfg->be->search(cfg->be_ctx, &bs, search_emit, c);
+	int rc = cfg->be->search(be_ctx(s, io), &bs, search_emit, c);
 	const char *diag = NULL;
 
 	if (c->part->off > 0 && (rc != -EAGAIN || c->stop != SS_NONE))

@@ -85,6 +85,7 @@ void lfe_stream_init(struct lfe_stream *st, struct lfe_tcp_conn *c)
 {
 	st->c = c;
 	st->tls = NULL;
+	st->be_ctx = NULL;
 }
 
 /* ---- the core's pool of record buffers ---- */
@@ -375,7 +376,7 @@ static size_t run_session(struct lfe_stream *st, struct lfe_session *s, const ui
 	for (;;) {
 		struct lfe_session_io io = { .in = data + used, .in_len = len - used,
 					     .out = scratch, .out_cap = out_cap(st, cap),
-					     .out_max = max };
+					     .out_max = max, .be_ctx = st->be_ctx };
 		int rc = lfe_session_process(s, &io);
 		used += io.in_used;
 		if (rc == 0 && io.out_len > 0 && lfe_stream_write(st, scratch, io.out_len) < 0)
@@ -797,7 +798,8 @@ void lfe_stream_handshake_done(struct lfe_stream *st, struct lfe_session *s, uin
 int lfe_stream_bind_done(struct lfe_stream *st, struct lfe_session *s, uint64_t token,
 			 enum lfe_be_verdict v, uint8_t *scratch, size_t cap)
 {
-	struct lfe_session_io io = { .out = scratch, .out_cap = out_cap(st, cap) };
+	struct lfe_session_io io = { .out = scratch, .out_cap = out_cap(st, cap),
+				     .be_ctx = st->be_ctx };
 	int rc = lfe_session_bind_done(s, token, v, &io);
 
 	if (rc == -ESTALE)

@@ -120,6 +120,11 @@ struct lfe_stream_core {
 struct lfe_stream {
 	struct lfe_tcp_conn *c;
 	struct lfe_stream_tls *tls;   /* NULL: cleartext */
+	/* The session's backend context for this connection, handed to every
+	 * session call (lfe_session_io.be_ctx); the owner sets it after
+	 * lfe_stream_init/_init_tls (which clear it). NULL: the session
+	 * config's. */
+	void *be_ctx;
 };
 
 /* Give core a pool of n buffers for unfinished records (the worker, at

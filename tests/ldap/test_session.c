@@ -1405,6 +1405,82 @@ static void test_ppolicy_control(void)
 	fx_fini(&f);
 }
 
+/* The backend ops get the call's context (lfe_session_io.be_ctx: the
+ * daemon passes the connection's) when it names one, else the
+ * configuration's: bind, search, and bind_controls both inline and after
+ * a pending verdict (lfe_session_bind_done). */
+static void *ctx_seen[4];   /* bind, search, bind_controls, bind_controls at bind_done */
+static int ctx_done;
+static struct lfe_tb *ctx_tb;
+
+static enum lfe_be_verdict ctx_bind(void *ctx, uint64_t token, const char *ndn, size_t ndn_len,
+				    const uint8_t *dn, size_t dn_len, const uint8_t *pw, size_t pw_len)
+{
+	ctx_seen[0] = ctx;
+	return lfe_tb_ops.bind(ctx_tb, token, ndn, ndn_len, dn, dn_len, pw, pw_len);
+}
+
+static int ctx_search(void *ctx, const struct lfe_be_search *s, lfe_be_emit_fn emit, void *ec)
+{
+	ctx_seen[1] = ctx;
+	return lfe_tb_ops.search(ctx_tb, s, emit, ec);
+}
+
+static ssize_t ctx_controls(void *ctx, bool want, uint8_t *out, size_t cap, bool *must_change)
+{
+	(void)want, (void)out, (void)cap;
+	ctx_seen[2 + ctx_done] = ctx;
+	*must_change = false;
+	return 0;
+}
+
+static void test_conn_ctx(void)
+{
+	struct pdu any = { .n = 0 };
+	int conn;   /* a connection's context */
+	f_present(&any, "objectClass");
+	for (int with = 0; with <= 1; with++) {
+		struct fx f;
+		fx_init(&f);
+		ctx_tb = f.tb;
+		f.ops.bind = ctx_bind;
+		f.ops.search = ctx_search;
+		f.ops.bind_controls = ctx_controls;
+		memset(ctx_seen, 0, sizeof ctx_seen);
+		ctx_done = 0;
+		void *want = with ? (void *)&conn : (void *)f.tb;
+		struct pdu in = { .n = 0 };
+		bind_req(&in, 1, ALICE, "secret");
+		search_req(&in, 2, &(struct sreq){ SUFFIX, 0, 0, 0, &any, { "1.1" } });
+		f.io = (struct lfe_session_io){ .in = in.b, .in_len = in.n, .out = f.out,
+						.out_cap = sizeof f.out, .be_ctx = with ? &conn : NULL };
+		CHECK_EQ(lfe_session_process(f.s, &f.io), 0);
+		CHECK_EQ(f.io.in_used, in.n);
+		CHECK(ctx_seen[0] == want && ctx_seen[1] == want && ctx_seen[2] == want,
+		      "with %d: bind %p search %p controls %p want %p", with, ctx_seen[0], ctx_seen[1],
+		      ctx_seen[2], want);
+		/* A pending bind: its controls are asked at bind_done, with the
+		 * context of that call. */
+		lfe_tb_set_mode(f.tb, LFE_TB_PENDING);
+		struct pdu b = { .n = 0 };
+		bind_req(&b, 3, ALICE, "secret");
+		f.io = (struct lfe_session_io){ .in = b.b, .in_len = b.n, .out = f.out,
+						.out_cap = sizeof f.out, .be_ctx = with ? &conn : NULL };
+		CHECK_EQ(lfe_session_process(f.s, &f.io), 0);
+		CHECK_EQ(f.io.flags, LFE_SESS_PENDING);
+		uint64_t token;
+		enum lfe_be_verdict v;
+		CHECK(lfe_tb_take_pending(f.tb, &token, &v));
+		ctx_done = 1;
+		f.io = (struct lfe_session_io){ .out = f.out, .out_cap = sizeof f.out,
+						.be_ctx = with ? &conn : NULL };
+		CHECK_EQ(lfe_session_bind_done(f.s, token, v, &f.io), 0);
+		CHECK(ctx_seen[3] == want, "with %d: controls at bind_done %p want %p", with,
+		      ctx_seen[3], want);
+		fx_fini(&f);
+	}
+}
+
 static void test_unbind_abandon(void)
 {
 	struct fx f;
@@ -2258,6 +2334,7 @@ int main(void)
 	test_write_ops();
 	test_controls();
 	test_ppolicy_control();
+	test_conn_ctx();
 	test_unbind_abandon();
 	test_malformed();
 	test_framing();
