@@ -1,5 +1,6 @@
 /* dataplane/glue.c — wires one worker's TCP stack to its LDAP sessions and
- * the sessions to the LMDB store.
+ * the sessions to the LMDB store (interface: the callbacks section of
+ * worker.h; glue.c is part of the worker module).
  *
  * Connections and sessions: a session lives in a slot of the worker's
  * preallocated pool from on_open to on_close; the slot is the connection's
@@ -55,7 +56,6 @@
 #include "backend/auth.h"
 #include "backend/bindjob.h"
 #include "backend/search.h"
-#include "dataplane/glue.h"
 #include "tls/tls.h"
 #include "dataplane/verifier.h"
 #include "dataplane/worker.h"

@@ -51,7 +51,6 @@
 #include "dpdk/mbuf_csum.h"
 #include "net/tcp_buf.h"
 #include "dpdk/unmapguard.h"
-#include "dataplane/glue.h"
 #include "tls/tlsoff.h"
 #include "tls/tlsrec.h"
 #include "dataplane/verifier.h"
