@@ -219,14 +219,6 @@ static int setup_store(struct lfe_daemon *d)
 	return 0;
 }
 
-/* Crypto threads are control threads: EAL runs them on CPUs no lcore polls
- * (the verifier's rule). */
-static int tlsoff_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
-{
-	int rc = rte_ctrl_thread_create(th, name, NULL, fn, arg);
-	return rc < 0 ? -rc : rc;
-}
-
 /* Handshake steps off the workers ([tls] handshake_*), when TLS is on. */
 static int start_tlsoff(struct lfe_daemon *d)
 {
@@ -238,7 +230,7 @@ static int start_tlsoff(struct lfe_daemon *d)
 		.threads = c->tls_handshake_threads, .workers = nw,
 		.queue = c->tls_handshake_queue / nw ? c->tls_handshake_queue / nw : 1,
 		.per_source = c->tls_handshake_per_source, .share_pct = c->share_pressure_pct,
-		.spawn = tlsoff_spawn,
+		.spawn = lfe_ctrl_spawn,   /* crypto threads: control threads too */
 	};
 	int err = 0;
 	d->tlsoff = lfe_tlsoff_new(&oc, &err);

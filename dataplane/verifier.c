@@ -104,7 +104,7 @@ static void vreq_release(struct lfe_offload_job *b)
 /* Control threads: EAL runs them on the CPUs that no lcore polls, so a
  * hash never steals cycles from a worker (on a machine where every CPU is
  * an lcore they share the main lcore's CPUs). */
-static int verifier_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
+int lfe_ctrl_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
 {
 	int rc = rte_ctrl_thread_create(th, name, NULL, fn, arg);
 	return rc < 0 ? -rc : rc;
@@ -147,7 +147,7 @@ struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t er
 		.workers = nw, .cap = vf->per_worker, .queue = vf->per_worker,
 		.per_source = d->cfg.verify_per_source ? d->cfg.verify_per_source : 1,
 		.share_pct = d->cfg.share_pressure_pct > 100 ? 100 : d->cfg.share_pressure_pct,
-		.spawn = verifier_spawn,
+		.spawn = lfe_ctrl_spawn,
 	};
 	int rc = 0;
 	vf->eng = lfe_offload_new(&ec, &rc);

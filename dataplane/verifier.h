@@ -36,6 +36,7 @@
 #ifndef LFE_DATAPLANE_VERIFIER_H
 #define LFE_DATAPLANE_VERIFIER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,11 @@ struct lfe_verifier;
  * dropped because their connection closed are not reported. */
 typedef void (*lfe_verify_done_fn)(struct lfe_worker *w, struct lfe_tcp_handle h,
 				   uint64_t token, enum lfe_be_verdict v);
+
+/* An EAL control thread (on CPUs no lcore polls), as the offload engine's
+ * spawn hook wants it: 0 or a positive errno. The verifier's threads and
+ * the TLS handshake threads are started by it. */
+int lfe_ctrl_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *arg);
 
 /* Reads d->cfg (verifier_threads, verify_queue, verify_per_source),
  * d->n_workers and d->w[i] (idx, st, now_us, bind_lat, pp), d->pw_flags. */

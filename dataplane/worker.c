@@ -925,12 +925,6 @@ static int worker_rings(struct lfe_worker *w, char *err, size_t errlen)
 		snprintf(err, errlen, "worker %u: neighbour ring: %s", idx, rte_strerror(rte_errno));
 		return -1;
 	}
-	snprintf(name, sizeof(name), "lfe_done_%u", idx);
-	w->done_ring = rte_ring_create(name, rte_align32pow2(d->cfg.verify_queue * 2u), w->socket, RING_F_SC_DEQ);
-	if (w->done_ring == NULL) {
-		snprintf(err, errlen, "worker %u: completion ring: %s", idx, rte_strerror(rte_errno));
-		return -1;
-	}
 	bool steer = false;
 	for (uint32_t pi = 0; pi < d->n_ports; pi++)
 		steer |= d->port[pi].steer;
@@ -1107,7 +1101,6 @@ void lfe_worker_free(struct lfe_worker *w, bool dpdk_mem)
 			rte_pktmbuf_free(m);
 		rte_ring_free(w->steer_ring);
 	}
-	rte_ring_free(w->done_ring);
 	rte_free(w->slot_free);
 	rte_free(w->thr);   /* laid out in rte_malloc memory by lfe_throttle_init */
 	rte_free(w->cc);    /* the same, by lfe_credcache_init */

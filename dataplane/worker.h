@@ -153,7 +153,6 @@ struct lfe_worker {
 	uint32_t pdu_small_nfree, pdu_small_fresh;   /* buffers >= fresh were never used */
 	struct rte_mempool *pdu_pool;   /* larger PDUs, max_pdu each, bounded (NULL if max_pdu is small) */
 	struct rte_ring *arp_ring;      /* neighbours other workers learned from ARP */
-	struct rte_ring *done_ring;     /* verifier → this worker */
 	struct rte_ring *steer_ring;    /* steering rx core → this worker */
 
 	uint8_t *slot_mem;

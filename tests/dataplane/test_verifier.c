@@ -210,14 +210,10 @@ int main(void)
 	d.cfg.verifier_threads = 1;
 	d.n_workers = 2;
 	for (unsigned i = 0; i < d.n_workers; i++) {
-		char name[32];
 		d.w[i] = rte_zmalloc("w", sizeof(struct lfe_worker), RTE_CACHE_LINE_SIZE);
 		d.w[i]->d = &d;
 		d.w[i]->idx = i;
 		d.w[i]->socket = SOCKET_ID_ANY;
-		snprintf(name, sizeof(name), "done%u", i);
-		d.w[i]->done_ring = rte_ring_create(name, rte_align32pow2(QUEUE * 2), SOCKET_ID_ANY,
-						    RING_F_SC_DEQ);
 	}
 	char err[256] = "";
 	d.verifier = lfe_verifier_new(&d, err, sizeof(err));
@@ -238,7 +234,6 @@ int main(void)
 
 	lfe_verifier_free(d.verifier);
 	for (unsigned i = 0; i < d.n_workers; i++) {
-		rte_ring_free(d.w[i]->done_ring);
 		rte_free(d.w[i]);
 	}
 	/* EAL's cleanup leaves its (empty) runtime directory behind. */
