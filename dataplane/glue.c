@@ -336,7 +336,7 @@ static void on_close(void *ctx, struct lfe_tcp_conn *c, int reason)
 	(void)reason;
 	if (sl == NULL)
 		return;
-	lfe_verifier_cancel(w->d->verifier, w, lfe_tcp_conn_handle(c));
+	lfe_verifier_cancel(w->d->verifier, w->idx, lfe_tcp_conn_handle(c));
 	if (lfe_stream_tls_failed(&sl->st))
 		w->st.tls_failed++;
 	lfe_stream_fini(&sl->st);
@@ -385,7 +385,8 @@ static void log_auth_events(struct lfe_worker *w, unsigned ev, uint32_t raddr)
 }
 
 /* lfe_auth's offload hook: the verifier (verifier.h), with the connection
- * of the slot that keeps the bind's keys (r->conn). */
+ * of the slot that keeps the bind's keys (r->conn); its busy refusals are
+ * counted here (binds_busy is lfe_auth's). */
 static int auth_submit(void *ctx, const struct lfe_auth_req *r, const struct lfe_bind_job *job)
 {
 	struct lfe_worker *w = ctx;
@@ -394,8 +395,11 @@ static int auth_submit(void *ctx, const struct lfe_auth_req *r, const struct lfe
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	lfe_tcp_conn_addrs(c, &laddr, &lport, &raddr, &rport);   /* per-source bound */
-	return lfe_verifier_submit(w->d->verifier, w, lfe_tcp_conn_handle(c), raddr, r->token,
-				   job, r->pw, r->pw_len);
+	int rc = lfe_verifier_submit(w->d->verifier, w->idx, w->now_us, lfe_tcp_conn_handle(c), raddr,
+				     r->token, job, r->pw, r->pw_len);
+	w->st.verify_busy_conn += rc == -EBUSY;
+	w->st.verify_busy_source += rc == -EDQUOT;
+	return rc;
 }
 
 /* lfe_auth's verified hook: the latency histogram, from the start of the
@@ -413,17 +417,19 @@ void lfe_glue_auth_init(struct lfe_worker *w)
 	lfe_auth_init(&w->auth, w->rd, w->thr, w->cc, &w->d->grace, w->d->pw_flags, &hooks, &w->st.auth);
 }
 
-void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
-			enum lfe_be_verdict v)
+void lfe_glue_bind_done(void *worker, const struct lfe_verify_result *r)
 {
-	struct lfe_tcp_conn *c = lfe_tcp_conn_get(w->tcp, h);
+	struct lfe_worker *w = worker;
+	struct lfe_tcp_conn *c = lfe_tcp_conn_get(w->tcp, r->h);
+	uint64_t token = r->token;
+	enum lfe_be_verdict v = r->v;
 	struct lfe_slot *sl = c ? slot_of(c) : NULL;
 	size_t ndn_len = 0;
 	const char *ndn = sl && sl->s ? lfe_session_pending_dn(sl->s, &ndn_len) : NULL;
 	unsigned ev;
 
-	/* w->pp: set by lfe_verifier_poll for this verdict. */
-	v = lfe_auth_done(&w->auth, sl ? &sl->auth : NULL, v, &w->pp, w->pp_timed, ndn, ndn_len,
+	lfe_lat_hist_add(&w->bind_lat[LFE_LAT_OFFLOAD], (w->now_us - r->submit_us) * 1000u);
+	v = lfe_auth_done(&w->auth, sl ? &sl->auth : NULL, v, &r->pp, r->pp_timed, ndn, ndn_len,
 			  w->now_us, &ev);
 	if (sl == NULL)
 		return;   /* the connection went away while the hash ran */

@@ -374,7 +374,12 @@ static int setup_workers(struct lfe_daemon *d)
 		fprintf(stderr, "ldapfe: grace login table: %s\n", strerror(-rc));
 		return -1;
 	}
-	d->verifier = lfe_verifier_new(d, err, sizeof(err));
+	const struct lfe_verifier_cfg vc = {
+		.workers = d->n_workers, .queue = d->cfg.verify_queue, .threads = d->cfg.verifier_threads,
+		.per_source = d->cfg.verify_per_source, .share_pct = d->cfg.share_pressure_pct,
+		.pw_flags = d->pw_flags,
+	};
+	d->verifier = lfe_verifier_new(&vc, err, sizeof(err));
 	if (d->verifier == NULL) {
 		fprintf(stderr, "ldapfe: %s\n", err);
 		return -1;

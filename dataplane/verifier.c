@@ -29,9 +29,9 @@
 
 #include "common/offload.h"
 #include "dataplane/verifier.h"
-#include "dataplane/worker.h"
 
 #define VERIFY_MAX_THREADS LFE_OFFLOAD_MAX_THREADS
+#define LFE_VERIFY_BURST 32u   /* completions taken per poll (a worker burst) */
 
 struct lfe_verifier;
 
@@ -55,15 +55,16 @@ struct vworker {
 	struct vreq *req;               /* per_worker + 1 of them */
 	struct vreq **free;             /* a stack */
 	uint32_t n_free;
+	uint64_t dropped_closed;        /* cancelled jobs back unhashed */
 };
 
 struct lfe_verifier {
-	struct lfe_daemon *d;
 	struct lfe_offload *eng;
+	unsigned pw_flags;
 	uint32_t per_worker;
 	uint32_t n_workers;
 	bool freeing;                   /* releases now are free's, not the worker's */
-	struct vworker vw[LFE_MAX_WORKERS];
+	struct vworker vw[LFE_OFFLOAD_MAX_WORKERS];
 };
 
 /* The engine's per-connection key: the handle's slot and generation
@@ -84,7 +85,7 @@ static void wipe(struct vreq *r)
 static void vreq_run(struct lfe_offload_job *b)
 {
 	struct vreq *r = (struct vreq *)b;
-	int jr = lfe_bind_job_run(&r->job, r->pw, r->pw_len, r->vf->d->pw_flags);
+	int jr = lfe_bind_job_run(&r->job, r->pw, r->pw_len, r->vf->pw_flags);
 	r->verdict = jr == 0 ? LFE_BE_OK : LFE_BE_INVALID;
 	r->pp_expired = jr == -EKEYEXPIRED;
 	wipe(r);
@@ -98,7 +99,7 @@ static void vreq_release(struct lfe_offload_job *b)
 	wipe(r);
 	vw->free[vw->n_free++] = r;
 	if (!r->vf->freeing)
-		r->vf->d->w[b->worker]->st.verify_dropped_closed++;
+		vw->dropped_closed++;
 }
 
 /* Control threads: EAL runs them on the CPUs that no lcore polls, so a
@@ -110,20 +111,24 @@ int lfe_ctrl_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *a
 	return rc < 0 ? -rc : rc;
 }
 
-struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t errlen)
+struct lfe_verifier *lfe_verifier_new(const struct lfe_verifier_cfg *cfg, char *err, size_t errlen)
 {
+	if (cfg->workers > LFE_OFFLOAD_MAX_WORKERS) {
+		snprintf(err, errlen, "verifier: %u workers, at most %u", cfg->workers,
+			 LFE_OFFLOAD_MAX_WORKERS);
+		return NULL;
+	}
 	struct lfe_verifier *vf = calloc(1, sizeof(*vf));
-
 	if (vf == NULL) {
 		snprintf(err, errlen, "verifier: out of memory");
 		return NULL;
 	}
-	vf->d = d;
+	vf->pw_flags = cfg->pw_flags;
 	/* verify_queue is the daemon's total, shared equally: a core's share
 	 * cannot be taken by another core's flood. */
-	uint32_t nw = d->n_workers ? d->n_workers : 1;
+	uint32_t nw = cfg->workers ? cfg->workers : 1;
 	vf->n_workers = nw;
-	vf->per_worker = d->cfg.verify_queue / nw ? d->cfg.verify_queue / nw : 1;
+	vf->per_worker = cfg->queue / nw ? cfg->queue / nw : 1;
 	for (uint32_t i = 0; i < nw; i++) {
 		struct vworker *vw = &vf->vw[i];
 		uint32_t n = vf->per_worker + 1;
@@ -140,13 +145,13 @@ struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t er
 			vw->free[vw->n_free++] = &vw->req[n - 1 - k];
 		}
 	}
-	uint32_t threads = d->cfg.verifier_threads;
+	uint32_t threads = cfg->threads;
 	struct lfe_offload_cfg ec = {
 		.name = "lfe-verify",
 		.threads = threads < 1 ? 1 : threads > VERIFY_MAX_THREADS ? VERIFY_MAX_THREADS : threads,
 		.workers = nw, .cap = vf->per_worker, .queue = vf->per_worker,
-		.per_source = d->cfg.verify_per_source ? d->cfg.verify_per_source : 1,
-		.share_pct = d->cfg.share_pressure_pct > 100 ? 100 : d->cfg.share_pressure_pct,
+		.per_source = cfg->per_source ? cfg->per_source : 1,
+		.share_pct = cfg->share_pct > 100 ? 100 : cfg->share_pct,
 		.spawn = lfe_ctrl_spawn,
 	};
 	int rc = 0;
@@ -176,15 +181,15 @@ void lfe_verifier_free(struct lfe_verifier *vf)
 	free(vf);
 }
 
-int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lfe_tcp_handle h,
-			uint32_t src, uint64_t token, const struct lfe_bind_job *job,
-			const uint8_t *pw, size_t pw_len)
+int lfe_verifier_submit(struct lfe_verifier *vf, unsigned worker, uint64_t now_us,
+			struct lfe_tcp_handle h, uint32_t src, uint64_t token,
+			const struct lfe_bind_job *job, const uint8_t *pw, size_t pw_len)
 {
 	if (vf == NULL)
 		return -ENOBUFS;
 	if (pw_len > LFE_VERIFY_PW_MAX)
 		return -E2BIG;
-	struct vworker *vw = &vf->vw[w->idx];
+	struct vworker *vw = &vf->vw[worker];
 	if (vw->n_free == 0)
 		return -ENOBUFS;   /* cannot happen: one more than the bound */
 	struct vreq *r = vw->free[vw->n_free - 1];
@@ -192,66 +197,65 @@ int lfe_verifier_submit(struct lfe_verifier *vf, struct lfe_worker *w, struct lf
 					    .key = conn_key(h), .src = src ? src : 1, .hold = true };
 	r->h = h;
 	r->token = token;
-	r->submit_us = w->now_us;
+	r->submit_us = now_us;
 	r->job = *job;
 	r->pp = job->pp;
 	r->pp_timed = job->pp_timed;
 	r->pp_expired = false;
 	r->pw_len = (uint16_t)pw_len;
 	memcpy(r->pw, pw, pw_len);
-	int rc = lfe_offload_submit(vf->eng, w->idx, &r->base);
+	int rc = lfe_offload_submit(vf->eng, worker, &r->base);
 	/* A source over its share is told so (and counted) even when the
 	 * worker is full too. */
-	if (rc == -ENOBUFS && lfe_offload_over_share(vf->eng, w->idx, r->base.src))
+	if (rc == -ENOBUFS && lfe_offload_over_share(vf->eng, worker, r->base.src))
 		rc = -EDQUOT;
 	if (rc < 0) {
 		wipe(r);
-		w->st.verify_busy_conn += rc == -EBUSY;
-		w->st.verify_busy_source += rc == -EDQUOT;
 		return rc;
 	}
 	vw->n_free--;
 	return 0;
 }
 
-void lfe_verifier_cancel(struct lfe_verifier *vf, struct lfe_worker *w, struct lfe_tcp_handle h)
+void lfe_verifier_cancel(struct lfe_verifier *vf, unsigned worker, struct lfe_tcp_handle h)
 {
 	if (vf == NULL)
 		return;
-	lfe_offload_cancel_key(vf->eng, w->idx, conn_key(h));
+	lfe_offload_cancel_key(vf->eng, worker, conn_key(h));
 }
 
 struct poll_ctx {
-	struct lfe_worker *w;
+	struct vworker *vw;
 	lfe_verify_done_fn done;
+	void *arg;
 };
 
 static void vreq_done(void *arg, struct lfe_offload_job *b)
 {
 	const struct poll_ctx *pc = arg;
-	struct lfe_worker *w = pc->w;
 	struct vreq *r = (struct vreq *)b;
-	struct vworker *vw = &r->vf->vw[w->idx];
-	struct lfe_tcp_handle h = r->h;
-	uint64_t token = r->token;
-	enum lfe_be_verdict v = (enum lfe_be_verdict)r->verdict;
-
-	lfe_lat_hist_add(&w->bind_lat[LFE_LAT_OFFLOAD], (w->now_us - r->submit_us) * 1000u);
+	struct lfe_verify_result res = {
+		.h = r->h, .token = r->token, .v = (enum lfe_be_verdict)r->verdict,
+		.pp = r->pp, .pp_timed = r->pp_timed, .submit_us = r->submit_us,
+	};
 	/* The policy's verdict, for a password that matched only (a refused
 	 * one says nothing about the account). */
-	w->pp = r->pp;
-	w->pp_timed = r->pp_timed;
-	if (v != LFE_BE_OK && !r->pp_expired)
-		w->pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
+	if (res.v != LFE_BE_OK && !r->pp_expired)
+		res.pp = (struct lfe_pp_verdict){ LFE_PP_OK, -1, -1, 0 };
 	/* Back on the free list before done, which may submit the next bind. */
-	vw->free[vw->n_free++] = r;
-	pc->done(w, h, token, v);
+	pc->vw->free[pc->vw->n_free++] = r;
+	pc->done(pc->arg, &res);
 }
 
-unsigned lfe_verifier_poll(struct lfe_verifier *vf, struct lfe_worker *w, lfe_verify_done_fn done)
+unsigned lfe_verifier_poll(struct lfe_verifier *vf, unsigned worker, lfe_verify_done_fn done, void *arg)
 {
-	if (vf == NULL || vf->vw[w->idx].n_free > vf->per_worker)
+	if (vf == NULL || vf->vw[worker].n_free > vf->per_worker)
 		return 0;   /* every object on the free list: nothing out, nothing to take */
-	struct poll_ctx pc = { w, done };
-	return lfe_offload_poll(vf->eng, w->idx, LFE_BURST, vreq_done, &pc);
+	struct poll_ctx pc = { &vf->vw[worker], done, arg };
+	return lfe_offload_poll(vf->eng, worker, LFE_VERIFY_BURST, vreq_done, &pc);
+}
+
+uint64_t lfe_verifier_dropped_closed(const struct lfe_verifier *vf, unsigned worker)
+{
+	return vf ? vf->vw[worker].dropped_closed : 0;
 }

@@ -37,55 +37,80 @@
 #define LFE_DATAPLANE_VERIFIER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "backend/bindjob.h"
+#include "backend/ppolicy.h"
 #include "ldap/session.h"
 #include "net/tcp.h"
 
-struct lfe_daemon;
-struct lfe_worker;
 struct lfe_verifier;
 
 #define LFE_VERIFY_PW_MAX 512u   /* longer passwords are refused (invalid) */
 
-/* Called once per completed job, on the submitting worker's lcore. Jobs
- * dropped because their connection closed are not reported. */
-typedef void (*lfe_verify_done_fn)(struct lfe_worker *w, struct lfe_tcp_handle h,
-				   uint64_t token, enum lfe_be_verdict v);
+/* What a completed job brings back to its worker. */
+struct lfe_verify_result {
+	struct lfe_tcp_handle h;
+	uint64_t token;
+	enum lfe_be_verdict v;
+	/* The password policy's verdict (ppolicy.h), for a password that
+	 * matched (or matched but has expired); a refused one says nothing
+	 * about the account: LFE_PP_OK. pp_timed: it can change with the
+	 * clock alone. */
+	struct lfe_pp_verdict pp;
+	bool pp_timed;
+	uint64_t submit_us;   /* the clock given to submit: the latency histogram */
+};
+
+/* Called once per completed job, on the submitting worker's thread, with
+ * the arg given to poll. Jobs dropped because their connection closed are
+ * not reported (lfe_verifier_dropped_closed counts them). */
+typedef void (*lfe_verify_done_fn)(void *arg, const struct lfe_verify_result *r);
 
 /* An EAL control thread (on CPUs no lcore polls), as the offload engine's
  * spawn hook wants it: 0 or a positive errno. The verifier's threads and
  * the TLS handshake threads are started by it. */
 int lfe_ctrl_spawn(pthread_t *th, const char *name, void *(*fn)(void *), void *arg);
 
-/* Reads d->cfg (verifier_threads, verify_queue, verify_per_source),
- * d->n_workers and d->w[i] (idx, st, now_us, bind_lat, pp), d->pw_flags. */
-struct lfe_verifier *lfe_verifier_new(struct lfe_daemon *d, char *err, size_t errlen);
+struct lfe_verifier_cfg {
+	uint32_t workers;      /* workers 0 .. workers - 1 submit and poll */
+	uint32_t queue;        /* jobs outstanding, the daemon's total ([workers] verify_queue) */
+	uint32_t threads;      /* verifier_threads (clamped to 1 .. LFE_OFFLOAD_MAX_THREADS) */
+	uint32_t per_source;   /* verify_per_source */
+	uint32_t share_pct;    /* share_pressure_pct */
+	unsigned pw_flags;     /* lfe_bind_job_run's (pwscheme.h) */
+};
+
+struct lfe_verifier *lfe_verifier_new(const struct lfe_verifier_cfg *cfg, char *err, size_t errlen);
 /* Stop and join the threads, wiping what is queued. NULL is a no-op. */
 void lfe_verifier_free(struct lfe_verifier *v);
 
-/* Queue job (copied, with pw) for connection h of worker w, whose client
- * address is src (IPv4, host order). Returns 0, or
+/* Queue job (copied, with pw) for connection h of worker `worker`, whose
+ * client address is src (IPv4, host order); now_us is the worker's clock
+ * (handed back in the result). Returns 0, or
  *   -EBUSY    this connection already has a job outstanding;
  *   -EDQUOT   src holds its fair share of this worker's jobs under pressure;
  *   -ENOBUFS  this worker's share of verify_queue is taken;
  *   -E2BIG    pw longer than LFE_VERIFY_PW_MAX.
- * The caller keeps (and wipes) its own job and pw. Busy refusals are
- * counted in w->st (verify_busy_conn, verify_busy_source, binds_busy is
- * the caller's). */
-int lfe_verifier_submit(struct lfe_verifier *v, struct lfe_worker *w, struct lfe_tcp_handle h,
-			uint32_t src, uint64_t token, const struct lfe_bind_job *job,
-			const uint8_t *pw, size_t pw_len);
+ * The caller keeps (and wipes) its own job and pw, and counts the busy
+ * refusals. */
+int lfe_verifier_submit(struct lfe_verifier *v, unsigned worker, uint64_t now_us,
+			struct lfe_tcp_handle h, uint32_t src, uint64_t token,
+			const struct lfe_bind_job *job, const uint8_t *pw, size_t pw_len);
 
-/* Connection h of worker w closed: a job of it not yet picked up by a
- * thread is dropped unhashed (counted in w->st.verify_dropped_closed when
- * it comes back). No-op when it has none. */
-void lfe_verifier_cancel(struct lfe_verifier *v, struct lfe_worker *w, struct lfe_tcp_handle h);
+/* Connection h of the worker closed: a job of it not yet picked up by a
+ * thread is dropped unhashed (counted when it comes back). No-op when it
+ * has none. */
+void lfe_verifier_cancel(struct lfe_verifier *v, unsigned worker, struct lfe_tcp_handle h);
 
-/* Deliver completions queued for w to done (from w's loop). Returns how
- * many came back (delivered or dropped). */
-unsigned lfe_verifier_poll(struct lfe_verifier *v, struct lfe_worker *w, lfe_verify_done_fn done);
+/* Deliver the worker's completions to done(arg, result). Returns how many
+ * came back (delivered or dropped). */
+unsigned lfe_verifier_poll(struct lfe_verifier *v, unsigned worker, lfe_verify_done_fn done, void *arg);
+
+/* Jobs of the worker dropped unhashed because their connection closed,
+ * since new (read on the worker's thread: publish). */
+uint64_t lfe_verifier_dropped_closed(const struct lfe_verifier *v, unsigned worker);
 
 #endif

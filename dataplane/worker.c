@@ -537,6 +537,7 @@ static void publish(struct lfe_worker *w)
 		.queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx),
 	};
 	lfe_ctr_pull(&w->st, &lfe_ctr_tlsoff, &to);
+	w->st.verify_dropped_closed = lfe_verifier_dropped_closed(w->d->verifier, w->idx);
 	struct lfe_dnpool_stats ds;
 	lfe_dnpool_stats(w->dns, &ds);
 	lfe_ctr_pull(&w->st, &lfe_ctr_dnpool, &ds);
@@ -615,7 +616,7 @@ int lfe_worker_main(void *arg)
 			work += steer_in(w);
 		if (w->arp_ring && !rte_ring_empty(w->arp_ring))
 			work += arp_in(w);
-		work += lfe_verifier_poll(d->verifier, w, lfe_glue_bind_done);
+		work += lfe_verifier_poll(d->verifier, w->idx, lfe_glue_bind_done, w);
 		work += lfe_tlsoff_poll(d->tlsoff, w->idx, lfe_glue_handshake_done, w);
 		lfe_tcp_timers(w->tcp, w->now_us);
 		lfe_tcp_flush(w->tcp, w->now_us);

@@ -124,11 +124,6 @@ struct lfe_worker {
 	/* The bind policy (backend/auth.h) on rd, thr and cc, counting into
 	 * st.auth; its offload is the verifier (glue.c's hooks). */
 	struct lfe_auth auth;
-	/* The password-policy verdict of a verifier's verdict (ppolicy.h):
-	 * set by lfe_verifier_poll before lfe_glue_bind_done, which hands it
-	 * to lfe_auth_done. pp_timed: it can change with the clock. */
-	struct lfe_pp_verdict pp;
-	bool pp_timed;
 	/* The bind peek (lfe_glue_bind_peek): with a cache too large for the
 	 * CPU's caches, the key of the next frame's bind is made, and its
 	 * buckets prefetched, while the frame before it is handled; be_bind
@@ -243,11 +238,12 @@ extern const struct lfe_backend_ops lfe_glue_backend_ops;
  * are made, before the worker's loop. */
 void lfe_glue_auth_init(struct lfe_worker *w);
 
-/* A verdict came back from a verifier thread (the worker's completion hook,
- * see verifier.h): answered only if h still names a live connection whose
- * session waits for token. */
-void lfe_glue_bind_done(struct lfe_worker *w, struct lfe_tcp_handle h, uint64_t token,
-			enum lfe_be_verdict v);
+/* A verdict came back from a verifier thread (the worker's verifier poll
+ * hook, see verifier.h): the offload latency and the policy's verdict are
+ * recorded, and it is answered only if r->h still names a live connection
+ * whose session waits for r->token. */
+struct lfe_verify_result;
+void lfe_glue_bind_done(void *worker, const struct lfe_verify_result *r);
 
 /* A handshake step came back from a crypto thread (the worker's tlsoff
  * poll hook, see tlsoff.h): its bytes go out, the session runs over the
