@@ -951,7 +951,9 @@ static int worker_tcp(struct lfe_worker *w, char *err, size_t errlen)
 
 	lfe_tcp_cfg_default(&tc);
 	tc.max_conns = c->max_conns_per_core;
-	tc.max_half_open = RTE_MAX(c->max_conns_per_core / 4u, 16u);
+	/* A quarter of the table, at least 16, never more than the table
+	 * (the config allows a table of 1). */
+	tc.max_half_open = RTE_MIN(RTE_MAX(c->max_conns_per_core / 4u, 16u), c->max_conns_per_core);
 	uint16_t mtu = 9000;
 	for (uint32_t pi = 0; pi < d->n_ports; pi++)
 		mtu = RTE_MIN(mtu, d->port[pi].mtu);

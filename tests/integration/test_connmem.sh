@@ -151,5 +151,25 @@ lfe_log "ok: $NSPLIT split requests held: RSS grew $((rss1 - rss0)) KiB"
 touch "$LFE_WORK/release2"
 wait "$cpid" || true
 
+# The smallest table the config allows (max_conns_per_core = 1, range
+# 1..2^20) starts and answers binds one connection after the other (the
+# half-open share was once sized 16 regardless, over a table of 1, and
+# the daemon refused to start).
+lfe_stop
+lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
+sed -i 's/^max_conns_per_core = .*/max_conns_per_core = 1/' "$conf"
+lfe_start "$conf" 0
+for i in 1 2 3; do
+	out=$(ip netns exec "$LFE_CLI" timeout 10 ldapwhoami -x -H "ldap://$LFE_SADDR" \
+		-D "uid=alice,ou=people,dc=example,dc=com" -w alice-pw 2>&1) ||
+		lfe_fail "bind $i on a table of one connection: $out"
+	[[ $out == "dn:uid=alice,ou=people,dc=example,dc=com" ]] || lfe_fail "whoami $i: $out"
+	for ((k = 0; k < 50; k++)); do   # the closed connection leaves the table
+		[[ $(tel conns_active) == 0 ]] && break
+		sleep 0.1
+	done
+done
+lfe_log "ok: max_conns_per_core = 1 starts and answers binds in turn"
+
 lfe_stop
 lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
