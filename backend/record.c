@@ -277,40 +277,58 @@ static bool type_eq(struct lfe_bytes a, struct lfe_bytes b)
 	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
 }
 
+/* Whether type is one of the n replacements'. */
+static bool replaced(struct lfe_bytes type, const struct lfe_ldap_attr *repl, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (type_eq(type, repl[i].type))
+			return true;
+	return false;
+}
+
 ssize_t lfe_record_replace_size(const uint8_t *rec, size_t len,
-				const struct lfe_ldap_attr *repl)
+				const struct lfe_ldap_attr *repl, size_t n)
 {
 	struct lfe_bytes dn, type, vals;
 	uint32_t n_attrs, n_vals, kept = 0;
 	size_t off = 0;
 	uint64_t sz;
-	int64_t rs;
 	int rc;
 
 	rc = lfe_record_validate(rec, len);
 	if (rc < 0)
 		return rc;
-	rs = attr_size(repl);
-	if (rs < 0)
-		return (ssize_t)rs;
+	if (n > LFE_RECORD_MAX_ATTRS || (n && !repl))
+		return -EINVAL;
 	lfe_record_header(rec, len, &dn, &n_attrs, &off);
-	sz = off + (uint64_t)rs;
+	sz = off;
+	for (size_t i = 0; i < n; i++) {
+		int64_t rs = attr_size(&repl[i]);
+		if (rs < 0)
+			return (ssize_t)rs;
+		if (replaced(repl[i].type, repl, i))
+			return -EINVAL;
+		if (repl[i].n_vals) {
+			sz += (uint64_t)rs;
+			kept++;
+		}
+	}
 	while (lfe_record_next_attr(rec, len, &off, &type, &n_vals, &vals) == 1) {
-		if (type_eq(type, repl->type))
+		if (replaced(type, repl, n))
 			continue;
 		kept++;
 		sz += 1 + type.len + 8 + vals.len;
 	}
-	if (kept + 1 > LFE_RECORD_MAX_ATTRS || sz > LFE_RECORD_MAX_LEN)
+	if (kept > LFE_RECORD_MAX_ATTRS || sz > LFE_RECORD_MAX_LEN)
 		return -E2BIG;
 	return (ssize_t)sz;
 }
 
 ssize_t lfe_record_replace_write(const uint8_t *rec, size_t len,
-				 const struct lfe_ldap_attr *repl,
+				 const struct lfe_ldap_attr *repl, size_t n,
 				 uint8_t *out, size_t cap)
 {
-	ssize_t sz = lfe_record_replace_size(rec, len, repl);
+	ssize_t sz = lfe_record_replace_size(rec, len, repl, n);
 	struct lfe_bytes dn, type, vals;
 	uint32_t n_attrs, n_vals, kept = 0;
 	size_t off = 0, start;
@@ -324,13 +342,19 @@ ssize_t lfe_record_replace_write(const uint8_t *rec, size_t len,
 	p = put_bytes(out, rec, off);
 	start = off;
 	while (lfe_record_next_attr(rec, len, &off, &type, &n_vals, &vals) == 1) {
-		if (!type_eq(type, repl->type)) {
+		if (!replaced(type, repl, n)) {
 			p = put_bytes(p, rec + start, off - start);
 			kept++;
 		}
 		start = off;
 	}
-	p = write_attr(p, repl, (uint32_t)(attr_size(repl) - 1 - (int64_t)repl->type.len - 8));
-	st16(out + 4, (uint16_t)(kept + 1));
+	for (size_t i = 0; i < n; i++) {
+		const struct lfe_ldap_attr *a = &repl[i];
+		if (a->n_vals == 0)
+			continue;
+		p = write_attr(p, a, (uint32_t)(attr_size(a) - 1 - (int64_t)a->type.len - 8));
+		kept++;
+	}
+	st16(out + 4, (uint16_t)kept);
 	return (ssize_t)(p - out);
 }

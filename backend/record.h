@@ -82,15 +82,18 @@ int lfe_record_find_attr(const uint8_t *rec, size_t len, const char *type, size_
  * list is empty, -EBADMSG. */
 int lfe_record_next_val(struct lfe_bytes *list, struct lfe_bytes *val);
 
-/* Size of rec (a valid record) with every attribute whose type equals
- * `type` (ASCII case-insensitive) replaced by one attribute type/vals.
- * -EBADMSG, -EINVAL, -E2BIG. */
+/* Size of rec (a valid record) with, for each of the n attributes of
+ * repl, every attribute whose type equals its type (ASCII
+ * case-insensitive) replaced by it: LDAP's modify/replace. One with no
+ * values removes the type (and adds nothing). Two replacements of one
+ * type: -EINVAL. Else -EBADMSG, -EINVAL, -E2BIG. */
 ssize_t lfe_record_replace_size(const uint8_t *rec, size_t len,
-				const struct lfe_ldap_attr *repl);
+				const struct lfe_ldap_attr *repl, size_t n);
 /* Write that record into out (cap >= lfe_record_replace_size()). The
- * replacement attribute goes last. rec and out must not overlap. */
+ * replacement attributes go last, in repl's order. rec and out must not
+ * overlap. */
 ssize_t lfe_record_replace_write(const uint8_t *rec, size_t len,
-				 const struct lfe_ldap_attr *repl,
+				 const struct lfe_ldap_attr *repl, size_t n,
 				 uint8_t *out, size_t cap);
 
 #endif

@@ -251,9 +251,19 @@ int lfe_store_set_bind_scheme(struct lfe_store *st, const char *scheme);
 int lfe_store_put(struct lfe_store *st, struct lfe_bytes dn,
 		  const struct lfe_ldap_attr *attrs, uint32_t n_attrs, bool replace);
 int lfe_store_del(struct lfe_store *st, const char *dn, size_t len);
-/* Replace userPassword with one already hashed value. */
+/* Replace userPassword with one already hashed value: an administrator's
+ * password change, as slapd and its ppolicy overlay make it. now (seconds
+ * since the epoch) is written as modifyTimestamp; and when a password
+ * policy applies to the entry (its pwdPolicySubentry, else the store's
+ * default policy, either present in the store) or the entry has a
+ * pwdChangedTime, also as pwdChangedTime (the expiry clock starts again,
+ * and the daemon's grace count, keyed by it, with it), pwdGraceUseTime is
+ * removed, and pwdReset becomes TRUE when the policy says pwdMustChange
+ * (the user must change what an administrator set), else is removed. The
+ * entry's index entries follow (modifyTimestamp may be indexed). -ENOENT,
+ * -EINVAL (empty hash, a time before 1970 or after 9999), -EROFS. */
 int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
-			   const char *hashed, size_t hashed_len);
+			   const char *hashed, size_t hashed_len, int64_t now);
 
 /* Batch writes (import): everything between begin and commit lands
  * atomically; abort drops it all. Inside a batch, put/del use the batch's

@@ -26,9 +26,12 @@
 #include <lmdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "backend/ppolicy.h"
 #include "backend/store_int.h"
 #include "backend/record.h"
+#include "ldap/dn.h"
 
 #define LFE_STORE_MAX_ATTRS     1024u
 
@@ -455,38 +458,94 @@ int lfe_store_del(struct lfe_store *st, const char *dn, size_t len)
 	return lfe_store_wtxn_end(st, txn, rc, true);
 }
 
-int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
-			   const char *hashed, size_t hashed_len)
+/* The password policy of the record saved in st->scratch (len bytes), read
+ * in txn as the bind reads it (store_bind.c's pp_verdict): 1 when one
+ * applies or the record has a pwdChangedTime, with *must_change the
+ * policy's pwdMustChange; 0 when none. */
+static int pw_policy(struct lfe_store *st, MDB_txn *txn, size_t len, bool *must_change)
 {
-	static const char type[] = "userPassword";
+	struct lfe_pp_acct a;
+	struct lfe_pp_policy pol;
+	char nd[LFE_DN_MAX + 1];
+	const char *pdn = st->pp_default;
+	size_t pl = st->pp_default_len;
+	MDB_val pk, pv;
+
+	*must_change = false;
+	(void)lfe_pp_acct_read(st->scratch, len, &a);
+	if (a.subentry.len) {
+		ssize_t n = lfe_dn_normalize(a.subentry.p, a.subentry.len, nd, sizeof(nd));
+		pdn = nd;
+		pl = n < 0 ? 0 : (size_t)n;
+	}
+	if (pl) {
+		pk = mval(pdn, pl);
+		if (mdb_get(txn, st->dbi[DB_ENTRIES], &pk, &pv) == 0) {
+			/* A policy that does not parse still applies: its binds
+			 * are refused anyway (fail closed). */
+			if (lfe_pp_policy_read(pv.mv_data, pv.mv_size, &pol) == 0)
+				*must_change = pol.must_change;
+			return 1;
+		}
+	}
+	return a.changed_set;
+}
+
+int lfe_store_set_password(struct lfe_store *st, const char *dn, size_t len,
+			   const char *hashed, size_t hashed_len, int64_t now)
+{
+#define T(s) { (const uint8_t *)s, sizeof(s) - 1 }
+	static const struct lfe_bytes v_true = T("TRUE");
 	struct lfe_bytes val = { (const uint8_t *)hashed, hashed_len };
-	struct lfe_ldap_attr repl = {
-		.type = { (const uint8_t *)type, sizeof(type) - 1 }, .n_vals = 1, .vals = &val,
+	char ts[16];
+	struct lfe_bytes v_ts = { (const uint8_t *)ts, 15 };
+	struct lfe_ldap_attr repl[] = {
+		{ T("userPassword"), 1, &val },
+		{ T("modifyTimestamp"), 1, &v_ts },
+		{ T("pwdChangedTime"), 1, &v_ts },
+		{ T("pwdGraceUseTime"), 0, NULL },
+		{ T("pwdReset"), 0, NULL },
 	};
+#undef T
 	char ndn[LFE_DN_MAX + 1];
 	MDB_val k, old, v;
 	MDB_txn *txn;
 	ssize_t size;
+	struct tm tm;
+	time_t t = (time_t)now;
+	bool must_change;
 	int rc;
 
 	if (st->rdonly)
 		return -EROFS;
 	if (!st->ready)
 		return -ENOENT;
-	if (hashed_len == 0)
+	if (hashed_len == 0 || now < 0 || now > 253402300799 || !gmtime_r(&t, &tm) ||
+	    strftime(ts, sizeof(ts), "%Y%m%d%H%M%SZ", &tm) != 15)
 		return -EINVAL;
 	rc = begin_on_entry(st, dn, len, ndn, &txn, &k, &old);
 	if (rc < 0)
 		return rc;
-	size = lfe_record_replace_size(st->scratch, old.mv_size, &repl);
+	size_t n_repl = 2;
+	if (pw_policy(st, txn, old.mv_size, &must_change)) {
+		if (must_change)
+			repl[4] = (struct lfe_ldap_attr){ repl[4].type, 1, &v_true };
+		n_repl = 5;
+	}
+	size = lfe_record_replace_size(st->scratch, old.mv_size, repl, n_repl);
 	if (size < 0)
 		return lfe_store_wtxn_end(st, txn, (int)size, false);
 	v = mval(NULL, (size_t)size);
 	rc = map_err(mdb_put(txn, st->dbi[DB_ENTRIES], &k, &v, MDB_RESERVE));
 	if (rc == 0)
-		lfe_record_replace_write(st->scratch, old.mv_size, &repl, v.mv_data, v.mv_size);
+		lfe_record_replace_write(st->scratch, old.mv_size, repl, n_repl, v.mv_data, v.mv_size);
 	if (rc == 0 && st->bix)
 		rc = lfe_store_bix_put(st, txn, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
+	/* modifyTimestamp (or any replaced type) may be indexed. */
+	if (rc == 0)
+		rc = unindex_record(st, txn, old.mv_size, &k);
+	if (rc == 0)
+		rc = lfe_store_index_record(st, txn, v.mv_data, v.mv_size, &k, ~(uint64_t)0, ~0u, true);
 	return lfe_store_wtxn_end(st, txn, rc, true);
 }
 

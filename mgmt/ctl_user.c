@@ -479,7 +479,7 @@ int lfe_ctl_passwd(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, c
 		return rc;
 	if ((rc = new_password(c, pw, hashed)) != LFE_CTL_CONTINUE)
 		goto out;
-	rc = lfe_store_set_password(st, dn, strlen(dn), hashed, strlen(hashed));
+	rc = lfe_store_set_password(st, dn, strlen(dn), hashed, strlen(hashed), (int64_t)time(NULL));
 	if (rc == -ENOENT)
 		rc = lfe_cli_fail("no entry %s", dn);
 	else if (rc < 0)

@@ -164,7 +164,11 @@ static const struct lfe_ctl_cmd commands[] = {
 	  "hashed with the default scheme (--scheme, $LDAPFE_SCHEME, {SSHA512}).\n" },
 	{ "passwd", lfe_ctl_passwd, "passwd DN",
 	  "Replace the entry's userPassword with a hash (default scheme) of a new\n"
-	  "password: the first line of stdin, or asked twice on a terminal.\n" },
+	  "password: the first line of stdin, or asked twice on a terminal.\n"
+	  "An administrator's change, as slapd's ppolicy makes it: modifyTimestamp\n"
+	  "is set; where a password policy applies (or pwdChangedTime is set), the\n"
+	  "expiry clock restarts (pwdChangedTime), grace logins are cleared and\n"
+	  "pwdReset follows the policy's pwdMustChange.\n" },
 	{ "del", lfe_ctl_del, "del DN", "Delete one entry.\n" },
 	{ "show", lfe_ctl_show, "show DN",
 	  "Print the entry as LDIF; passwords appear only as their scheme,\n"

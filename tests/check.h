@@ -51,6 +51,12 @@ static inline void check_fail_(const char *file, int line, const char *expr, con
 	fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, a_, b_); } \
 	} while (0)
 
+/* Two NUL-terminated strings equal (the got one is printed on failure). */
+#define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); \
+	check_count++; if (strcmp(a_, b_) != 0) { check_failures++; \
+	fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, a_, b_); } \
+	} while (0)
+
 #define check_done() check_done_(__FILE__)
 
 static inline int check_done_(const char *file)

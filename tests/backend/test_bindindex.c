@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lmdb.h>
 
@@ -74,7 +75,7 @@ static int set_pw(struct lfe_store *st, int u, int v)
 	pw_of(u, v, pw, sizeof(pw));
 	if (lfe_pw_hash("{SSHA}", (const uint8_t *)pw, strlen(pw), hashed, sizeof(hashed)) <= 0)
 		return -EIO;
-	return lfe_store_set_password(st, dn, strlen(dn), hashed, strlen(hashed));
+	return lfe_store_set_password(st, dn, strlen(dn), hashed, strlen(hashed), (int64_t)time(NULL));
 }
 
 static int del_user(struct lfe_store *st, int u)

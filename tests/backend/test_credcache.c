@@ -54,7 +54,7 @@ static int set_pw(struct lfe_store *st, const char *uid, const char *pw)
 	char dn[128], h[512];
 	ssize_t n = lfe_pw_hash("{SSHA}", (const uint8_t *)pw, strlen(pw), h, sizeof(h));
 	dn_of(uid, dn, sizeof(dn));
-	return n <= 0 ? -EIO : lfe_store_set_password(st, dn, strlen(dn), h, (size_t)n);
+	return n <= 0 ? -EIO : lfe_store_set_password(st, dn, strlen(dn), h, (size_t)n, (int64_t)time(NULL));
 }
 
 static int del_user(struct lfe_store *st, const char *uid)

@@ -198,16 +198,16 @@ static void test_replace(void)
 
 	sz = lfe_record_write(rec, sizeof(rec), c->dn, c->attrs, c->n_attrs);
 	CHECK(sz > 0);
-	rs = lfe_record_replace_size(rec, (size_t)sz, &repl);
+	rs = lfe_record_replace_size(rec, (size_t)sz, &repl, 1);
 	CHECK(rs == lfe_record_size(c->dn, want, 3));
-	CHECK(lfe_record_replace_write(rec, (size_t)sz, &repl, out, (size_t)rs - 1) == -ENOSPC);
-	CHECK(lfe_record_replace_write(rec, (size_t)sz, &repl, out, sizeof(out)) == rs);
+	CHECK(lfe_record_replace_write(rec, (size_t)sz, &repl, 1, out, (size_t)rs - 1) == -ENOSPC);
+	CHECK(lfe_record_replace_write(rec, (size_t)sz, &repl, 1, out, sizeof(out)) == rs);
 	check_same(out, (size_t)rs, &wc, want);
 
 	/* Replacing an absent attribute adds it. */
 	repl.type = B("mail");
 	want[2] = repl;
-	rs2 = lfe_record_replace_write(out, (size_t)rs, &repl, out2, sizeof(out2));
+	rs2 = lfe_record_replace_write(out, (size_t)rs, &repl, 1, out2, sizeof(out2));
 	wc.n_attrs = 4;
 	{
 		struct lfe_ldap_attr w4[4] = { c->attrs[0], c->attrs[1],
@@ -215,8 +215,32 @@ static void test_replace(void)
 		CHECK(rs2 == lfe_record_size(c->dn, w4, 4));
 		check_same(out2, (size_t)rs2, &wc, w4);
 	}
+
+	/* Several at once, as a modify: the password replaced, cn removed
+	 * (no values), an absent type removed (nothing happens), mail added;
+	 * the replacements go last in their order. A type twice: -EINVAL. */
+	{
+		static const struct lfe_bytes mv[] = { B("a@example.com") };
+		const struct lfe_ldap_attr ops[] = {
+			{ B("userPassword"), 1, nv }, { B("CN"), 0, NULL }, { B("pwdReset"), 0, NULL },
+			{ B("mail"), 1, mv },
+		};
+		const struct lfe_ldap_attr w3[] = { c->attrs[0], ops[0], ops[3] };
+		struct rt_case c3 = *c;
+		c3.n_attrs = 3;
+		rs = lfe_record_replace_size(rec, (size_t)sz, ops, 4);
+		CHECK(rs == lfe_record_size(c->dn, w3, 3));
+		CHECK(lfe_record_replace_write(rec, (size_t)sz, ops, 4, out, (size_t)rs - 1) == -ENOSPC);
+		CHECK(lfe_record_replace_write(rec, (size_t)sz, ops, 4, out, sizeof(out)) == rs);
+		check_same(out, (size_t)rs, &c3, w3);
+		const struct lfe_ldap_attr twice[] = { ops[0], { B("USERPASSWORD"), 0, NULL } };
+		CHECK(lfe_record_replace_size(rec, (size_t)sz, twice, 2) == -EINVAL);
+		/* nothing to replace: the record as it was */
+		CHECK(lfe_record_replace_write(rec, (size_t)sz, NULL, 0, out, sizeof(out)) == sz);
+		CHECK(memcmp(out, rec, (size_t)sz) == 0);
+	}
 	rec[0] = 9;
-	CHECK(lfe_record_replace_size(rec, (size_t)sz, &repl) == -EBADMSG);
+	CHECK(lfe_record_replace_size(rec, (size_t)sz, &repl, 1) == -EBADMSG);
 }
 
 /* Flip every bit of a good record: the decoder must never read outside it

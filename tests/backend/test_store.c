@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/bindjob.h"
@@ -16,6 +17,9 @@
 
 #define SUFFIX "dc=Example,dc=COM"
 #define NSUFFIX "dc=example,dc=com"
+/* The clock a password change is made at (2026-12-06T07:00:00Z). */
+#define NOW 1796540400
+#define NOW_GT "20261206070000Z"
 
 static char root[] = "/tmp/lfe-test-store.XXXXXX";
 
@@ -435,16 +439,16 @@ static void test_bind(struct lfe_store *st)
 	};
 
 	CHECK_EQ(lfe_store_set_password(st, dn_ann, strlen(dn_ann), ssha_secret,
-					strlen(ssha_secret)), 0);
+					strlen(ssha_secret), NOW), 0);
 	CHECK_EQ(lfe_store_set_password(st, "uid=nobody,dc=example,dc=com", 28, ssha_secret,
-					strlen(ssha_secret)), -ENOENT);
-	CHECK_EQ(lfe_store_set_password(st, dn_ann, strlen(dn_ann), "", 0), -EINVAL);
+					strlen(ssha_secret), NOW), -ENOENT);
+	CHECK_EQ(lfe_store_set_password(st, dn_ann, strlen(dn_ann), "", 0, NOW), -EINVAL);
 	CHECK_EQ(put(st, "cn=nopw,dc=example,dc=com", false, nopw), 0);
 	CHECK_EQ(put(st, "uid=slow,dc=example,dc=com", false,
 		     (const char *const[]){ "uid: slow", NULL }), 0);
 	/* set_password adds userPassword where there was none. */
 	CHECK_EQ(lfe_store_set_password(st, "uid=slow,dc=example,dc=com", 26, crypt_secret,
-					strlen(crypt_secret)), 0);
+					strlen(crypt_secret), NOW), 0);
 	snprintf(l1, sizeof(l1), "userPassword: %s", crypt_secret);
 	snprintf(l2, sizeof(l2), "userPassword: %s", ssha_other);
 	lines_dual[1] = l1;
@@ -479,7 +483,7 @@ static void test_bind(struct lfe_store *st)
 
 	/* The reader keeps its snapshot until it renews. */
 	CHECK_EQ(lfe_store_set_password(st, dn_ann, strlen(dn_ann), ssha_other,
-					strlen(ssha_other)), 0);
+					strlen(ssha_other), NOW), 0);
 	CHECK_EQ(lfe_store_verify_bind(r, dn_ann, strlen(dn_ann), (const uint8_t *)"secret", 6, 0, NULL), 0);
 	CHECK_EQ(lfe_store_reader_renew(r), 0);
 	CHECK_EQ(lfe_store_verify_bind(r, dn_ann, strlen(dn_ann), (const uint8_t *)"secret", 6, 0, NULL),
@@ -715,6 +719,108 @@ static void test_corrupt_record(void)
 	lfe_store_close(st);
 }
 
+
+/* The first value of type in entry ndn (a new reader: the last commit),
+ * or "" when absent; "(n)" appended when it has n > 1 values. */
+static const char *val_of(struct lfe_store *st, const char *ndn, const char *type)
+{
+	static char out[256];
+	struct lfe_store_reader *r = lfe_store_reader_new(st);
+	struct lfe_entry_view e;
+	struct lfe_bytes v[4];
+	uint32_t n = 0;
+
+	out[0] = '\0';
+	if (r && lfe_store_get(r, ndn, strlen(ndn), &e) == 0)
+		n = lfe_entry_get(&e, type, strlen(type), v, 4);
+	if (n)
+		snprintf(out, sizeof(out), n > 1 ? "%.*s(%u)" : "%.*s", (int)v[0].len,
+			 (const char *)v[0].p, n);
+	lfe_store_reader_free(r);
+	return out;
+}
+
+/* An administrator's password change (lfe_store_set_password) as slapd's
+ * ppolicy overlay makes it: modifyTimestamp always; with a policy (the
+ * entry's, the default one) or a pwdChangedTime, the expiry clock starts
+ * again, grace uses go and pwdReset follows pwdMustChange. modifyTimestamp
+ * stays findable through its index. */
+static void test_set_password_policy(void)
+{
+	struct lfe_store *st = lfe_store_open(dir("pwchange"), 0, 0, NULL, NULL);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	CHECK_EQ(lfe_store_init(st, SUFFIX), 0);
+	CHECK_EQ(lfe_store_index_add(st, "modifyTimestamp"), 0);
+	CHECK_EQ(put(st, "cn=must,dc=example,dc=com", false, (const char *const[]){
+		"objectClass: pwdPolicy", "cn: must", "pwdAttribute: userPassword",
+		"pwdMaxAge: 3600", "pwdMustChange: TRUE", NULL }), 0);
+	CHECK_EQ(put(st, "cn=plainpol,dc=example,dc=com", false, (const char *const[]){
+		"objectClass: pwdPolicy", "cn: plainpol", "pwdAttribute: userPassword",
+		"pwdMaxAge: 3600", NULL }), 0);
+	/* no policy, no pwdChangedTime: the password and modifyTimestamp */
+	CHECK_EQ(put(st, "uid=p,dc=example,dc=com", false, (const char *const[]){
+		"uid: p", "userPassword: {SSHA}old", "modifyTimestamp: 20200101000000Z", NULL }), 0);
+	/* an old pwdChangedTime, grace logins spent and a reset, no policy */
+	CHECK_EQ(put(st, "uid=old,dc=example,dc=com", false, (const char *const[]){
+		"uid: old", "userPassword: {SSHA}old", "pwdChangedTime: 20200101000000Z",
+		"pwdGraceUseTime: 20200201000000Z", "pwdGraceUseTime: 20200202000000Z",
+		"pwdReset: TRUE", NULL }), 0);
+	/* its own policy says pwdMustChange */
+	CHECK_EQ(put(st, "uid=m,dc=example,dc=com", false, (const char *const[]){
+		"uid: m", "userPassword: {SSHA}old", "pwdPolicySubentry: cn=MUST,dc=example,dc=com",
+		NULL }), 0);
+	/* a pwdPolicySubentry that names no entry: no policy */
+	CHECK_EQ(put(st, "uid=gone,dc=example,dc=com", false, (const char *const[]){
+		"uid: gone", "userPassword: {SSHA}old", "pwdPolicySubentry: cn=none,dc=example,dc=com",
+		NULL }), 0);
+
+	CHECK_EQ(lfe_store_set_password(st, "uid=p,dc=example,dc=com", 23, ssha_secret,
+					strlen(ssha_secret), NOW), 0);
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "userPassword"), ssha_secret);
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "modifyTimestamp"), NOW_GT);
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "pwdChangedTime"), "");
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "uid"), "p");
+
+	CHECK_EQ(lfe_store_set_password(st, "uid=old,dc=example,dc=com", 25, ssha_secret,
+					strlen(ssha_secret), NOW), 0);
+	CHECK_STR(val_of(st, "uid=old,dc=example,dc=com", "pwdChangedTime"), NOW_GT);
+	CHECK_STR(val_of(st, "uid=old,dc=example,dc=com", "pwdGraceUseTime"), "");
+	CHECK_STR(val_of(st, "uid=old,dc=example,dc=com", "pwdReset"), "");
+
+	CHECK_EQ(lfe_store_set_password(st, "uid=m,dc=example,dc=com", 23, ssha_secret,
+					strlen(ssha_secret), NOW), 0);
+	CHECK_STR(val_of(st, "uid=m,dc=example,dc=com", "pwdChangedTime"), NOW_GT);
+	CHECK_STR(val_of(st, "uid=m,dc=example,dc=com", "pwdReset"), "TRUE");
+
+	CHECK_EQ(lfe_store_set_password(st, "uid=gone,dc=example,dc=com", 26, ssha_secret,
+					strlen(ssha_secret), NOW), 0);
+	CHECK_STR(val_of(st, "uid=gone,dc=example,dc=com", "pwdChangedTime"), "");
+
+	/* The default policy covers an entry without pwdPolicySubentry. */
+	CHECK_EQ(lfe_store_set_ppolicy_default(st, "cn=plainpol,dc=example,dc=com"), 0);
+	CHECK_EQ(lfe_store_set_password(st, "uid=p,dc=example,dc=com", 23, ssha_other,
+					strlen(ssha_other), NOW + 61), 0);
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "pwdChangedTime"), "20261206070101Z");
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "pwdReset"), "");
+	CHECK_STR(val_of(st, "uid=p,dc=example,dc=com", "modifyTimestamp"), "20261206070101Z");
+
+	/* The index follows: the old timestamp is gone from it, the new ones in. */
+	struct lfe_store_reader *r = lfe_store_reader_new(st);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_STR(lookup(r, "modifyTimestamp", "20200101000000Z"), "");
+		CHECK_STR(lookup(r, "modifyTimestamp", "20261206070101Z"), "uid=p,dc=example,dc=com");
+		CHECK_STR(lookup(r, "modifyTimestamp", NOW_GT),
+			  "uid=gone,dc=example,dc=com|uid=m,dc=example,dc=com|uid=old,dc=example,dc=com");
+		lfe_store_reader_free(r);
+	}
+	CHECK_EQ(lfe_store_set_password(st, "uid=p,dc=example,dc=com", 23, ssha_other,
+					strlen(ssha_other), -1), -EINVAL);
+	lfe_store_close(st);
+}
+
 int main(void)
 {
 	struct lfe_store *st;
@@ -745,6 +851,7 @@ int main(void)
 		lfe_store_close(st);
 		test_corrupt_record();
 	}
+	test_set_password_policy();
 	test_reader_each();
 	test_map_full();
 	test_batch_order(0);

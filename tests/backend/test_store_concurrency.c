@@ -74,7 +74,7 @@ static int writer(const char *path, struct shared *sh, int n)
 	for (int i = 1; i <= n; i++) {
 		uint64_t t0;
 		int rc = lfe_store_set_password(st, USER_DN, strlen(USER_DN), hashes[i],
-						strlen(hashes[i]));
+						strlen(hashes[i]), (int64_t)time(NULL));
 
 		if (rc != 0) {
 			fprintf(stderr, "writer: set_password %d: %d\n", i, rc);

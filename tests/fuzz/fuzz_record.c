@@ -55,12 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (valid) {
 		static const struct lfe_bytes nv = { (const uint8_t *)"{SSHA}x", 7 };
 		struct lfe_ldap_attr repl = { { (const uint8_t *)"userPassword", 12 }, 1, &nv };
-		ssize_t rs = lfe_record_replace_size(rec, size, &repl);
+		ssize_t rs = lfe_record_replace_size(rec, size, &repl, 1);
 
 		if (rs > 0) {
 			uint8_t *out = malloc((size_t)rs);
 
-			if (out && (lfe_record_replace_write(rec, size, &repl, out, (size_t)rs) != rs ||
+			if (out && (lfe_record_replace_write(rec, size, &repl, 1, out, (size_t)rs) != rs ||
 				    lfe_record_validate(out, (size_t)rs) != 0))
 				abort();
 			free(out);

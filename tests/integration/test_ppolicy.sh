@@ -10,7 +10,9 @@
 # seconds of slapd's), in grace (graceAuthNsRemaining 2, 1, 0, then 49:
 # ldapfe counts its own), reset with mustChange (success + changeAfterReset,
 # then searches refused 50), a plain account (an empty control), a wrong
-# password (49, no policy error); the root DSE lists the control.
+# password (49, no policy error); the root DSE lists the control; an
+# administrator's new password (ldappasswd on slapd, `ldapfectl passwd`
+# on ldapfe) restarts the expiry clock alike on both.
 source "$(dirname "$0")/lib.sh"
 lfe_init ppol 160
 source "$(dirname "$0")/sync_provider.sh"
@@ -185,6 +187,53 @@ srch() { local rc=0; lfe_cli timeout 5 ldapsearch -x -H "$1" -D "$(lfe_dn reset)
 lfe_eq "reset: search refused (slapd $(srch "$PURL"))" "$(srch "$FE")" 50
 lfe_cli timeout 5 ldapsearch -x -H "$FE" -b "" -s base supportedControl | \
 	grep -q "^supportedControl: 1.3.6.1.4.1.42.2.27.8.5.1" || lfe_fail "root DSE"
+
+# An administrator sets a new password: on slapd with ldappasswd as its
+# rootdn, on ldapfe with `ldapfectl passwd` on the live store. Both start
+# the expiry clock again: the expired account (default policy,
+# pwdMustChange) binds with changeAfterReset, the one out of grace logins
+# (graceful policy) binds plainly with its grace count back; the old
+# password is refused. slapd's entries and ldapfe's agree on what the
+# change wrote.
+newpw() {   # newpw UID PASSWORD
+	lfe_cli timeout 10 ldappasswd -x -H "$PURL" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" \
+		-s "$2" "$(lfe_dn "$1")" >/dev/null || lfe_fail "ldappasswd $1"
+	printf '%s\n' "$2" | lfe_ctl passwd "$(lfe_dn "$1")" >/dev/null || lfe_fail "ldapfectl passwd $1"
+}
+t0=$(date -u +%Y%m%d%H%M%S)
+newpw expired new-pw
+newpw grace new-pw
+same "admin reset, pwdMustChange: success, changeAfterReset" expired new-pw
+lfe_eq "admin reset, pwdMustChange: what slapd says" "$(pp "$FE" expired new-pw)" "0 -1 -1 2"
+same "admin reset: the old password refused" expired pp-pw
+same "admin reset, graceful policy: success, nothing to say" grace new-pw
+a=$(pp "$FE" grace new-pw)
+[[ $a == "0 "* && $a != *" 0" ]] || lfe_fail "admin reset, graceful policy: '$a' (want success, no error)"
+opattrs() {   # opattrs UID: pwdReset, pwdGraceUseTime count, and whether
+	# pwdChangedTime and modifyTimestamp are at least t0, from slapd's entry
+	lfe_cli timeout 5 ldapsearch -LLL -x -H "$PURL" -D "$PROV_ADMIN" -y "$PROV_DIR/admin.pw" \
+		-b "$(lfe_dn "$1")" -s base pwdReset pwdChangedTime modifyTimestamp pwdGraceUseTime
+}
+fe_attrs() { lfe_ctl show "$(lfe_dn "$1")"; }
+summ() {   # summ < ENTRY: "reset=R grace=N changed=new|old|none modified=new|old|none"
+	"$PY" -c '
+import sys
+t0 = sys.argv[1]
+a = {}
+for l in sys.stdin:
+    if ": " in l:
+        k, v = l.rstrip("\n").split(": ", 1)
+        a.setdefault(k.lower(), []).append(v)
+age = lambda k: "none" if k not in a else ("new" if a[k][0][:14] >= t0 else "old")
+print("reset=%s grace=%d changed=%s modified=%s" % (a.get("pwdreset", ["-"])[0],
+      len(a.get("pwdgraceusetime", [])), age("pwdchangedtime"), age("modifytimestamp")))
+' "$t0"
+}
+for u in expired grace; do
+	a=$(fe_attrs $u | summ); b=$(opattrs $u | summ)
+	lfe_eq "admin reset of $u: what the entry says (ldapfe '$a', slapd '$b')" "$a" "$b"
+done
+lfe_log "ok: an administrator's new password restarts the policy's clock as slapd's does"
 lfe_stop
 prov_stop
 lfe_log "PASS"
