@@ -409,8 +409,10 @@ int lfe_config_key_format(const struct lfe_config *c, const struct lfe_cfg_key *
 	case K_STR: case K_FILE: case K_SCHEME: case K_DN: case K_ATTRS: {
 		const char *s = f;
 		size_t l = strnlen(s, k->size);
-		/* empty where the parser refuses empty: the key is unset */
-		if (l == 0 && (k->min > 0 || k->type == K_DN || k->type == K_ATTRS))
+		/* empty: unset, unless the parser takes empty for something
+		 * else than the default ([admin] metrics_listen: off) */
+		if (l == 0 && (k->min > 0 || k->type == K_DN || k->type == K_ATTRS || k->def == NULL ||
+			       k->def[0] == '\0'))
 			return LFE_CFG_UNSET;
 		ok = put(buf, len, &at, "%.*s", (int)l, s);
 		break;

@@ -166,8 +166,9 @@ bool lfe_config_key_alias(const struct lfe_cfg_key *k);
  * field bytes (test_config checks every row). Lists comma-separated
  * ("389,1389"; lcores without ranges), [portN] address "a.b.c.d/len",
  * bools "true"/"false". port: which [portN] for "port" rows, else
- * ignored. Returns 0; LFE_CFG_UNSET when the key holds no value a file
- * could spell (an optional key left out: buf ""); -ENOSPC when buf is too
+ * ignored. Returns 0; LFE_CFG_UNSET when the key holds what leaving it
+ * out gives and the row has no default, or no value a file could spell
+ * (buf ""); -ENOSPC when buf is too
  * small (buf truncated); -EINVAL for a port out of range or a field no
  * value of the parser's makes.
  * No key holds a secret inline (passwords and keys are files, [tls] key
