@@ -158,7 +158,7 @@ static void text_value(struct out *o, const char *v)
 	bool plain = v[0] != '\0';
 	for (const char *p = v; *p && plain; p++)
 		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-			strchr("._,:/{}@=+-", *p) != NULL;
+			strchr("._,:/{}@=+_-", *p) != NULL;
 	if (plain) {
 		lfe_ctl_outf(o, "%s", v);
 		return;

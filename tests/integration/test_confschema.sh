@@ -26,7 +26,7 @@ cp "$conf" "$LFE_WORK/start.conf"
 lfe_start "$conf" 0
 
 "$PY" - "$LFE_WORK/schema.tsv" "$LFE_WORK/start.conf" "$conf" "$LFE_CTL" "$LFE_PREFIX" "$LFE_NET" <<'PYEOF'
-import json, re, shutil, subprocess, sys
+import json, re, shlex, shutil, subprocess, sys
 schema, start, conf, ctl, prefix, net = sys.argv[1:]
 
 # The start file as [(section, [(key, value)])], in order.
@@ -103,6 +103,31 @@ for sec, key, typ, rng, default, alt, mode, name, hlp in rows:
     checked += 1
 if len(fails) == before:
     print(f"ok: status --json shows {checked} keys' start values", flush=True)
+
+# The text status shows the same: "settings:", then "  [SECTION] KEY=VALUE ..."
+# lines (continued on lines indented further), "(unset)" for None.
+text = subprocess.run([ctl, "--prefix", prefix, "status"], capture_output=True, text=True,
+                      timeout=30).stdout.split("\nsettings:\n", 1)
+tst, cur = {}, None
+for line in (text[1] if len(text) == 2 else "").splitlines():
+    if m := re.match(r"^  \[(\w+)\](.*)$", line):
+        cur, rest = tst.setdefault(m.group(1), {}), m.group(2)
+    elif line.startswith("      ") and cur is not None:
+        rest = line
+    else:
+        break
+    for tok in shlex.split(rest):
+        k, _, v = tok.partition("=")
+        cur[k] = None if v == "(unset)" else v
+before = len(fails)
+for sec, key, typ, rng, default, alt, mode, name, hlp in rows:
+    if sec == "port":
+        sec = "port0"
+    want, got = shown(st, name), shown(tst, name)
+    if got != want:
+        fails.append(f"status (text) at start: {name} shows {got!r}, json {want!r}")
+if len(fails) == before:
+    print(f"ok: status (text) shows the same {checked} keys", flush=True)
 
 def reload():
     p = subprocess.run([ctl, "--prefix", prefix, "reload"], capture_output=True, text=True, timeout=30)
