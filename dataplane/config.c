@@ -336,6 +336,170 @@ void lfe_config_copy_live(struct lfe_config *dst, const struct lfe_config *src)
 	}
 }
 
+bool lfe_config_key_alias(const struct lfe_cfg_key *k)
+{
+	return is_alias(k);
+}
+
+enum lfe_cfg_json lfe_config_key_json(const struct lfe_cfg_key *k)
+{
+	switch (k->type) {
+	case K_U32: case K_U64: case K_U16:
+		return LFE_CFG_JSON_NUMBER;
+	case K_BOOL:
+		return LFE_CFG_JSON_BOOL;
+	case K_PORTS: case K_TLSPORTS: case K_LCORES:
+		return LFE_CFG_JSON_LIST;
+	default:
+		return LFE_CFG_JSON_TEXT;
+	}
+}
+
+/* snprintf into buf at *at; false once it no longer fits. */
+static bool put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static bool put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = *at < len ? vsnprintf(buf + *at, len - *at, fmt, ap) : -1;
+	va_end(ap);
+	if (w < 0 || (size_t)w >= len - *at)
+		return false;
+	*at += (size_t)w;
+	return true;
+}
+
+/* One of an enum's words by its value; NULL when out of the table. */
+static const char *word(const char *const *words, size_t n, unsigned v)
+{
+	return v < n ? words[v] : NULL;
+}
+#define WORD(t, v) word(t, sizeof(t) / sizeof(t[0]), (unsigned)(v))
+
+int lfe_config_key_format(const struct lfe_config *c, const struct lfe_cfg_key *k, unsigned port,
+			  char *buf, size_t len)
+{
+	static const char *const access[] = { [LFE_SEARCH_ACCESS_ANONYMOUS] = "anonymous",
+		[LFE_SEARCH_ACCESS_BOUND] = "bound", [LFE_SEARCH_ACCESS_NONE] = "none" };
+	static const char *const scope[] = { [LFE_SEARCH_SCOPE_SUB] = "sub",
+		[LFE_SEARCH_SCOPE_ONE] = "one", [LFE_SEARCH_SCOPE_BASE] = "base" };
+	static const char *const reqtls[] = { [LFE_REQUIRE_TLS_NONE] = "none",
+		[LFE_REQUIRE_TLS_BIND] = "bind", [LFE_REQUIRE_TLS_ALL] = "all" };
+	static const char *const verify[] = { [LFE_TLS_VERIFY_NONE] = "none",
+		[LFE_TLS_VERIFY_OPTIONAL] = "optional", [LFE_TLS_VERIFY_REQUIRE] = "require" };
+	static const char *const proto[] = { [2] = "1.2", [3] = "1.3" };
+	static const char *const rec[] = { [LFE_TLS_RECORD_LDAPFE] = "ldapfe",
+		[LFE_TLS_RECORD_OPENSSL] = "openssl" };
+	const uint8_t *base = (const uint8_t *)c;
+	const char *w = NULL;
+	size_t at = 0;
+	bool ok = true;
+
+	if (len == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	if (strcmp(k->section, "port") == 0) {
+		if (port >= LFE_CFG_MAX_PORTS)
+			return -EINVAL;
+		base = (const uint8_t *)&c->port[port];
+	}
+	const void *f = base + k->off;
+	switch (k->type) {
+	case K_STR: case K_FILE: case K_SCHEME: case K_DN: case K_ATTRS: {
+		const char *s = f;
+		size_t l = strnlen(s, k->size);
+		/* empty: unset, unless the parser takes empty for something
+		 * else than the default ([admin] metrics_listen: off) */
+		if (l == 0 && (k->min > 0 || k->type == K_DN || k->type == K_ATTRS || k->def == NULL ||
+			       k->def[0] == '\0'))
+			return LFE_CFG_UNSET;
+		ok = put(buf, len, &at, "%.*s", (int)l, s);
+		break;
+	}
+	case K_U64:
+		ok = put(buf, len, &at, "%llu", (unsigned long long)*(const uint64_t *)f);
+		break;
+	case K_U32:
+		ok = put(buf, len, &at, "%u", (unsigned)*(const uint32_t *)f);
+		break;
+	case K_U16:
+		ok = put(buf, len, &at, "%u", (unsigned)*(const uint16_t *)f);
+		break;
+	case K_BOOL:
+		w = *(const bool *)f ? "true" : "false";
+		break;
+	case K_AUTOOFF:
+		w = *(const bool *)f ? "auto" : "off";
+		break;
+	case K_PORTS: case K_TLSPORTS: {
+		bool tls = k->type == K_TLSPORTS;
+		uint32_t n = tls ? c->n_ldaps_ports : c->n_ldap_ports;
+		const uint16_t *v = tls ? c->ldaps_ports : c->ldap_ports;
+		if (n == 0)
+			return LFE_CFG_UNSET;
+		for (uint32_t i = 0; i < n && i < LFE_CFG_MAX_LISTEN && ok; i++)
+			ok = put(buf, len, &at, "%s%u", i ? "," : "", v[i]);
+		break;
+	}
+	case K_LCORES:
+		if (c->n_lcores == 0)
+			return LFE_CFG_UNSET;
+		for (uint32_t i = 0; i < c->n_lcores && i < LFE_CFG_MAX_LCORES && ok; i++)
+			ok = put(buf, len, &at, "%s%u", i ? "," : "", c->lcores[i]);
+		break;
+	case K_CIDR: {
+		const struct lfe_cfg_port *p = (const struct lfe_cfg_port *)base;
+		uint32_t a = p->addr;
+		if (a == 0)
+			return LFE_CFG_UNSET;
+		ok = put(buf, len, &at, "%u.%u.%u.%u/%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255,
+			 p->prefix_len);
+		break;
+	}
+	case K_IPV4: {
+		uint32_t a = *(const uint32_t *)f;
+		if (a == 0)
+			return LFE_CFG_UNSET;
+		ok = put(buf, len, &at, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+		break;
+	}
+	case K_ACCESS:
+		if (*(const enum lfe_search_access *)f == LFE_SEARCH_ACCESS_DEFAULT)
+			return LFE_CFG_UNSET;
+		w = WORD(access, *(const enum lfe_search_access *)f);
+		break;
+	case K_SCOPE:
+		w = WORD(scope, *(const enum lfe_search_scope_max *)f);
+		break;
+	case K_REQTLS:
+		w = WORD(reqtls, *(const enum lfe_require_tls *)f);
+		break;
+	case K_TLSVERIFY:
+		w = WORD(verify, *(const enum lfe_tls_verify *)f);
+		break;
+	case K_TLSPROTO:
+		w = WORD(proto, *(const unsigned *)f);
+		break;
+	case K_TLSREC:
+		w = WORD(rec, *(const enum lfe_tls_record *)f);
+		break;
+	default:
+		return -EINVAL;
+	}
+	switch (k->type) {
+	case K_BOOL: case K_AUTOOFF: case K_ACCESS: case K_SCOPE: case K_REQTLS: case K_TLSVERIFY:
+	case K_TLSPROTO: case K_TLSREC:
+		if (w == NULL)
+			return -EINVAL;   /* a value no word names: not one the parser makes */
+		ok = put(buf, len, &at, "%s", w);
+		break;
+	default:
+		break;
+	}
+	return ok ? 0 : -ENOSPC;
+}
+
 const char *lfe_config_key_type(const struct lfe_cfg_key *k)
 {
 	static const char *const names[] = {

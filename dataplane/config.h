@@ -9,7 +9,8 @@
  * Keys: one row each in config.c's table (struct lfe_cfg_key below):
  * section, name, type, range, default, LIVE or RESTART, a line of help.
  * The defaults, the parser, reload's apply and refuse lists
- * (control_reload.c) and the KEYS section of ldapfe.conf(5) come from it;
+ * (control_reload.c), the settings of `ldapfectl status` (control_status.c,
+ * lfe_config_key_format) and the KEYS section of ldapfe.conf(5) come from it;
  * `build/tests/dataplane/lfe-config-schema` prints it, and a test checks
  * conf/ldapfe.conf and the man page against it (tests/dataplane/
  * check_conf_docs.py) and walks every key through a reload
@@ -155,6 +156,31 @@ void lfe_config_key_name(const struct lfe_cfg_key *k, char *name, size_t len);
 /* Bytes of the key's field; 0 for keys that fill several (ports, lcores,
  * address). */
 size_t lfe_config_key_size(const struct lfe_cfg_key *k);
+
+/* True for a row that is another name of a key before it ("[ldap]
+ * port" of "[ldap] ports"): status prints the key once. */
+bool lfe_config_key_alias(const struct lfe_cfg_key *k);
+
+/* Row k's value in force in c, spelled as the file spells it, into buf
+ * (NUL-terminated): lfe_config_set(section, key, buf) gives back the same
+ * field bytes (test_config checks every row). Lists comma-separated
+ * ("389,1389"; lcores without ranges), [portN] address "a.b.c.d/len",
+ * bools "true"/"false". port: which [portN] for "port" rows, else
+ * ignored. Returns 0; LFE_CFG_UNSET when the key holds what leaving it
+ * out gives and the row has no default, or no value a file could spell
+ * (buf ""); -ENOSPC when buf is too
+ * small (buf truncated); -EINVAL for a port out of range or a field no
+ * value of the parser's makes.
+ * No key holds a secret inline (passwords and keys are files, [tls] key
+ * a path): a row that did would need a type that prints "(set)" here. */
+#define LFE_CFG_UNSET 1
+int lfe_config_key_format(const struct lfe_config *c, const struct lfe_cfg_key *k, unsigned port,
+			  char *buf, size_t len);
+
+/* How status --json writes a formatted value: a number, true/false, a
+ * list of numbers ("[" buf "]"), or a JSON string. */
+enum lfe_cfg_json { LFE_CFG_JSON_TEXT, LFE_CFG_JSON_NUMBER, LFE_CFG_JSON_BOOL, LFE_CFG_JSON_LIST };
+enum lfe_cfg_json lfe_config_key_json(const struct lfe_cfg_key *k);
 
 /* Copy every LIVE key's field from src into dst. */
 void lfe_config_copy_live(struct lfe_config *dst, const struct lfe_config *src);

@@ -125,11 +125,8 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 		lfe_ctl_outf(o, "{\"configured\":true,\"ldaps_ports\":[");
 		for (uint32_t i = 0; i < c->n_ldaps_ports; i++)
 			lfe_ctl_outf(o, "%s%u", i ? "," : "", c->ldaps_ports[i]);
-		lfe_ctl_outf(o, "],\"starttls\":true,\"require_tls\":\"%s\",\"record_layer\":\"%s\","
-		     "\"handshake_timeout_ms\":%" PRIu64 ",\"handshake_threads\":%u,"
-		     "\"handshake_queue\":%u,\"handshake_per_source\":%u,\"certificate\":", rq, rl,
-		     c->tls_handshake_timeout_ms, c->tls_handshake_threads, c->tls_handshake_queue,
-		     c->tls_handshake_per_source);
+		/* the [tls] keys are in "settings" */
+		lfe_ctl_outf(o, "],\"starttls\":true,\"certificate\":");
 		lfe_ctl_out_jstr(o, c->tls_certificate, strlen(c->tls_certificate));
 		if (cd.known) {
 			lfe_ctl_outf(o, ",\"subject\":");
@@ -152,6 +149,106 @@ static void status_tls(const struct lfe_control *ctl, struct out *o, bool json)
 	if (cd.known)
 		lfe_ctl_outf(o, " subject \"%s\" serial %s expires %s (%s%" PRId64 " days)", cd.subject, cd.serial, cd.not_after,
 		     days < 0 ? "EXPIRED " : "", days);
+}
+
+/* A text value as status prints it: bare when plain, else in quotes with
+ * '"' and '\' escaped (an empty string, spaces). */
+static void text_value(struct out *o, const char *v)
+{
+	bool plain = v[0] != '\0';
+	for (const char *p = v; *p && plain; p++)
+		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			strchr("._,:/{}@=+_-", *p) != NULL;
+	if (plain) {
+		lfe_ctl_outf(o, "%s", v);
+		return;
+	}
+	lfe_ctl_outf(o, "\"");
+	for (const char *p = v; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '"' || ch == '\\')
+			lfe_ctl_outf(o, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			lfe_ctl_outf(o, "\\x%02x", ch);
+		else
+			lfe_ctl_outf(o, "%c", ch);
+	}
+	lfe_ctl_outf(o, "\"");
+}
+
+/* The settings in force, from the schema (config.h, struct lfe_cfg_key):
+ * every key by section, [portN] for each port, each value as the file
+ * spells it (lfe_config_key_format). JSON: "settings":{"SECTION":{"KEY":
+ * VALUE}} with numbers, true/false, lists of numbers and strings; null
+ * for a key left unset. Text: "settings:" then a line per section,
+ * "  [SECTION] KEY=VALUE ...", "(unset)" for a key left unset. */
+static void status_settings(const struct lfe_config *c, struct out *o, bool json)
+{
+	size_t n;
+	const struct lfe_cfg_key *t = lfe_config_keys(&n);
+	char v[1280];
+	bool first_sec = true;
+
+	lfe_ctl_outf(o, json ? "\"settings\":{" : "settings:\n");
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && strcmp(t[j].section, t[i].section) == 0; j++)
+			;
+		bool port = strcmp(t[i].section, "port") == 0;
+		for (unsigned p = 0; p < (port ? c->n_ports : 1u); p++) {
+			char sec[32];
+			if (port)
+				snprintf(sec, sizeof sec, "port%u", p);
+			else
+				snprintf(sec, sizeof sec, "%s", t[i].section);
+			if (json)
+				lfe_ctl_outf(o, "%s\"%s\":{", first_sec ? "" : ",", sec);
+			else
+				lfe_ctl_outf(o, "  [%s]", sec);
+			first_sec = false;
+			size_t col = strlen(sec) + 4;
+			bool first = true;
+			for (size_t r = i; r < j; r++) {
+				const struct lfe_cfg_key *k = &t[r];
+				if (lfe_config_key_alias(k))
+					continue;
+				int rc = lfe_config_key_format(c, k, p, v, sizeof v);
+				if (json) {
+					lfe_ctl_outf(o, "%s\"%s\":", first ? "" : ",", k->key);
+					if (rc == LFE_CFG_UNSET || rc < 0) {
+						lfe_ctl_outf(o, "null");
+					} else {
+						switch (lfe_config_key_json(k)) {
+						case LFE_CFG_JSON_NUMBER: case LFE_CFG_JSON_BOOL:
+							lfe_ctl_outf(o, "%s", v);
+							break;
+						case LFE_CFG_JSON_LIST:
+							lfe_ctl_outf(o, "[%s]", v);
+							break;
+						default:
+							lfe_ctl_out_jstr(o, v, strlen(v));
+							break;
+						}
+					}
+				} else {
+					size_t w = strlen(k->key) + 1 + (rc == 0 ? strlen(v) : 7);
+					if (col + 1 + w > 100 && !first) {
+						lfe_ctl_outf(o, "\n     ");
+						col = 5;
+					}
+					lfe_ctl_outf(o, " %s=", k->key);
+					if (rc == 0)
+						text_value(o, v);
+					else
+						lfe_ctl_outf(o, rc == LFE_CFG_UNSET ? "(unset)" : "(?)");
+					col += 1 + w;
+				}
+				first = false;
+			}
+			lfe_ctl_outf(o, json ? "}" : "\n");
+		}
+	}
+	if (json)
+		lfe_ctl_outf(o, "}");
 }
 
 void lfe_ctl_req_status(struct lfe_control *ctl, struct out *o, bool json)
@@ -235,16 +332,9 @@ void lfe_ctl_req_status(struct lfe_control *ctl, struct out *o, bool json)
 			     "\"dn_pool_bytes\":%" PRIu64 ",\"dn_pool_dry\":%" PRIu64 "}",
 			     d->w[0]->tcp_per_conn + d->w[0]->slot_size, d->w[0]->tcp_per_conn,
 			     d->w[0]->slot_size, sum.dn_pool_bytes, sum.dn_pool_dry);
-		lfe_ctl_outf(o, ",\"conns_active\":%" PRIu64 ",\"limits\":{"
-		     "\"max_conns_per_core\":%u,\"max_conns_per_source\":%u,\"max_pdu\":%u,"
-		     "\"idle_timeout_ms\":%" PRIu64 ",\"first_request_ms\":%" PRIu64
-		     ",\"bind_timeout_ms\":%" PRIu64 ",\"pdu_timeout_ms\":%" PRIu64
-		     ",\"request_slice_us\":%u,\"search_max_candidates\":%u,\"verify_queue\":%u,"
-		     "\"verify_per_source\":%u,\"throttle\":%s}}\n", sum.conns_active,
-		     c->max_conns_per_core, c->max_conns_per_source, c->max_pdu, c->idle_timeout_ms,
-		     c->first_request_ms, c->bind_timeout_ms, c->pdu_timeout_ms, c->request_slice_us,
-		     c->search_max_candidates, c->verify_queue, c->verify_per_source,
-		     c->throttle.enabled ? "true" : "false");
+		lfe_ctl_outf(o, ",\"conns_active\":%" PRIu64 ",", sum.conns_active);
+		status_settings(c, o, true);
+		lfe_ctl_outf(o, "}\n");
 		return;
 	}
 	lfe_ctl_outf(o, "workers: lcore(s)");
@@ -266,14 +356,8 @@ void lfe_ctl_req_status(struct lfe_control *ctl, struct out *o, bool json)
 		     "bound DNs and binds in flight hold %" PRIu64 " B of DN pool chunks (refused for want "
 		     "of one: %" PRIu64 ")", d->w[0]->tcp_per_conn + d->w[0]->slot_size,
 		     d->w[0]->tcp_per_conn, d->w[0]->slot_size, sum.dn_pool_bytes, sum.dn_pool_dry);
-	lfe_ctl_outf(o, "\nconnections: %" PRIu64 " open\n"
-	     "limits: max_conns_per_core %u max_conns_per_source %u max_pdu %u idle_timeout_ms %" PRIu64
-	     " first_request_ms %" PRIu64 " bind_timeout_ms %" PRIu64 " pdu_timeout_ms %" PRIu64
-	     " request_slice_us %u search_max_candidates %u verify_per_source %u throttle %s\n",
-	     sum.conns_active, c->max_conns_per_core, c->max_conns_per_source, c->max_pdu,
-	     c->idle_timeout_ms, c->first_request_ms, c->bind_timeout_ms, c->pdu_timeout_ms,
-	     c->request_slice_us, c->search_max_candidates, c->verify_per_source,
-	     c->throttle.enabled ? "on" : "off");
+	lfe_ctl_outf(o, "\nconnections: %" PRIu64 " open\n", sum.conns_active);
+	status_settings(c, o, false);
 }
 
 int lfe_ctl_req_conns(struct lfe_control *ctl, struct out *o, uint32_t limit, bool show_dn, bool json,

@@ -198,7 +198,8 @@ static const struct lfe_ctl_cmd commands[] = {
 	{ "status", cmd_daemon, "status [--json]",
 	  "Version, uptime, ports (driver, link, MAC, address, queues, checksum\n"
 	  "offload rx/tx), worker lcores, store (entries, last transaction and its\n"
-	  "time), TLS (ports, certificate subject and expiry) and the limits in force.\n" },
+	  "time), TLS (ports, certificate subject and expiry) and every config key's\n"
+	  "value in force, by section (JSON: \"settings\").\n" },
 	{ "stats", cmd_daemon, "stats [--per-core] [--json]",
 	  "Every counter (the names of the daemon's telemetry and /metrics), summed\n"
 	  "over the workers, and its rate per second over the daemon's last second\n"

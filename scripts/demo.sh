@@ -129,7 +129,7 @@ Bind from the client namespace:
   ip netns exec $CLI ldapwhoami -x -H ldap://$SADDR -D "uid=bob,ou=people,$SUFFIX" -w builder
   ip netns exec $CLI ldapsearch -x -H ldap://$SADDR -b "$SUFFIX" "(uid=carol)"
 Watch and steer the running daemon:
-  $CTL --prefix $PREFIX status          # ports, workers, store, limits
+  $CTL --prefix $PREFIX status          # ports, workers, store, settings
   $CTL --prefix $PREFIX top             # live rates per core (q quits)
   $CTL --prefix $PREFIX conns           # open connections
   curl -s http://127.0.0.1:9389/metrics  (in namespace $SRV: Prometheus)

@@ -662,9 +662,87 @@ static void test_schema(void)
 	      "port defaults in every port, none present");
 }
 
+/* Every row's value, formatted from the defaults and from its alt, parses
+ * back (lfe_config_set) into the same field bytes; an unset value only
+ * where the row has no default. */
+static void test_format(void)
+{
+	static struct lfe_config def, c, d, e;
+	char err[LFE_CFG_ERR_LEN], name[200], want[80], buf[2048];
+	size_t n;
+	const struct lfe_cfg_key *t = lfe_config_keys(&n);
+	unsigned formatted = 0;
+
+	lfe_config_defaults(&def);
+	for (size_t i = 0; i < n; i++) {
+		const struct lfe_cfg_key *k = &t[i];
+		bool port = strcmp(k->section, "port") == 0;
+		lfe_config_key_name(k, want, sizeof want);
+		/* The defaults: a default formats to a value that gives it back. */
+		int rc = lfe_config_key_format(&def, k, 0, buf, sizeof buf);
+		if (k->def == NULL) {
+			CHECK(rc == LFE_CFG_UNSET || rc == 0, "%s: default formats rc %d", want, rc);
+		} else {
+			CHECK(rc == 0, "%s: default %s formats rc %d", want, k->def, rc);
+		}
+		if (rc == LFE_CFG_UNSET)
+			CHECK(buf[0] == '\0', "%s: unset but '%s'", want, buf);
+		if (rc == 0) {
+			c = def;
+			CHECK(lfe_config_set(&c, port ? "port0" : k->section, k->key, buf, err, sizeof err) == 0,
+			      "%s: default formatted as '%s': %s", want, buf, err);
+			c.port[0].present = false;
+			CHECK(!lfe_config_differs(&def, &c, name, sizeof name), "%s: default formatted as '%s' "
+			      "parses back different (%s)", want, buf, name);
+		}
+		/* The alt, in [port5] for port rows: formats, parses back equal. */
+		const char *sec = port ? "port5" : k->section;
+		d = def;
+		CHECK(lfe_config_set(&d, sec, k->key, k->alt, err, sizeof err) == 0, "%s: alt: %s", want, err);
+		rc = lfe_config_key_format(&d, k, 5, buf, sizeof buf);
+		CHECK(rc == 0, "%s = %s formats rc %d", want, k->alt, rc);
+		e = def;
+		CHECK(lfe_config_set(&e, sec, k->key, buf, err, sizeof err) == 0, "%s: alt %s formatted as "
+		      "'%s': %s", want, k->alt, buf, err);
+		CHECK(!lfe_config_differs(&d, &e, name, sizeof name), "%s: alt %s formatted as '%s' parses "
+		      "back different (%s)", want, k->alt, buf, name);
+		size_t sz = lfe_config_key_size(k);
+		const uint8_t *fd = port ? (const uint8_t *)&d.port[5] : (const uint8_t *)&d;
+		const uint8_t *fe = port ? (const uint8_t *)&e.port[5] : (const uint8_t *)&e;
+		CHECK(sz == 0 || memcmp(fd + k->off, fe + k->off, sz) == 0, "%s: field bytes", want);
+		/* What status --json makes of it. */
+		enum lfe_cfg_json j = lfe_config_key_json(k);
+		if (j == LFE_CFG_JSON_NUMBER)
+			CHECK(strspn(buf, "0123456789") == strlen(buf), "%s: number '%s'", want, buf);
+		else if (j == LFE_CFG_JSON_BOOL)
+			CHECK(strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0, "%s: bool '%s'", want, buf);
+		else if (j == LFE_CFG_JSON_LIST)
+			CHECK(strspn(buf, "0123456789,") == strlen(buf), "%s: list '%s'", want, buf);
+		/* Too small a buffer says so, and stays a string. */
+		char small[2] = "xx";
+		rc = lfe_config_key_format(&d, k, 5, small, sizeof small);
+		CHECK(strlen(buf) < 2 ? rc == 0 : rc == -ENOSPC, "%s: '%s' into 2 bytes: rc %d", want, buf, rc);
+		CHECK(memchr(small, '\0', sizeof small) != NULL, "%s: truncated, not terminated", want);
+		CHECK(!port || lfe_config_key_format(&d, k, LFE_CFG_MAX_PORTS, buf, sizeof buf) == -EINVAL,
+		      "%s: port %u", want, LFE_CFG_MAX_PORTS);
+		formatted++;
+	}
+	CHECK(formatted == n, "%u of %zu rows", formatted, n);
+	/* A list given with ranges comes back as its numbers. */
+	size_t lc;
+	for (lc = 0; lc < n && strcmp(t[lc].key, "lcores") != 0; lc++)
+		;
+	d = def;
+	CHECK(lc < n && lfe_config_set(&d, "workers", "lcores", "0-3, 7", err, sizeof err) == 0, "%s", err);
+	CHECK(lc < n && lfe_config_key_format(&d, &t[lc], 0, buf, sizeof buf) == 0 &&
+	      strcmp(buf, "0,1,2,3,7") == 0, "lcores 0-3, 7: '%s'", buf);
+	printf("format: %zu rows round-trip (defaults and alt)\n", n);
+}
+
 int main(void)
 {
 	test_schema();
+	test_format();
 	test_differs();
 	test_metrics_listen();
 	test_set_table();
