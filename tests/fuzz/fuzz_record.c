@@ -7,6 +7,7 @@
 
 #include "backend/record.h"
 #include "backend/store.h"
+#include "ldap/attr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,15 +54,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (rc == 1 && lfe_record_next_val(&fl, &v) == 1)
 		;
 	if (valid) {
+		/* The password replaced, and (a modify's other half) the first
+		 * attribute's type removed: the result is a valid record with
+		 * neither the removed type nor a second userPassword. */
 		static const struct lfe_bytes nv = { (const uint8_t *)"{SSHA}x", 7 };
-		struct lfe_ldap_attr repl = { { (const uint8_t *)"userPassword", 12 }, 1, &nv };
-		ssize_t rs = lfe_record_replace_size(rec, size, &repl, 1);
+		struct lfe_ldap_attr repl[2] = { { { (const uint8_t *)"userPassword", 12 }, 1, &nv } };
+		size_t n_repl = 1;
+		off = 0;
+		if (lfe_record_header(rec, size, &dn, &n_attrs, &off) == 0 &&
+		    lfe_record_next_attr(rec, size, &off, &type, &n_vals, &list) == 1 && type.len &&
+		    !lfe_attr_type_eq(type.p, type.len, repl[0].type.p, repl[0].type.len))
+			repl[n_repl++] = (struct lfe_ldap_attr){ type, 0, NULL };
+		ssize_t rs = lfe_record_replace_size(rec, size, repl, n_repl);
 
 		if (rs > 0) {
 			uint8_t *out = malloc((size_t)rs);
+			uint32_t nf = 0;
+			struct lfe_bytes fl;
 
-			if (out && (lfe_record_replace_write(rec, size, &repl, 1, out, (size_t)rs) != rs ||
-				    lfe_record_validate(out, (size_t)rs) != 0))
+			if (out && (lfe_record_replace_write(rec, size, repl, n_repl, out, (size_t)rs) != rs ||
+				    lfe_record_validate(out, (size_t)rs) != 0 ||
+				    lfe_record_find_attr(out, (size_t)rs, "userPassword", 12, &nf, &fl) != 1 ||
+				    nf != 1 ||
+				    (n_repl == 2 && lfe_record_find_attr(out, (size_t)rs, (const char *)type.p,
+									 type.len, &nf, &fl) != 0)))
 				abort();
 			free(out);
 		}
