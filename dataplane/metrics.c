@@ -20,6 +20,28 @@ struct lfe_metrics {
 	double start_time;      /* unix seconds */
 };
 
+/* A group of counters: a metric per row, or one labelled family. */
+static void group(FILE *f, const struct lfe_daemon *d, const struct lfe_wstats *s, const struct lfe_ctr_group *gr)
+{
+	const struct lfe_ctr_table *t = gr->table;
+	char n[96];
+	if (t->family) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", t->family, t->family_help, t->family);
+		for (uint32_t k = 0; k < d->n_workers; k++)
+			for (size_t i = 0; i < gr->n; i++)
+				fprintf(f, "%s{core=\"%u\",%s=\"%s\"} %" PRIu64 "\n", t->family, d->w[k]->lcore,
+					t->family_label, gr->rows[i].label, lfe_ctr_get(&s[k], &gr->rows[i]));
+		return;
+	}
+	for (size_t i = 0; i < gr->n; i++) {
+		const struct lfe_ctr *c = &gr->rows[i];
+		lfe_ctr_prom_name(gr, c, n, sizeof(n));
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", n, c->help, n, c->kind == LFE_CTR_GAUGE ? "gauge" : "counter");
+		for (uint32_t k = 0; k < d->n_workers; k++)
+			fprintf(f, "%s{core=\"%u\"} %" PRIu64 "\n", n, d->w[k]->lcore, lfe_ctr_get(&s[k], c));
+	}
+}
+
 static void page(const struct lfe_metrics *m, FILE *f)
 {
 	const struct lfe_daemon *d = m->d;
@@ -33,38 +55,12 @@ static void page(const struct lfe_metrics *m, FILE *f)
 		   "# TYPE ldapfe_start_time_seconds gauge\nldapfe_start_time_seconds %.3f\n", m->start_time);
 	fprintf(f, "# HELP ldapfe_draining 1 while ldapfectl drain runs.\n# TYPE ldapfe_draining gauge\n"
 		   "ldapfe_draining %d\n", atomic_load(&((struct lfe_daemon *)d)->draining) ? 1 : 0);
-	/* Every counter of the tables (wstats.h), with its help and kind. */
-	for (size_t g = 0; lfe_wstats_groups[g]; g++) {
-		const struct lfe_ctr_group *gr = lfe_wstats_groups[g];
-		char n[96];
-		if (gr->family) {
-			fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", gr->family, gr->family_help, gr->family);
-			for (uint32_t k = 0; k < d->n_workers; k++)
-				for (size_t i = 0; i < gr->n; i++)
-					fprintf(f, "%s{core=\"%u\",%s=\"%s\"} %" PRIu64 "\n", gr->family, d->w[k]->lcore,
-						gr->family_label, gr->rows[i].label, lfe_ctr_get(&s[k], &gr->rows[i]));
-			continue;
-		}
-		for (size_t i = 0; i < gr->n; i++) {
-			const struct lfe_ctr *c = &gr->rows[i];
-			lfe_ctr_prom_name(gr, c, n, sizeof(n));
-			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", n, c->help, n,
-				c->kind == LFE_CTR_GAUGE ? "gauge" : "counter");
-			for (uint32_t k = 0; k < d->n_workers; k++)
-				fprintf(f, "%s{core=\"%u\"} %" PRIu64 "\n", n, d->w[k]->lcore, lfe_ctr_get(&s[k], c));
-		}
-	}
-	fprintf(f, "# HELP ldapfe_binds_total Bind requests answered, by result.\n"
-		   "# TYPE ldapfe_binds_total counter\n");
-	for (uint32_t k = 0; k < d->n_workers; k++) {
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"ok\"} %" PRIu64 "\n", d->w[k]->lcore, s[k].binds_ok);
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"failed\"} %" PRIu64 "\n", d->w[k]->lcore,
-			s[k].binds_failed);
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"busy\"} %" PRIu64 "\n", d->w[k]->lcore,
-			s[k].binds_busy);
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"throttled\"} %" PRIu64 "\n", d->w[k]->lcore,
-			s[k].binds_throttled);
-	}
+	/* Every counter of the tables (wstats.h), with its help and kind;
+	 * then the labelled families over them (ldapfe_binds_total). */
+	for (size_t g = 0; lfe_wstats_groups[g]; g++)
+		group(f, d, s, lfe_wstats_groups[g]);
+	for (size_t g = 0; lfe_wstats_families[g]; g++)
+		group(f, d, s, lfe_wstats_families[g]);
 	fprintf(f, "# HELP ldapfe_bind_duration_seconds Time to verify a bind: path=inline on the core (store "
 		   "lookup and fast-scheme check) and path=cache (a verified-credential cache hit) from the "
 		   "start of the core's loop turn that handles the request to the verdict, path=offload from "
