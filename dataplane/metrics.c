@@ -20,6 +20,16 @@ struct lfe_metrics {
 	double start_time;      /* unix seconds */
 };
 
+/* The port counters /metrics shows of the driver's struct rte_eth_stats
+ * (ldapfe_NAME_total{port}). */
+#define E struct rte_eth_stats
+static const struct lfe_ctr port_rows[] = {
+	LFE_CTR_ROW(E, ipackets, "port_rx_packets", LFE_CTR_C, "Frames the port received (driver counter)."),
+	LFE_CTR_ROW(E, opackets, "port_tx_packets", LFE_CTR_C, "Frames the port sent (driver counter)."),
+	LFE_CTR_ROW(E, imissed, "port_rx_missed", LFE_CTR_C, "Frames the port dropped for lack of room (driver counter)."),
+};
+#undef E
+
 /* A group of counters: a metric per row, or one labelled family. */
 static void group(FILE *f, const struct lfe_daemon *d, const struct lfe_wstats *s, const struct lfe_ctr_group *gr)
 {
@@ -86,28 +96,23 @@ static void page(const struct lfe_metrics *m, FILE *f)
 				h.count);
 		}
 	}
-	static const char *const pm[][2] = {
-		{ "ldapfe_port_link_up", "1 when the port's link is up." },
-		{ "ldapfe_port_rx_packets_total", "Frames the port received (driver counter)." },
-		{ "ldapfe_port_tx_packets_total", "Frames the port sent (driver counter)." },
-		{ "ldapfe_port_rx_missed_total", "Frames the port dropped for lack of room (driver counter)." },
-	};
-	for (size_t j = 0; j < sizeof(pm) / sizeof(pm[0]); j++) {
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", pm[j][0], pm[j][1], pm[j][0], j ? "counter" : "gauge");
-		for (uint32_t i = 0; i < d->n_ports; i++) {
-			struct rte_eth_stats es;
-			struct rte_eth_link link;
-			uint64_t v = 0;
-			memset(&es, 0, sizeof(es));
-			memset(&link, 0, sizeof(link));
-			if (j == 0) {
-				rte_eth_link_get_nowait(d->port[i].port_id, &link);
-				v = link.link_status;
-			} else if (rte_eth_stats_get(d->port[i].port_id, &es) == 0) {
-				v = j == 1 ? es.ipackets : j == 2 ? es.opackets : es.imissed;
-			}
-			fprintf(f, "%s{port=\"%u\"} %" PRIu64 "\n", pm[j][0], i, v);
-		}
+	/* Per port: the link (a bit field of struct rte_eth_link), then the
+	 * driver's counters by port_rows. */
+	static struct rte_eth_stats es[LFE_CFG_MAX_PORTS];
+	fprintf(f, "# HELP ldapfe_port_link_up 1 when the port's link is up.\n# TYPE ldapfe_port_link_up gauge\n");
+	for (uint32_t i = 0; i < d->n_ports; i++) {
+		struct rte_eth_link link;
+		memset(&link, 0, sizeof(link));
+		rte_eth_link_get_nowait(d->port[i].port_id, &link);
+		fprintf(f, "ldapfe_port_link_up{port=\"%u\"} %u\n", i, (unsigned)link.link_status);
+		if (rte_eth_stats_get(d->port[i].port_id, &es[i]) != 0)
+			memset(&es[i], 0, sizeof(es[i]));
+	}
+	for (size_t j = 0; j < sizeof(port_rows) / sizeof(port_rows[0]); j++) {
+		const struct lfe_ctr *c = &port_rows[j];
+		fprintf(f, "# HELP ldapfe_%s_total %s\n# TYPE ldapfe_%s_total counter\n", c->name, c->help, c->name);
+		for (uint32_t i = 0; i < d->n_ports; i++)
+			fprintf(f, "ldapfe_%s_total{port=\"%u\"} %" PRIu64 "\n", c->name, i, lfe_ctr_value(&es[i], c));
 	}
 }
 
