@@ -112,8 +112,6 @@ static const char *compose(const struct lfe_ctr_group *g, struct lfe_ctr *rows, 
 		return "its count is not its slot's in struct lfe_wstats (wstats.h, wstats.c SLOTS)";
 	if (!g->pulled && g->base + t->type_size > sizeof(struct lfe_wstats))
 		return "its struct does not fit its slot";
-	if (a && (strcmp(t->rows[0].name, a) != 0 || strcmp(t->rows[n - 1].name, b) != 0))
-		return "its first or last row is not its slot's first or last field";
 	for (size_t i = 0; i < t->n; i++) {
 		const struct lfe_ctr *c = &t->rows[i];
 		if (c->name == NULL || (c->size != 8 && c->size != 4) || c->off % c->size ||
@@ -126,6 +124,8 @@ static const char *compose(const struct lfe_ctr_group *g, struct lfe_ctr *rows, 
 		rows[i].size = sizeof(uint64_t);
 		rows[i].off = (uint16_t)(g->base + (g->pulled ? i * sizeof(uint64_t) : c->off));
 	}
+	if (a && (strcmp(t->rows[0].name, a) != 0 || strcmp(t->rows[n - 1].name, b) != 0))
+		return "its first or last row is not its slot's first or last field";
 	return NULL;
 }
 
