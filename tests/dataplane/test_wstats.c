@@ -158,6 +158,26 @@ static void test_slots(void)
 		CHECK(lfe_wstats_worker.rows[i].off == i * sizeof(uint64_t), "%s", lfe_wstats_worker.rows[i].name);
 }
 
+/* Every module table is composed once (a table exported and left out of
+ * lfe_wstats_groups would show nowhere). */
+static void test_every_table(void)
+{
+	const struct lfe_ctr_table *const t[] = {
+		&lfe_worker_ctrs, &lfe_auth_ctrs, &lfe_tcp_ctrs, &lfe_tcp_mem_ctrs, &lfe_stream_ctrs,
+		&lfe_tlsoff_ctrs, &lfe_dnpool_ctrs, &lfe_net_drop_ctrs,
+	};
+	size_t groups = 0;
+	for (size_t g = 0; lfe_wstats_groups[g]; g++)
+		groups++;
+	CHECK_EQ(groups, sizeof(t) / sizeof(t[0]));
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		size_t hit = 0;
+		for (size_t g = 0; lfe_wstats_groups[g]; g++)
+			hit += lfe_wstats_groups[g]->table == t[k];
+		CHECK(hit == 1, "table %s (%s): in %zu groups", t[k]->module, t[k]->type, hit);
+	}
+}
+
 /* Binds by result: the family's rows read the fields of binds_ok ... */
 static void test_families(void)
 {
@@ -260,6 +280,7 @@ int main(void)
 {
 	test_tables();
 	test_slots();
+	test_every_table();
 	test_families();
 	test_drops();
 	test_pull();
