@@ -174,3 +174,20 @@ void lfe_auth_done_bound(struct lfe_auth *a, const struct lfe_auth_conn *conn, c
 	if (a->cc && conn->ok)
 		lfe_credcache_insert(a->cc, a->rd, &conn->cc_key, ndn, ndn_len, conn->cc_txn, now_s);
 }
+
+/* ---- counters (auth.h, common/ctr.h) ---- */
+#define AUTH_ROW(n, h) LFE_CTR_ROW(struct lfe_auth_stats, n, #n, LFE_CTR_C, h),
+static const struct lfe_ctr auth_rows[] = { LFE_AUTH_COUNTERS(AUTH_ROW) };
+const struct lfe_ctr_table lfe_auth_ctrs = LFE_CTR_TABLE("auth", struct lfe_auth_stats, auth_rows);
+
+#define T struct lfe_auth_stats
+static const struct lfe_ctr bind_result_rows[] = {
+	LFE_CTR_LABELLED(T, binds_ok, "binds_ok", "ok", "Binds answered success."),
+	LFE_CTR_LABELLED(T, binds_failed, "binds_failed", "failed", "Binds answered invalidCredentials."),
+	LFE_CTR_LABELLED(T, binds_busy, "binds_busy", "busy", "Binds answered busy."),
+	LFE_CTR_LABELLED(T, binds_throttled, "binds_throttled", "throttled", "Binds answered by the throttle."),
+};
+#undef T
+const struct lfe_ctr_table lfe_auth_bind_results = LFE_CTR_TABLE("auth", struct lfe_auth_stats, bind_result_rows,
+	.family = "ldapfe_binds_total", .family_label = "result",
+	.family_help = "Bind requests answered, by result.");

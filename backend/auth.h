@@ -50,20 +50,36 @@
 #include "backend/ppolicy.h"
 #include "backend/store.h"
 #include "backend/throttle.h"
+#include "common/ctr.h"
 #include "ldap/session.h"
 
 /* The counters, in this order (the worker's struct lfe_wstats overlays
- * them with the same list): X(name). */
-#define LFE_AUTH_COUNTERS(X)                                                        \
-	X(binds_ok) X(binds_failed) X(binds_offloaded) X(binds_busy)                \
-	X(binds_throttled) X(throttled_src) X(throttled_dn) X(throttled_dn_global)  \
-	X(throttle_penalties)                                                       \
-	X(bind_cache_hits) X(bind_cache_misses) X(bind_cache_invalidated)           \
-	X(bind_cache_peeked)
-#define LFE_AUTH_FIELD(n) uint64_t n;
+ * them with the same list), all counters: X(name, help). binds_throttled
+ * are answered 49 unverified by the brute-force throttle (not in
+ * binds_failed), by the key kind that held them (a bind held by two kinds
+ * counts in both); bind_cache_* are the verified-credential cache's
+ * (backend/credcache.h): hits are also in binds_ok. */
+#define LFE_AUTH_COUNTERS(X)                                                                          \
+	X(binds_ok, "Binds answered success (cache hits included).")                                  \
+	X(binds_failed, "Binds answered invalidCredentials after a verification.")                    \
+	X(binds_offloaded, "Binds verified on the verifier threads (slow schemes).")                  \
+	X(binds_busy, "Binds answered busy.")                                                         \
+	X(binds_throttled, "Binds answered 49 unverified by the brute-force throttle.")               \
+	X(throttled_src, "Throttled binds held by the source address key.")                           \
+	X(throttled_dn, "Throttled binds held by the (source, DN) key.")                              \
+	X(throttled_dn_global, "Throttled binds held by the DN key over all sources.")                \
+	X(throttle_penalties, "Throttle penalties started.")                                          \
+	X(bind_cache_hits, "Binds answered from the verified-credential cache.")                      \
+	X(bind_cache_misses, "Binds that went the full path past the credential cache.")              \
+	X(bind_cache_invalidated, "Credential cache entries evicted: their re-check failed.")         \
+	X(bind_cache_peeked, "Binds whose cache key the bind peek had made.")
+#define LFE_AUTH_FIELD(n, h) uint64_t n;
 struct lfe_auth_stats {
 	LFE_AUTH_COUNTERS(LFE_AUTH_FIELD)
 };
+/* Their table (common/ctr.h), and binds by result as one labelled family
+ * over the same fields (ldapfe_binds_total{result=ok|failed|busy|throttled}). */
+extern const struct lfe_ctr_table lfe_auth_ctrs, lfe_auth_bind_results;
 
 /* A bind at the offload: kept in the connection's slot from submit to
  * lfe_auth_done (plain data, no secret in clear). */

@@ -20,6 +20,38 @@ struct lfe_metrics {
 	double start_time;      /* unix seconds */
 };
 
+/* The port counters /metrics shows of the driver's struct rte_eth_stats
+ * (ldapfe_NAME_total{port}). */
+#define E struct rte_eth_stats
+static const struct lfe_ctr port_rows[] = {
+	LFE_CTR_ROW(E, ipackets, "port_rx_packets", LFE_CTR_C, "Frames the port received (driver counter)."),
+	LFE_CTR_ROW(E, opackets, "port_tx_packets", LFE_CTR_C, "Frames the port sent (driver counter)."),
+	LFE_CTR_ROW(E, imissed, "port_rx_missed", LFE_CTR_C, "Frames the port dropped for lack of room (driver counter)."),
+};
+#undef E
+
+/* A group of counters: a metric per row, or one labelled family. */
+static void group(FILE *f, const struct lfe_daemon *d, const struct lfe_wstats *s, const struct lfe_ctr_group *gr)
+{
+	const struct lfe_ctr_table *t = gr->table;
+	char n[96];
+	if (t->family) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", t->family, t->family_help, t->family);
+		for (uint32_t k = 0; k < d->n_workers; k++)
+			for (size_t i = 0; i < gr->n; i++)
+				fprintf(f, "%s{core=\"%u\",%s=\"%s\"} %" PRIu64 "\n", t->family, d->w[k]->lcore,
+					t->family_label, gr->rows[i].label, lfe_ctr_get(&s[k], &gr->rows[i]));
+		return;
+	}
+	for (size_t i = 0; i < gr->n; i++) {
+		const struct lfe_ctr *c = &gr->rows[i];
+		lfe_ctr_prom_name(gr, c, n, sizeof(n));
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", n, c->help, n, c->kind == LFE_CTR_GAUGE ? "gauge" : "counter");
+		for (uint32_t k = 0; k < d->n_workers; k++)
+			fprintf(f, "%s{core=\"%u\"} %" PRIu64 "\n", n, d->w[k]->lcore, lfe_ctr_get(&s[k], c));
+	}
+}
+
 static void page(const struct lfe_metrics *m, FILE *f)
 {
 	const struct lfe_daemon *d = m->d;
@@ -33,38 +65,12 @@ static void page(const struct lfe_metrics *m, FILE *f)
 		   "# TYPE ldapfe_start_time_seconds gauge\nldapfe_start_time_seconds %.3f\n", m->start_time);
 	fprintf(f, "# HELP ldapfe_draining 1 while ldapfectl drain runs.\n# TYPE ldapfe_draining gauge\n"
 		   "ldapfe_draining %d\n", atomic_load(&((struct lfe_daemon *)d)->draining) ? 1 : 0);
-	/* Every counter of the tables (wstats.h), with its help and kind. */
-	for (size_t g = 0; lfe_wstats_groups[g]; g++) {
-		const struct lfe_ctr_group *gr = lfe_wstats_groups[g];
-		char n[96];
-		if (gr->family) {
-			fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", gr->family, gr->family_help, gr->family);
-			for (uint32_t k = 0; k < d->n_workers; k++)
-				for (size_t i = 0; i < gr->n; i++)
-					fprintf(f, "%s{core=\"%u\",%s=\"%s\"} %" PRIu64 "\n", gr->family, d->w[k]->lcore,
-						gr->family_label, gr->rows[i].label, lfe_ctr_get(&s[k], &gr->rows[i]));
-			continue;
-		}
-		for (size_t i = 0; i < gr->n; i++) {
-			const struct lfe_ctr *c = &gr->rows[i];
-			lfe_ctr_prom_name(gr, c, n, sizeof(n));
-			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", n, c->help, n,
-				c->kind == LFE_CTR_GAUGE ? "gauge" : "counter");
-			for (uint32_t k = 0; k < d->n_workers; k++)
-				fprintf(f, "%s{core=\"%u\"} %" PRIu64 "\n", n, d->w[k]->lcore, lfe_ctr_get(&s[k], c));
-		}
-	}
-	fprintf(f, "# HELP ldapfe_binds_total Bind requests answered, by result.\n"
-		   "# TYPE ldapfe_binds_total counter\n");
-	for (uint32_t k = 0; k < d->n_workers; k++) {
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"ok\"} %" PRIu64 "\n", d->w[k]->lcore, s[k].binds_ok);
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"failed\"} %" PRIu64 "\n", d->w[k]->lcore,
-			s[k].binds_failed);
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"busy\"} %" PRIu64 "\n", d->w[k]->lcore,
-			s[k].binds_busy);
-		fprintf(f, "ldapfe_binds_total{core=\"%u\",result=\"throttled\"} %" PRIu64 "\n", d->w[k]->lcore,
-			s[k].binds_throttled);
-	}
+	/* Every counter of the tables (wstats.h), with its help and kind;
+	 * then the labelled families over them (ldapfe_binds_total). */
+	for (size_t g = 0; lfe_wstats_groups[g]; g++)
+		group(f, d, s, lfe_wstats_groups[g]);
+	for (size_t g = 0; lfe_wstats_families[g]; g++)
+		group(f, d, s, lfe_wstats_families[g]);
 	fprintf(f, "# HELP ldapfe_bind_duration_seconds Time to verify a bind: path=inline on the core (store "
 		   "lookup and fast-scheme check) and path=cache (a verified-credential cache hit) from the "
 		   "start of the core's loop turn that handles the request to the verdict, path=offload from "
@@ -90,28 +96,23 @@ static void page(const struct lfe_metrics *m, FILE *f)
 				h.count);
 		}
 	}
-	static const char *const pm[][2] = {
-		{ "ldapfe_port_link_up", "1 when the port's link is up." },
-		{ "ldapfe_port_rx_packets_total", "Frames the port received (driver counter)." },
-		{ "ldapfe_port_tx_packets_total", "Frames the port sent (driver counter)." },
-		{ "ldapfe_port_rx_missed_total", "Frames the port dropped for lack of room (driver counter)." },
-	};
-	for (size_t j = 0; j < sizeof(pm) / sizeof(pm[0]); j++) {
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", pm[j][0], pm[j][1], pm[j][0], j ? "counter" : "gauge");
-		for (uint32_t i = 0; i < d->n_ports; i++) {
-			struct rte_eth_stats es;
-			struct rte_eth_link link;
-			uint64_t v = 0;
-			memset(&es, 0, sizeof(es));
-			memset(&link, 0, sizeof(link));
-			if (j == 0) {
-				rte_eth_link_get_nowait(d->port[i].port_id, &link);
-				v = link.link_status;
-			} else if (rte_eth_stats_get(d->port[i].port_id, &es) == 0) {
-				v = j == 1 ? es.ipackets : j == 2 ? es.opackets : es.imissed;
-			}
-			fprintf(f, "%s{port=\"%u\"} %" PRIu64 "\n", pm[j][0], i, v);
-		}
+	/* Per port: the link (a bit field of struct rte_eth_link), then the
+	 * driver's counters by port_rows. */
+	static struct rte_eth_stats es[LFE_CFG_MAX_PORTS];
+	fprintf(f, "# HELP ldapfe_port_link_up 1 when the port's link is up.\n# TYPE ldapfe_port_link_up gauge\n");
+	for (uint32_t i = 0; i < d->n_ports; i++) {
+		struct rte_eth_link link;
+		memset(&link, 0, sizeof(link));
+		rte_eth_link_get_nowait(d->port[i].port_id, &link);
+		fprintf(f, "ldapfe_port_link_up{port=\"%u\"} %u\n", i, (unsigned)link.link_status);
+		if (rte_eth_stats_get(d->port[i].port_id, &es[i]) != 0)
+			memset(&es[i], 0, sizeof(es[i]));
+	}
+	for (size_t j = 0; j < sizeof(port_rows) / sizeof(port_rows[0]); j++) {
+		const struct lfe_ctr *c = &port_rows[j];
+		fprintf(f, "# HELP ldapfe_%s_total %s\n# TYPE ldapfe_%s_total counter\n", c->name, c->help, c->name);
+		for (uint32_t i = 0; i < d->n_ports; i++)
+			fprintf(f, "ldapfe_%s_total{port=\"%u\"} %" PRIu64 "\n", c->name, i, lfe_ctr_value(&es[i], c));
 	}
 }
 

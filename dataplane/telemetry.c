@@ -32,7 +32,7 @@ static void add_stats(struct rte_tel_data *t, const struct lfe_wstats *s)
 		const struct lfe_ctr_group *gr = lfe_wstats_groups[g];
 		for (size_t i = 0; i < gr->n; i++) {
 			uint64_t v = lfe_ctr_get(s, &gr->rows[i]);
-			if ((gr->flags & LFE_CTR_SPARSE) && v == 0)
+			if ((gr->table->flags & LFE_CTR_SPARSE) && v == 0)
 				continue;
 			rte_tel_data_add_dict_u64(t, gr->rows[i].name, v);
 		}

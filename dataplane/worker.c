@@ -526,21 +526,19 @@ static void publish(struct lfe_worker *w)
 	const uint64_t *src = (const uint64_t *)&w->st;
 	uint64_t *dst = (uint64_t *)&w->pub;
 
-	/* The modules' own statistics, by their tables (wstats.c). */
-	lfe_ctr_pull(&w->st, &lfe_ctr_tcp, lfe_tcp_stats(w->tcp));
+	/* The modules' own statistics, by their tables (wstats.h). */
+	lfe_wstats_pull(&w->st, &lfe_wstats_tcp, lfe_tcp_stats(w->tcp));
 	struct lfe_tcp_mem tm;
 	lfe_tcp_mem(w->tcp, &tm);
-	lfe_ctr_pull(&w->st, &lfe_ctr_tcp_mem, &tm);
-	lfe_ctr_pull(&w->st, &lfe_ctr_tls, &w->sc.st);
-	struct lfe_tlsoff_wstats to = {
-		.cancelled = lfe_tlsoff_cancelled(w->d->tlsoff, w->idx),
-		.queue_depth = lfe_tlsoff_outstanding(w->d->tlsoff, w->idx),
-	};
-	lfe_ctr_pull(&w->st, &lfe_ctr_tlsoff, &to);
+	lfe_wstats_pull(&w->st, &lfe_wstats_tcp_mem, &tm);
+	lfe_wstats_pull(&w->st, &lfe_wstats_tls, &w->sc.st);
+	struct lfe_tlsoff_stats to;
+	lfe_tlsoff_stats(w->d->tlsoff, w->idx, &to);
+	lfe_wstats_pull(&w->st, &lfe_wstats_tlsoff, &to);
 	w->st.verify_dropped_closed = lfe_verifier_dropped_closed(w->d->verifier, w->idx);
 	struct lfe_dnpool_stats ds;
 	lfe_dnpool_stats(w->dns, &ds);
-	lfe_ctr_pull(&w->st, &lfe_ctr_dnpool, &ds);
+	lfe_wstats_pull(&w->st, &lfe_wstats_dnpool, &ds);
 	for (size_t i = 0; i < LFE_WSTATS_N; i++)
 		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	src = (const uint64_t *)w->bind_lat;

@@ -1,20 +1,21 @@
-/* dataplane/wstats.c — the counter tables; see wstats.h. */
+/* dataplane/wstats.c — the worker's counter table and its view of the
+ * modules' tables; see wstats.h. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "backend/auth.h"
 #include "ldap/dnpool.h"
+#include "net/net.h"
 #include "net/tcp.h"
 #include "tls/stream.h"
+#include "tls/tlsoff.h"
 #include "dataplane/wstats.h"
 
-#define C LFE_CTR_COUNTER
-#define G LFE_CTR_GAUGE
+#define C LFE_CTR_C
+#define G LFE_CTR_G
 /* A counter the worker counts in struct lfe_wstats itself. */
-#define OWN(n, k, h) { .name = #n, .help = h, .off = offsetof(struct lfe_wstats, n), .kind = k }
-/* A counter copied from field f of the module's struct S at publish. */
-#define SRC(n, S, f, k, h) { .name = #n, .help = h, .off = offsetof(struct lfe_wstats, n), \
-			     .src = offsetof(S, f), .src_size = sizeof(((S *)0)->f), .kind = k }
-#define GROUP(m, S, rws, ...) { .module = m, .source = #S, .source_size = sizeof(S), .rows = rws, \
-				.n = sizeof(rws) / sizeof(rws[0]), __VA_ARGS__ }
+#define OWN(n, k, h) LFE_CTR_ROW(struct lfe_wstats, n, #n, k, h)
 
 static const struct lfe_ctr worker_rows[] = {
 	OWN(rx_pkts, C, "Frames received."),
@@ -24,19 +25,6 @@ static const struct lfe_ctr worker_rows[] = {
 	OWN(conns_active, G, "LDAP connections open now."),
 	OWN(conns_opened, C, "LDAP connections opened."),
 	OWN(conns_refused, C, "Connections refused: no session slot, or TLS could not start."),
-	OWN(binds_ok, C, "Binds answered success (cache hits included)."),
-	OWN(binds_failed, C, "Binds answered invalidCredentials after a verification."),
-	OWN(binds_offloaded, C, "Binds verified on the verifier threads (slow schemes)."),
-	OWN(binds_busy, C, "Binds answered busy."),
-	OWN(binds_throttled, C, "Binds answered 49 unverified by the brute-force throttle."),
-	OWN(throttled_src, C, "Throttled binds held by the source address key."),
-	OWN(throttled_dn, C, "Throttled binds held by the (source, DN) key."),
-	OWN(throttled_dn_global, C, "Throttled binds held by the DN key over all sources."),
-	OWN(throttle_penalties, C, "Throttle penalties started."),
-	OWN(bind_cache_hits, C, "Binds answered from the verified-credential cache."),
-	OWN(bind_cache_misses, C, "Binds that went the full path past the credential cache."),
-	OWN(bind_cache_invalidated, C, "Credential cache entries evicted: their re-check failed."),
-	OWN(bind_cache_peeked, C, "Binds whose cache key the bind peek had made."),
 	OWN(searches, C, "Search requests."),
 	OWN(search_unindexed, C, "Searches run without an index."),
 	OWN(search_yielded, C, "Search parts that yielded (slice, work or send room spent)."),
@@ -63,128 +51,136 @@ static const struct lfe_ctr worker_rows[] = {
 	OWN(busy_cycles, C, "TSC cycles of loop turns that did work."),
 	OWN(total_cycles, C, "TSC cycles of the worker loop."),
 };
-const struct lfe_ctr_group lfe_ctr_worker = {
-	.module = "worker", .rows = worker_rows, .n = sizeof(worker_rows) / sizeof(worker_rows[0]),
+
+const struct lfe_ctr_table lfe_worker_ctrs = LFE_CTR_TABLE("worker", struct lfe_wstats, worker_rows);
+
+/* The fields of struct lfe_wstats from a to b, both included. */
+#define SPAN(a, b) ((offsetof(struct lfe_wstats, b) - offsetof(struct lfe_wstats, a)) / sizeof(uint64_t) + 1)
+
+const struct lfe_ctr_group lfe_wstats_worker = {
+	.table = &lfe_worker_ctrs, .rows = worker_rows, .n = SPAN(rx_pkts, total_cycles),
 };
 
-#define T struct lfe_tcp_stats
-static const struct lfe_ctr tcp_rows[] = {
-	SRC(tcp_retransmits, T, retransmits, C, "TCP segments retransmitted."),
-	SRC(tcp_resets, T, conns_reset, C, "TCP connections reset."),
-	SRC(tcp_syncookies, T, syncookies_sent, C, "SYN cookies sent."),
-	SRC(tcp_drop_paws, T, drop_paws, C, "TCP segments dropped by PAWS (RFC 7323)."),
-	SRC(tcp_sack_rexmits, T, sack_rexmits, C, "Holes retransmitted from SACK information."),
-	SRC(tcp_syn_budget_dropped, T, drop_syn_budget, C, "SYNs dropped while cookies were out."),
-	SRC(tcp_pushes, T, pushes, C, "Inline flights sent before the burst's end."),
-	SRC(tcp_sndbuf_pool_empty, T, sndbuf_pool_empty, C, "Waits on an empty send buffer pool."),
-	SRC(tcp_rcvbuf_pool_empty, T, rcvbuf_pool_empty, C, "Bytes that found no receive buffer (zero window)."),
-	SRC(tcp_buf_stall_closed, T, buf_stall_closed, C, "Connections reset for holding a buffer without progress."),
-	SRC(conns_src_capped, T, drop_src_cap, C, "SYNs over the source's fair share of connections."),
-	SRC(conns_evicted, T, evicted, C, "Evictable connections reset for a new SYN."),
-	SRC(conns_idle_closed, T, idle_closed, C, "Connections closed idle."),
-	SRC(conns_table_full, T, drop_table_full, C, "SYNs dropped: the connection table was full."),
-};
-#undef T
-const struct lfe_ctr_group lfe_ctr_tcp = GROUP("tcp", struct lfe_tcp_stats, tcp_rows);
+/* A module's slot: its table t copied (pulled) into or counted in place
+ * in fields a..b. X(group, t, a, b, pulled). */
+#define SLOTS(X)                                                                 \
+	X(lfe_wstats_auth, lfe_auth_ctrs, binds_ok, bind_cache_peeked, 0)          \
+	X(lfe_wstats_tcp, lfe_tcp_ctrs, tcp_retransmits, conns_table_full, 1)      \
+	X(lfe_wstats_tcp_mem, lfe_tcp_mem_ctrs, tcp_sndbufs_used, tcp_rcvbufs_used, 1) \
+	X(lfe_wstats_tls, lfe_stream_ctrs, tls_handshakes, tls_record_pool_empty, 1) \
+	X(lfe_wstats_tlsoff, lfe_tlsoff_ctrs, tls_cancelled, tls_queue_depth, 1)   \
+	X(lfe_wstats_dnpool, lfe_dnpool_ctrs, dn_pool_bytes, dn_pool_dry, 1)
 
-#define T struct lfe_tcp_mem
-static const struct lfe_ctr tcp_mem_rows[] = {
-	SRC(tcp_sndbufs_used, T, sndbufs_used, G, "TCP send buffers held now."),
-	SRC(tcp_rcvbufs_used, T, rcvbufs_used, G, "TCP receive buffers held now."),
-};
-#undef T
-const struct lfe_ctr_group lfe_ctr_tcp_mem = GROUP("tcp_mem", struct lfe_tcp_mem, tcp_mem_rows);
+#define SLOT_GROUP(g, t, a, b, p)                                                             \
+	static struct lfe_ctr g##_rows[SPAN(a, b)];                                           \
+	const struct lfe_ctr_group g = { .table = &t, .rows = g##_rows, .n = SPAN(a, b),      \
+					 .base = offsetof(struct lfe_wstats, a), .pulled = p };
+SLOTS(SLOT_GROUP)
 
-#define T struct lfe_stream_stats
-static const struct lfe_ctr tls_rows[] = {
-	SRC(tls_handshakes, T, handshakes, C, "TLS handshakes completed, full or resumed."),
-	SRC(tls_resumed, T, resumed, C, "TLS handshakes resumed (ticket or PSK)."),
-	SRC(tls_handshake_failed, T, handshake_failed, C, "TLS handshakes failed (alert or garbage)."),
-	SRC(tls_offloaded, T, offloaded, C, "TLS handshake steps run on a crypto thread."),
-	SRC(tls_busy, T, busy, C, "TLS handshakes refused: the offload queue was full."),
-	SRC(tls_handover, T, handover, C, "TLS 1.3 connections handed to ldapfe's record layer."),
-	SRC(tls_handshake_expired, T, handshake_expired, C, "Connections closed: TLS handshake past its deadline."),
-	SRC(tls_record_expired, T, record_expired, C, "Connections closed: a TLS record past its deadline."),
-	SRC(tls_record_pool_empty, T, record_pool_empty, C, "Connections reset: a TLS record found no pool buffer."),
+static struct lfe_ctr drops_rows[LFE_DROP_MAX];
+const struct lfe_ctr_group lfe_wstats_drops = {
+	.table = &lfe_net_drop_ctrs, .rows = drops_rows, .n = LFE_DROP_MAX,
+	.base = offsetof(struct lfe_wstats, drops),
 };
-#undef T
-const struct lfe_ctr_group lfe_ctr_tls = GROUP("tls", struct lfe_stream_stats, tls_rows);
-
-#define T struct lfe_tlsoff_wstats
-static const struct lfe_ctr tlsoff_rows[] = {
-	SRC(tls_cancelled, T, cancelled, C, "TLS offload jobs cancelled: their connection closed."),
-	SRC(tls_queue_depth, T, queue_depth, G, "TLS offload jobs outstanding now."),
-};
-#undef T
-const struct lfe_ctr_group lfe_ctr_tlsoff = GROUP("tlsoff", struct lfe_tlsoff_wstats, tlsoff_rows);
-
-#define T struct lfe_dnpool_stats
-static const struct lfe_ctr dnpool_rows[] = {
-	SRC(dn_pool_bytes, T, bytes, G, "Bytes of DN pool chunks held now."),
-	SRC(dn_pool_dry, T, dry, C, "Binds refused busy for want of a DN pool chunk."),
-};
-#undef T
-const struct lfe_ctr_group lfe_ctr_dnpool = GROUP("dnpool", struct lfe_dnpool_stats, dnpool_rows);
-
-/* net.h's drop reasons; the labels are lfe_net_drop_names (test_wstats). */
-#define DROP(r, lab, h) { .name = "drop_" lab, .label = lab, .help = h, \
-			  .off = offsetof(struct lfe_wstats, drops[r]), .kind = C }
-static const struct lfe_ctr drop_rows[] = {
-	DROP(LFE_DROP_NONE, "none", "No reason (never counted)."),
-	DROP(LFE_DROP_SHORT, "short", "Truncated header."),
-	DROP(LFE_DROP_ETHERTYPE, "ethertype", "Not IPv4 or ARP."),
-	DROP(LFE_DROP_ARP, "arp", "ARP not Ethernet/IPv4."),
-	DROP(LFE_DROP_IP_VERSION, "ip_version", "Not IP version 4, or IHL < 5."),
-	DROP(LFE_DROP_IP_LEN, "ip_len", "IP total length inconsistent with the frame."),
-	DROP(LFE_DROP_IP_CSUM, "ip_csum", "Bad IP header checksum."),
-	DROP(LFE_DROP_IP_FRAG, "ip_frag", "IP fragments."),
-	DROP(LFE_DROP_IP_OPTIONS, "ip_options", "IPv4 options."),
-	DROP(LFE_DROP_IP_ADDR, "ip_addr", "Broadcast, multicast or zero source."),
-	DROP(LFE_DROP_PROTO, "proto", "Not ICMP or TCP."),
-	DROP(LFE_DROP_ICMP, "icmp", "ICMP other than echo request, or malformed."),
-	DROP(LFE_DROP_ICMP_CSUM, "icmp_csum", "Bad ICMP checksum."),
-	DROP(LFE_DROP_TCP_HDR, "tcp_hdr", "TCP data offset or options malformed."),
-	DROP(LFE_DROP_TCP_CSUM, "tcp_csum", "Bad TCP checksum."),
-	DROP(LFE_DROP_NOT_OURS, "not_ours", "Addressed to another host."),
-	DROP(LFE_DROP_NO_ARP, "no_arp", "Not sent: no MAC known for the next hop."),
-	DROP(LFE_DROP_NO_MBUF, "no_mbuf", "Not sent: the mbuf pool was empty."),
-	DROP(LFE_DROP_TX_FULL, "tx_full", "Not sent: the tx queue did not take it."),
-	DROP(LFE_DROP_STEER_FULL, "steer_full", "Software steering ring full."),
-	DROP(LFE_DROP_MULTISEG, "multiseg", "Received in several mbuf segments."),
-};
-_Static_assert(sizeof(drop_rows) / sizeof(drop_rows[0]) == LFE_DROP_MAX, "a row per drop reason");
-const struct lfe_ctr_group lfe_ctr_drops = {
-	.module = "drops", .rows = drop_rows, .n = LFE_DROP_MAX, .flags = LFE_CTR_SPARSE,
-	.family = "ldapfe_drops_total", .family_label = "reason", .family_help = "Frames dropped, by reason.",
-};
+_Static_assert(sizeof(((struct lfe_wstats *)0)->drops) == sizeof(struct lfe_net_drops), "drops slot");
+_Static_assert(offsetof(struct lfe_wstats, drops) + sizeof(struct lfe_net_drops) == sizeof(struct lfe_wstats),
+	       "drops last");
+_Static_assert(offsetof(struct lfe_wstats, auth) == offsetof(struct lfe_wstats, binds_ok), "auth slot");
 
 const struct lfe_ctr_group *const lfe_wstats_groups[] = {
-	&lfe_ctr_worker, &lfe_ctr_tcp, &lfe_ctr_tcp_mem, &lfe_ctr_tls, &lfe_ctr_tlsoff, &lfe_ctr_dnpool,
-	&lfe_ctr_drops, NULL,
+	&lfe_wstats_worker, &lfe_wstats_auth, &lfe_wstats_tcp, &lfe_wstats_tcp_mem, &lfe_wstats_tls,
+	&lfe_wstats_tlsoff, &lfe_wstats_dnpool, &lfe_wstats_drops, NULL,
 };
+
+/* Families over fields counted in place (a table over the struct at base). */
+#define FAMILY_MAX 16
+static struct lfe_ctr bind_results_rows[FAMILY_MAX];
+static struct lfe_ctr_group bind_results = {
+	.table = &lfe_auth_bind_results, .rows = bind_results_rows, .base = offsetof(struct lfe_wstats, auth),
+};
+const struct lfe_ctr_group *const lfe_wstats_families[] = { &bind_results, NULL };
+
+/* Compose group g (slot of n fields, or a family when family): its rows
+ * are the table's with their offset in struct lfe_wstats. The names of
+ * the slot's first and last field, a and b (NULL: not checked), must be
+ * the first and last row's. NULL, or what is wrong. */
+static const char *compose(const struct lfe_ctr_group *g, struct lfe_ctr *rows, size_t n, const char *a,
+			   const char *b, int family)
+{
+	const struct lfe_ctr_table *t = g->table;
+	if (family ? t->n > n : t->n != n)
+		return "its count is not its slot's in struct lfe_wstats (wstats.h, wstats.c SLOTS)";
+	if (!g->pulled && g->base + t->type_size > sizeof(struct lfe_wstats))
+		return "its struct does not fit its slot";
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lfe_ctr *c = &t->rows[i];
+		if (c->name == NULL || (c->size != 8 && c->size != 4) || c->off % c->size ||
+		    c->off + c->size > t->type_size)
+			return "a row outside its struct, or of a width not 4 or 8";
+		/* in place: the struct is the slot, a uint64_t a row in order */
+		if (!g->pulled && (c->size != 8 || (!family && c->off != i * sizeof(uint64_t))))
+			return "a row counted in place is not the slot's field of its rank";
+		rows[i] = *c;
+		rows[i].size = sizeof(uint64_t);
+		rows[i].off = (uint16_t)(g->base + (g->pulled ? i * sizeof(uint64_t) : c->off));
+	}
+	if (a && (strcmp(t->rows[0].name, a) != 0 || strcmp(t->rows[n - 1].name, b) != 0))
+		return "its first or last row is not its slot's first or last field";
+	return NULL;
+}
+
+static void fail(const struct lfe_ctr_group *g, const char *why)
+{
+	fprintf(stderr, "ldapfe: counter table %s (%s): %s\n", g->table->module, g->table->type, why);
+	abort();
+}
+
+/* When the program loads, before main: a defect of the tables stops every
+ * program that links them (test_wstats first). */
+__attribute__((constructor)) static void wstats_compose(void)
+{
+	const char *e;
+	if (lfe_worker_ctrs.n != lfe_wstats_worker.n)
+		fail(&lfe_wstats_worker, "its count is not the worker's fields' (rx_pkts..total_cycles)");
+#define SLOT_COMPOSE(g, t, a, b, p) \
+	if ((e = compose(&g, g##_rows, g.n, #a, #b, 0)) != NULL) \
+		fail(&g, e);
+	SLOTS(SLOT_COMPOSE)
+	if ((e = compose(&lfe_wstats_drops, drops_rows, LFE_DROP_MAX, NULL, NULL, 0)) != NULL)
+		fail(&lfe_wstats_drops, e);
+	if ((e = compose(&bind_results, bind_results_rows, FAMILY_MAX, NULL, NULL, 1)) != NULL)
+		fail(&bind_results, e);
+	bind_results.n = lfe_auth_bind_results.n;
+}
 
 const char *lfe_ctr_prom_name(const struct lfe_ctr_group *g, const struct lfe_ctr *c, char *buf, size_t n)
 {
-	if (g->family)
-		snprintf(buf, n, "%s", g->family);
+	if (g->table->family)
+		snprintf(buf, n, "%s", g->table->family);
 	else
 		snprintf(buf, n, "ldapfe_%s%s", c->name, c->kind == LFE_CTR_GAUGE ? "" : "_total");
 	return buf;
 }
 
+static void print_group(FILE *f, const struct lfe_ctr_group *g, const char *suffix)
+{
+	const struct lfe_ctr_table *t = g->table;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct lfe_ctr *c = &g->rows[i];
+		char m[96];
+		lfe_ctr_prom_name(g, c, m, sizeof(m));
+		fprintf(f, "%s %s%s%s %s %s", c->name, c->kind == LFE_CTR_GAUGE ? "gauge" : "counter",
+			t->flags & LFE_CTR_SPARSE ? ",sparse" : "", suffix, t->module, m);
+		if (t->family)
+			fprintf(f, "{%s=\"%s\"}", t->family_label, c->label);
+		fprintf(f, " %s\n", c->help);
+	}
+}
+
 void lfe_ctr_print_table(FILE *f)
 {
-	for (size_t k = 0; lfe_wstats_groups[k]; k++) {
-		const struct lfe_ctr_group *g = lfe_wstats_groups[k];
-		for (size_t i = 0; i < g->n; i++) {
-			const struct lfe_ctr *c = &g->rows[i];
-			char m[96];
-			lfe_ctr_prom_name(g, c, m, sizeof(m));
-			fprintf(f, "%s %s%s %s %s", c->name, c->kind == LFE_CTR_GAUGE ? "gauge" : "counter",
-				g->flags & LFE_CTR_SPARSE ? ",sparse" : "", g->module, m);
-			if (g->family)
-				fprintf(f, "{%s=\"%s\"}", g->family_label, c->label);
-			fprintf(f, " %s\n", c->help);
-		}
-	}
+	for (size_t k = 0; lfe_wstats_groups[k]; k++)
+		print_group(f, lfe_wstats_groups[k], "");
+	for (size_t k = 0; lfe_wstats_families[k]; k++)
+		print_group(f, lfe_wstats_families[k], ",alias");
 }

@@ -1,24 +1,32 @@
-/* dataplane/wstats.h — the worker's counters and the tables that describe
- * them (DPDK-free: lfe_dpcore, unit-tested in tests/dataplane/test_wstats).
+/* dataplane/wstats.h — the worker's counters: its own, and its view of
+ * the modules' counter tables (DPDK-free: lfe_dpcore, unit-tested in
+ * tests/dataplane/test_wstats).
  *
  * A worker counts into its struct lfe_wstats (w->st.x++, nothing else on
- * the hot path); modules that keep their own statistics (the TCP stack,
- * the TLS streams, the TLS offload queues, the DN pool) are copied into it
- * when the worker publishes (worker.c, every LFE_PUBLISH_US, off the
- * per-packet path). Each module's counters are one table (struct
- * lfe_ctr_group: a row per counter — name, kind, help, offset in struct
- * lfe_wstats and, for a module's copy, offset in the module's struct), as
- * DPDK's xstats name tables or Seastar's metric groups. `ldapfectl stats`,
- * /metrics, rte_telemetry's /ldapfe/stats and `ldapfe --counters` are all
- * generated from lfe_wstats_groups: a counter added to the struct and to
- * its group's table shows in all of them.
+ * the hot path). Each module that keeps counters exports its own table
+ * (common/ctr.h: a row per counter, offset in the module's struct):
+ * backend/auth.h (lfe_auth_ctrs, counted in place: w->st.auth is the
+ * struct the worker's struct lfe_auth counts into), net/net.h (the drop
+ * reasons, counted in place: w->st.drops), net/tcp.h (lfe_tcp_ctrs,
+ * lfe_tcp_mem_ctrs), tls/stream.h, tls/tlsoff.h, ldap/dnpool.h (copied in
+ * when the worker publishes, every LFE_PUBLISH_US, off the per-packet
+ * path). The worker's own counters are a table of this file
+ * (lfe_worker_ctrs, over struct lfe_wstats).
  *
- * Names: NAME is the `ldapfectl stats` and telemetry key; Prometheus has
- * ldapfe_NAME_total (counter) or ldapfe_NAME (gauge), per core, unless the
- * group is one labelled family (drops: ldapfe_drops_total{reason=LABEL}).
+ * wstats.c composes them: a group per table says where the module's copy
+ * lives in struct lfe_wstats (its first and last field), and its rows are
+ * the module's rows with their offsets in struct lfe_wstats. The
+ * composition is checked when the program loads (a table whose count or
+ * end rows differ from its slot, or rows outside their struct, abort with
+ * the table's name) and by test_wstats (every field of struct lfe_wstats
+ * one row, in order). `ldapfectl stats`, /metrics, rte_telemetry's
+ * /ldapfe/stats and `ldapfe --counters` are all generated from
+ * lfe_wstats_groups (and /metrics from lfe_wstats_families too): a counter
+ * added to its module's table and given its slot here shows in all.
  *
- * Thread rules: the tables are constant. A struct lfe_wstats is written by
- * its worker only; other threads read the published copy (worker.h).
+ * Thread rules: the tables and groups are constant once main runs. A
+ * struct lfe_wstats is written by its worker only; other threads read the
+ * published copy (worker.h).
  */
 #ifndef LFE_DATAPLANE_WSTATS_H
 #define LFE_DATAPLANE_WSTATS_H
@@ -28,31 +36,16 @@
 #include <stdio.h>
 
 #include "backend/auth.h"
+#include "common/ctr.h"
 #include "net/net.h"
 
 /* Counters, all uint64_t so they can be published as an array. The order
- * is the tables' (lfe_wstats_groups, row after row): the worker's own
- * counters, then each module's copy, drops last. */
+ * is lfe_wstats_groups' (row after row): the worker's own counters, then
+ * each module's copy, drops last. */
 struct lfe_wstats {
-	/* ---- worker: counted by the worker itself (lfe_ctr_worker) */
+	/* ---- worker: counted by the worker itself (lfe_worker_ctrs) */
 	uint64_t rx_pkts, tx_pkts, rx_bytes, tx_bytes;
 	uint64_t conns_active, conns_opened, conns_refused;
-	/* The bind policy's counters (backend/auth.h, LFE_AUTH_COUNTERS), in
-	 * its order: w->st.auth is what the worker's struct lfe_auth counts
-	 * into. binds_ok, binds_failed, binds_offloaded, binds_busy; the
-	 * brute-force throttle: binds answered 49 unverified (binds_throttled,
-	 * not in binds_failed), by the key kind that held them (a bind held by
-	 * two kinds counts in both), and penalties started; the
-	 * verified-credential cache (backend/credcache.h): binds answered from
-	 * it (also counted in binds_ok), binds that went the full path, entries
-	 * evicted because their re-check failed (the entry changed), binds
-	 * whose key the bind peek had made (w->bind_peek). */
-	union {
-		struct lfe_auth_stats auth;
-		struct {
-			LFE_AUTH_COUNTERS(LFE_AUTH_FIELD)
-		};
-	};
 	uint64_t searches, search_unindexed;
 	uint64_t search_yielded;   /* search parts that yielded (slice, work or send room spent) */
 	uint64_t search_limited, verify_dropped_closed, verify_busy_source, verify_busy_conn;
@@ -72,7 +65,16 @@ struct lfe_wstats {
 	 * and the most ever held at once (what is resident of them) */
 	uint64_t pdu_small_held, pdu_small_peak;
 	uint64_t busy_cycles, total_cycles;
-	/* ---- tcp: struct lfe_tcp_stats (lfe_ctr_tcp) */
+	/* ---- auth: the bind policy's struct lfe_auth_stats (backend/auth.h),
+	 * counted in place: w->st.auth is what the worker's struct lfe_auth
+	 * counts into; the named fields are the same list. */
+	union {
+		struct lfe_auth_stats auth;
+		struct {
+			LFE_AUTH_COUNTERS(LFE_AUTH_FIELD)
+		};
+	};
+	/* ---- tcp: lfe_tcp_ctrs' rows of struct lfe_tcp_stats, copied at publish */
 	uint64_t tcp_retransmits, tcp_resets, tcp_syncookies;
 	uint64_t tcp_drop_paws, tcp_sack_rexmits;   /* RFC 7323 PAWS drops, SACK-driven resends */
 	uint64_t tcp_syn_budget_dropped;   /* SYNs dropped while cookies were out (tcp.h syn_rate) */
@@ -81,9 +83,9 @@ struct lfe_wstats {
 	 * buffer → zero window), resets for holding a buffer without progress */
 	uint64_t tcp_sndbuf_pool_empty, tcp_rcvbuf_pool_empty, tcp_buf_stall_closed;
 	uint64_t conns_src_capped, conns_evicted, conns_idle_closed, conns_table_full;
-	/* ---- tcp_mem: struct lfe_tcp_mem, buffers held now (gauges) */
+	/* ---- tcp_mem: lfe_tcp_mem_ctrs (struct lfe_tcp_mem), buffers held now (gauges) */
 	uint64_t tcp_sndbufs_used, tcp_rcvbufs_used;
-	/* ---- tls: struct lfe_stream_stats */
+	/* ---- tls: lfe_stream_ctrs (struct lfe_stream_stats) */
 	uint64_t tls_handshakes, tls_resumed, tls_handshake_failed, tls_offloaded, tls_busy;
 	/* TLS 1.3 connections handed over to ldapfe's record layer (tlsrec.h) */
 	uint64_t tls_handover;
@@ -91,81 +93,70 @@ struct lfe_wstats {
 	 * (stream.h): handshakes past handshake_timeout_ms, records past
 	 * pdu_timeout_ms, records that found no pool buffer */
 	uint64_t tls_handshake_expired, tls_record_expired, tls_record_pool_empty;
-	/* ---- tlsoff: struct lfe_tlsoff_wstats (the offload queue of this worker) */
+	/* ---- tlsoff: lfe_tlsoff_ctrs (struct lfe_tlsoff_stats, this worker's offload queue) */
 	uint64_t tls_cancelled, tls_queue_depth;
-	/* ---- dnpool: struct lfe_dnpool_stats, the sessions' DN pool
-	 * (ldap/dnpool.h): bytes of chunks held now (a gauge: bound identities
-	 * and binds in flight), binds refused busy for want of a chunk */
+	/* ---- dnpool: lfe_dnpool_ctrs (struct lfe_dnpool_stats), the sessions'
+	 * DN pool (ldap/dnpool.h): bytes of chunks held now (a gauge: bound
+	 * identities and binds in flight), binds refused busy for want of a chunk */
 	uint64_t dn_pool_bytes, dn_pool_dry;
-	/* ---- drops: frames dropped, by reason (net.h's enum lfe_drop) */
+	/* ---- drops: frames dropped, by reason (net.h's struct lfe_net_drops,
+	 * counted in place: w->st.drops[reason]++) */
 	uint64_t drops[LFE_DROP_MAX];
 };
 #define LFE_WSTATS_N (sizeof(struct lfe_wstats) / sizeof(uint64_t))
 
-/* The TLS offload engine's figures for one worker (tlsoff.h reports them
- * through functions; publish gathers them here for lfe_ctr_tlsoff). */
-struct lfe_tlsoff_wstats {
-	uint64_t cancelled, queue_depth;
-};
+/* The worker's own counters: a table over struct lfe_wstats itself. */
+extern const struct lfe_ctr_table lfe_worker_ctrs;
 
-enum lfe_ctr_kind { LFE_CTR_COUNTER, LFE_CTR_GAUGE };
-
-/* One counter. */
-struct lfe_ctr {
-	const char *name;   /* [a-z][a-z0-9_]*: stats/telemetry key (and Prometheus) */
-	const char *help;   /* one line, for HELP and `ldapfe --counters` */
-	const char *label;  /* labelled groups: the label's value; else NULL */
-	uint16_t off;       /* byte offset in struct lfe_wstats */
-	uint16_t src;       /* byte offset in the group's source struct */
-	uint8_t src_size;   /* 8 or 4 (uint64_t/uint32_t there); 0: no source */
-	uint8_t kind;       /* enum lfe_ctr_kind */
-};
-
-#define LFE_CTR_SPARSE 1u   /* telemetry leaves out the rows that are 0 */
-
-/* One module's counters. */
+/* A module's table as the worker sees it: where the module's copy lives
+ * in struct lfe_wstats, and the table's rows as fields of struct
+ * lfe_wstats (rows[i].off there, size 8; name, help, kind, label the
+ * module row's). Constant; rows filled when the program loads. */
 struct lfe_ctr_group {
-	const char *module;         /* "worker", "tcp", ... */
-	const char *source;         /* the struct its rows are copied from, or NULL */
-	size_t source_size;         /* sizeof that struct (0: none) */
-	const struct lfe_ctr *rows;
-	size_t n;
-	unsigned flags;             /* LFE_CTR_SPARSE */
-	/* A labelled family: Prometheus family{core,LABEL="row.label"} with
-	 * this kind and help, instead of a metric per row. NULL: none. */
-	const char *family, *family_label, *family_help;
+	const struct lfe_ctr_table *table;   /* the module's (module, flags, family) */
+	const struct lfe_ctr *rows;          /* n rows: fields of struct lfe_wstats */
+	size_t n;                            /* the slot's fields (= table->n, checked) */
+	uint16_t base;                       /* the slot: offset of its first field */
+	uint8_t pulled;                      /* copied at publish (lfe_wstats_pull); else
+					      * counted in place, table->rows[i].off from base */
 };
 
-extern const struct lfe_ctr_group lfe_ctr_worker, lfe_ctr_tcp, lfe_ctr_tcp_mem, lfe_ctr_tls,
-	lfe_ctr_tlsoff, lfe_ctr_dnpool, lfe_ctr_drops;
-/* Every group, in struct lfe_wstats order; NULL-terminated. */
+extern const struct lfe_ctr_group lfe_wstats_worker, lfe_wstats_auth, lfe_wstats_tcp, lfe_wstats_tcp_mem,
+	lfe_wstats_tls, lfe_wstats_tlsoff, lfe_wstats_dnpool, lfe_wstats_drops;
+/* Every group, in struct lfe_wstats order; NULL-terminated: every field
+ * is one row of one group. */
 extern const struct lfe_ctr_group *const lfe_wstats_groups[];
+/* Labelled families over fields already in lfe_wstats_groups, for /metrics
+ * (ldapfe_binds_total{result}); NULL-terminated. */
+extern const struct lfe_ctr_group *const lfe_wstats_families[];
 
+/* The value of a group's row c in s. */
 static inline uint64_t lfe_ctr_get(const struct lfe_wstats *s, const struct lfe_ctr *c)
 {
 	return *(const uint64_t *)(const void *)((const char *)s + c->off);
 }
 
-/* Copy a group's rows from its source struct src into st (publish). */
-static inline void lfe_ctr_pull(struct lfe_wstats *st, const struct lfe_ctr_group *g, const void *src)
+/* Copy a pulled group's counters from src, the module's struct, into
+ * their slot of st (publish: a load and a store per row). */
+static inline void lfe_wstats_pull(struct lfe_wstats *st, const struct lfe_ctr_group *g, const void *src)
 {
-	for (size_t i = 0; i < g->n; i++) {
-		const struct lfe_ctr *c = &g->rows[i];
-		const char *p = (const char *)src + c->src;
-		uint64_t *d = (uint64_t *)(void *)((char *)st + c->off);
-		*d = c->src_size == 4 ? *(const uint32_t *)(const void *)p : *(const uint64_t *)(const void *)p;
-	}
+	uint64_t *d = (uint64_t *)(void *)((char *)st + g->base);
+	const struct lfe_ctr *r = g->table->rows;
+	for (size_t i = 0; i < g->n; i++)
+		d[i] = lfe_ctr_value(src, &r[i]);
 }
 
 /* The Prometheus metric (family) of row c of g: "ldapfe_NAME_total",
- * "ldapfe_NAME" (gauge) or g->family. Returns buf. */
+ * "ldapfe_NAME" (gauge) or the table's family. Returns buf. */
 const char *lfe_ctr_prom_name(const struct lfe_ctr_group *g, const struct lfe_ctr *c, char *buf, size_t n);
 
 /* `ldapfe --counters`: a line per counter,
  *   NAME KIND MODULE METRIC HELP
  * KIND counter|gauge, METRIC the Prometheus series less core
  * (ldapfe_NAME_total, or family{label="value"}), SPARSE rows with KIND
- * suffixed ",sparse" (telemetry leaves them out while 0). */
+ * suffixed ",sparse" (telemetry leaves them out while 0); then a line per
+ * row of lfe_wstats_families, KIND suffixed ",alias" (a counter above,
+ * in /metrics once more under that family). */
 void lfe_ctr_print_table(FILE *f);
 
 #endif

@@ -213,3 +213,11 @@ void lfe_dnpool_stats(const struct lfe_dnpool *p, struct lfe_dnpool_stats *st)
 		.pages_touched = p->fresh, .pages_max = p->pages_max, .dry = p->dry,
 	};
 }
+
+#define T struct lfe_dnpool_stats
+static const struct lfe_ctr dnpool_rows[] = {
+	LFE_CTR_ROW(T, bytes, "dn_pool_bytes", LFE_CTR_G, "Bytes of DN pool chunks held now."),
+	LFE_CTR_ROW(T, dry, "dn_pool_dry", LFE_CTR_C, "Binds refused busy for want of a DN pool chunk."),
+};
+#undef T
+const struct lfe_ctr_table lfe_dnpool_ctrs = LFE_CTR_TABLE("dnpool", struct lfe_dnpool_stats, dnpool_rows);

@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctr.h"
+
 struct lfe_dnpool;
 
 #define LFE_DNPOOL_PAGE 4096u
@@ -68,5 +70,7 @@ struct lfe_dnpool_stats {
 	uint64_t dry;           /* gets refused for want of room (ever) */
 };
 void lfe_dnpool_stats(const struct lfe_dnpool *p, struct lfe_dnpool_stats *st);
+/* The figures the daemon exports (common/ctr.h): bytes, dry. */
+extern const struct lfe_ctr_table lfe_dnpool_ctrs;
 
 #endif

@@ -4,29 +4,38 @@
 #include <errno.h>
 #include <string.h>
 
-const char *const lfe_net_drop_names[LFE_DROP_MAX] = {
-	[LFE_DROP_NONE] = "none",
-	[LFE_DROP_SHORT] = "short",
-	[LFE_DROP_ETHERTYPE] = "ethertype",
-	[LFE_DROP_ARP] = "arp",
-	[LFE_DROP_IP_VERSION] = "ip_version",
-	[LFE_DROP_IP_LEN] = "ip_len",
-	[LFE_DROP_IP_CSUM] = "ip_csum",
-	[LFE_DROP_IP_FRAG] = "ip_frag",
-	[LFE_DROP_IP_OPTIONS] = "ip_options",
-	[LFE_DROP_IP_ADDR] = "ip_addr",
-	[LFE_DROP_PROTO] = "proto",
-	[LFE_DROP_ICMP] = "icmp",
-	[LFE_DROP_ICMP_CSUM] = "icmp_csum",
-	[LFE_DROP_TCP_HDR] = "tcp_hdr",
-	[LFE_DROP_TCP_CSUM] = "tcp_csum",
-	[LFE_DROP_NOT_OURS] = "not_ours",
-	[LFE_DROP_NO_ARP] = "no_arp",
-	[LFE_DROP_NO_MBUF] = "no_mbuf",
-	[LFE_DROP_TX_FULL] = "tx_full",
-	[LFE_DROP_STEER_FULL] = "steer_full",
-	[LFE_DROP_MULTISEG] = "multiseg",
-};
+/* The drop reasons: X(REASON, name, help). */
+#define DROPS(X)                                                                        \
+	X(NONE, "none", "No reason (never counted).")                                   \
+	X(SHORT, "short", "Truncated header.")                                          \
+	X(ETHERTYPE, "ethertype", "Not IPv4 or ARP.")                                   \
+	X(ARP, "arp", "ARP not Ethernet/IPv4.")                                         \
+	X(IP_VERSION, "ip_version", "Not IP version 4, or IHL < 5.")                    \
+	X(IP_LEN, "ip_len", "IP total length inconsistent with the frame.")             \
+	X(IP_CSUM, "ip_csum", "Bad IP header checksum.")                                \
+	X(IP_FRAG, "ip_frag", "IP fragments.")                                          \
+	X(IP_OPTIONS, "ip_options", "IPv4 options.")                                    \
+	X(IP_ADDR, "ip_addr", "Broadcast, multicast or zero source.")                   \
+	X(PROTO, "proto", "Not ICMP or TCP.")                                           \
+	X(ICMP, "icmp", "ICMP other than echo request, or malformed.")                  \
+	X(ICMP_CSUM, "icmp_csum", "Bad ICMP checksum.")                                 \
+	X(TCP_HDR, "tcp_hdr", "TCP data offset or options malformed.")                  \
+	X(TCP_CSUM, "tcp_csum", "Bad TCP checksum.")                                    \
+	X(NOT_OURS, "not_ours", "Addressed to another host.")                           \
+	X(NO_ARP, "no_arp", "Not sent: no MAC known for the next hop.")                 \
+	X(NO_MBUF, "no_mbuf", "Not sent: the mbuf pool was empty.")                     \
+	X(TX_FULL, "tx_full", "Not sent: the tx queue did not take it.")                \
+	X(STEER_FULL, "steer_full", "Software steering ring full.")                     \
+	X(MULTISEG, "multiseg", "Received in several mbuf segments.")
+
+#define DROP_NAME(r, lab, h) [LFE_DROP_##r] = lab,
+const char *const lfe_net_drop_names[LFE_DROP_MAX] = { DROPS(DROP_NAME) };
+#define DROP_ROW(r, lab, h) [LFE_DROP_##r] = LFE_CTR_LABELLED(struct lfe_net_drops, n[LFE_DROP_##r], "drop_" lab, lab, h),
+static const struct lfe_ctr drop_rows[] = { DROPS(DROP_ROW) };
+_Static_assert(sizeof(drop_rows) / sizeof(drop_rows[0]) == LFE_DROP_MAX, "a row per drop reason");
+const struct lfe_ctr_table lfe_net_drop_ctrs = LFE_CTR_TABLE("drops", struct lfe_net_drops, drop_rows,
+	.flags = LFE_CTR_SPARSE, .family = "ldapfe_drops_total", .family_label = "reason",
+	.family_help = "Frames dropped, by reason.");
 
 /* Frames are byte buffers with no alignment promise: multi-byte fields
  * are read byte by byte (compilers fuse those into one load), and written

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/ctr.h"
+
 #include "net/tcp.h"
 
 #define LFE_ETH_ALEN     6u
@@ -72,6 +74,14 @@ enum lfe_net_drop {
 
 /* Names of enum lfe_net_drop values, for telemetry and logs. */
 extern const char *const lfe_net_drop_names[LFE_DROP_MAX];
+
+/* The drop counters of one core, by reason, and their table (common/ctr.h):
+ * one labelled family, ldapfe_drops_total{reason=NAME}, rows named
+ * drop_NAME (NAME lfe_net_drop_names'), sparse. */
+struct lfe_net_drops {
+	uint64_t n[LFE_DROP_MAX];
+};
+extern const struct lfe_ctr_table lfe_net_drop_ctrs;
 
 struct lfe_arp_pkt {
 	uint16_t op;                     /* 1 request, 2 reply */

@@ -588,3 +588,34 @@ void lfe_tcp_mem(const struct lfe_tcp *t, struct lfe_tcp_mem *m)
 	};
 }
 
+
+/* The exported counters (tcp.h, common/ctr.h). */
+#define C LFE_CTR_C
+#define G LFE_CTR_G
+#define T struct lfe_tcp_stats
+static const struct lfe_ctr tcp_rows[] = {
+	LFE_CTR_ROW(T, retransmits, "tcp_retransmits", C, "TCP segments retransmitted."),
+	LFE_CTR_ROW(T, conns_reset, "tcp_resets", C, "TCP connections reset."),
+	LFE_CTR_ROW(T, syncookies_sent, "tcp_syncookies", C, "SYN cookies sent."),
+	LFE_CTR_ROW(T, drop_paws, "tcp_drop_paws", C, "TCP segments dropped by PAWS (RFC 7323)."),
+	LFE_CTR_ROW(T, sack_rexmits, "tcp_sack_rexmits", C, "Holes retransmitted from SACK information."),
+	LFE_CTR_ROW(T, drop_syn_budget, "tcp_syn_budget_dropped", C, "SYNs dropped while cookies were out."),
+	LFE_CTR_ROW(T, pushes, "tcp_pushes", C, "Inline flights sent before the burst's end."),
+	LFE_CTR_ROW(T, sndbuf_pool_empty, "tcp_sndbuf_pool_empty", C, "Waits on an empty send buffer pool."),
+	LFE_CTR_ROW(T, rcvbuf_pool_empty, "tcp_rcvbuf_pool_empty", C, "Bytes that found no receive buffer (zero window)."),
+	LFE_CTR_ROW(T, buf_stall_closed, "tcp_buf_stall_closed", C, "Connections reset for holding a buffer without progress."),
+	LFE_CTR_ROW(T, drop_src_cap, "conns_src_capped", C, "SYNs over the source's fair share of connections."),
+	LFE_CTR_ROW(T, evicted, "conns_evicted", C, "Evictable connections reset for a new SYN."),
+	LFE_CTR_ROW(T, idle_closed, "conns_idle_closed", C, "Connections closed idle."),
+	LFE_CTR_ROW(T, drop_table_full, "conns_table_full", C, "SYNs dropped: the connection table was full."),
+};
+#undef T
+const struct lfe_ctr_table lfe_tcp_ctrs = LFE_CTR_TABLE("tcp", struct lfe_tcp_stats, tcp_rows);
+
+#define T struct lfe_tcp_mem
+static const struct lfe_ctr tcp_mem_rows[] = {
+	LFE_CTR_ROW(T, sndbufs_used, "tcp_sndbufs_used", G, "TCP send buffers held now."),
+	LFE_CTR_ROW(T, rcvbufs_used, "tcp_rcvbufs_used", G, "TCP receive buffers held now."),
+};
+#undef T
+const struct lfe_ctr_table lfe_tcp_mem_ctrs = LFE_CTR_TABLE("tcp_mem", struct lfe_tcp_mem, tcp_mem_rows);

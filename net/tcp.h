@@ -41,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctr.h"
+
 enum {
 	LFE_TCP_FIN = 0x01, LFE_TCP_SYN = 0x02, LFE_TCP_RST = 0x04,
 	LFE_TCP_PSH = 0x08, LFE_TCP_ACK = 0x10, LFE_TCP_URG = 0x20,
@@ -294,6 +296,8 @@ struct lfe_tcp_stats {
 	uint64_t pushes;            /* inputs that ended with a flush (lfe_tcp_conn_push) */
 };
 const struct lfe_tcp_stats *lfe_tcp_stats(const struct lfe_tcp *t);
+/* The counters the daemon exports of them (common/ctr.h). */
+extern const struct lfe_ctr_table lfe_tcp_ctrs;
 
 /* Memory: the table is max_conns × per_conn bytes (control block, hash,
  * timer and list links, source counts), reserved at start and backed as
@@ -309,5 +313,7 @@ struct lfe_tcp_mem {
 	uint32_t sndbufs_peak, rcvbufs_peak;   /* most held at once */
 };
 void lfe_tcp_mem(const struct lfe_tcp *t, struct lfe_tcp_mem *m);
+/* The gauges the daemon exports of it: the buffers held now. */
+extern const struct lfe_ctr_table lfe_tcp_mem_ctrs;
 
 #endif

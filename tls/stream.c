@@ -841,3 +841,21 @@ void lfe_stream_on_writable(struct lfe_stream *st, struct lfe_session *s, struct
 	}
 	lfe_tcp_conn_kick(t, st->c, now_us);
 }
+
+/* The exported counters (stream.h, common/ctr.h). */
+#define C LFE_CTR_C
+#define T struct lfe_stream_stats
+static const struct lfe_ctr stream_rows[] = {
+	LFE_CTR_ROW(T, handshakes, "tls_handshakes", C, "TLS handshakes completed, full or resumed."),
+	LFE_CTR_ROW(T, resumed, "tls_resumed", C, "TLS handshakes resumed (ticket or PSK)."),
+	LFE_CTR_ROW(T, handshake_failed, "tls_handshake_failed", C, "TLS handshakes failed (alert or garbage)."),
+	LFE_CTR_ROW(T, offloaded, "tls_offloaded", C, "TLS handshake steps run on a crypto thread."),
+	LFE_CTR_ROW(T, busy, "tls_busy", C, "TLS handshakes refused: the offload queue was full."),
+	LFE_CTR_ROW(T, handover, "tls_handover", C, "TLS 1.3 connections handed to ldapfe's record layer."),
+	LFE_CTR_ROW(T, handshake_expired, "tls_handshake_expired", C, "Connections closed: TLS handshake past its deadline."),
+	LFE_CTR_ROW(T, record_expired, "tls_record_expired", C, "Connections closed: a TLS record past its deadline."),
+	LFE_CTR_ROW(T, record_pool_empty, "tls_record_pool_empty", C, "Connections reset: a TLS record found no pool buffer."),
+};
+#undef T
+#undef C
+const struct lfe_ctr_table lfe_stream_ctrs = LFE_CTR_TABLE("tls", struct lfe_stream_stats, stream_rows);

@@ -70,6 +70,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctr.h"
 #include "ldap/session.h"
 #include "net/tcp.h"
 
@@ -94,6 +95,8 @@ struct lfe_stream_stats {
 	uint64_t record_expired;     /* closed: a started record past pdu_timeout_ms (glue) */
 	uint64_t record_pool_empty;  /* reset: a started record found no buffer in the pool */
 };
+/* Their table (common/ctr.h): every field, in order. */
+extern const struct lfe_ctr_table lfe_stream_ctrs;
 
 /* One buffer of the per-core pool holds an unfinished record. */
 #define LFE_STREAM_REC_BUF 16645u   /* LFE_TLSREC_MAX: header + 2^14 + 256 */

@@ -134,3 +134,17 @@ uint64_t lfe_tlsoff_cancelled(const struct lfe_tlsoff *o, unsigned w)
 {
 	return o ? lfe_offload_cancelled(o->eng, w) : 0;
 }
+
+void lfe_tlsoff_stats(const struct lfe_tlsoff *o, unsigned w, struct lfe_tlsoff_stats *st)
+{
+	st->cancelled = lfe_tlsoff_cancelled(o, w);
+	st->queue_depth = lfe_tlsoff_outstanding(o, w);
+}
+
+#define T struct lfe_tlsoff_stats
+static const struct lfe_ctr tlsoff_rows[] = {
+	LFE_CTR_ROW(T, cancelled, "tls_cancelled", LFE_CTR_C, "TLS offload jobs cancelled: their connection closed."),
+	LFE_CTR_ROW(T, queue_depth, "tls_queue_depth", LFE_CTR_G, "TLS offload jobs outstanding now."),
+};
+#undef T
+const struct lfe_ctr_table lfe_tlsoff_ctrs = LFE_CTR_TABLE("tlsoff", struct lfe_tlsoff_stats, tlsoff_rows);

@@ -57,6 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctr.h"
 #include "common/offload.h"
 
 typedef struct ssl_st SSL;
@@ -136,5 +137,12 @@ unsigned lfe_tlsoff_poll(struct lfe_tlsoff *o, unsigned w, lfe_tlsoff_done_fn do
  * came back to it (worker w's thread). NULL o: 0. */
 uint32_t lfe_tlsoff_outstanding(const struct lfe_tlsoff *o, unsigned w);
 uint64_t lfe_tlsoff_cancelled(const struct lfe_tlsoff *o, unsigned w);
+
+/* Both for worker w, as its counter table (common/ctr.h) describes them. */
+struct lfe_tlsoff_stats {
+	uint64_t cancelled, queue_depth;
+};
+void lfe_tlsoff_stats(const struct lfe_tlsoff *o, unsigned w, struct lfe_tlsoff_stats *st);
+extern const struct lfe_ctr_table lfe_tlsoff_ctrs;
 
 #endif

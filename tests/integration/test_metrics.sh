@@ -29,6 +29,10 @@ srv promtool check metrics <<<"$page" > "$LFE_WORK/promtool.out" 2>&1 || \
 lfe_log "ok: promtool check metrics"
 grep -q '^ldapfe_binds_total{core="0",result="ok"} 0$' <<<"$page" || lfe_fail "no ldapfe_binds_total: $(head -30 <<<"$page")"
 grep -q '^ldapfe_port_link_up{port="0"} 1$' <<<"$page" || lfe_fail "no port link gauge"
+for m in rx_packets tx_packets rx_missed; do   # metrics.c's port_rows
+	grep -q "^ldapfe_port_${m}_total{port=\"0\"} [0-9][0-9]*\$" <<<"$page" &&
+		grep -q "^# TYPE ldapfe_port_${m}_total counter\$" <<<"$page" || lfe_fail "no ldapfe_port_${m}_total"
+done
 grep -q '^ldapfe_bind_duration_seconds_bucket{core="0",path="inline",le="1e-06"} 0$' <<<"$page" ||
 	lfe_fail "no 1 µs inline bucket: $(grep bind_duration <<<"$page" | head -3)"
 lfe_eq "404 elsewhere" "$(srv curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:9389/)" 404
