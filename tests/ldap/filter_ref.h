@@ -379,7 +379,9 @@ static int ref_cmp(const struct ref_val *a, const struct ref_val *b, bool ci)
 static bool ref_sub_rest(const struct ref_node *x, const struct ref_val *v, size_t pos, uint32_t k,
 			 size_t end, bool ci)
 {
-	if (k == x->n_any)
+	/* k < REF_PIECES too: gcc -O3 cannot see n_any <= REF_PIECES through
+	 * the recursion (-Warray-bounds). */
+	if (k >= x->n_any || k >= REF_PIECES)
 		return pos <= end;
 	const struct ref_val *p = &x->any[k];
 	for (size_t i = pos; i + p->len <= end; i++)
