@@ -46,7 +46,7 @@ SUF=dc=example,dc=com
 P=ou=people,$SUF
 
 # ---- help and usage (exit 2) ----
-run "help" 0 "" help;                           out_has "help" "import [--replace] [--progress] FILE.ldif|-"
+run "help" 0 "" help;                           out_has "help" "import [--replace] [--no-op-attrs] [--progress] FILE.ldif|-"
 run "--help" 0 "" --help;                       out_has "--help" "COMMAND"
 for c in init import export user passwd del show verify info reindex index upgrade help; do
 	run "$c --help" 0 "" "$c" --help;       out_has "$c --help" "usage: ldapfectl"
