@@ -20,11 +20,15 @@ static int ascii_lower(int c)
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
+/* type is looked up in the attribute table once, not once per index: an
+ * import asks this for every attribute of every entry. */
 unsigned lfe_store_idx_of_type(const struct lfe_store *st, const uint8_t *type, size_t len)
 {
+	struct lfe_attr_key k;
+
+	lfe_attr_key_init(&k, type, len);
 	for (unsigned i = 0; i < st->n_idx; i++)
-		if (lfe_attr_type_eq(type, len, (const uint8_t *)st->idx_name[i],
-				     strlen(st->idx_name[i])))
+		if (lfe_attr_key_eq(&k, (const uint8_t *)st->idx_name[i], strlen(st->idx_name[i])))
 			return i;
 	return IDX_NONE;
 }

@@ -264,23 +264,22 @@ static ssize_t normalize_dn(const struct lfe_store *st, const uint8_t *dn, size_
 	return nl;
 }
 
-static bool type_same(struct lfe_bytes a, struct lfe_bytes b)
-{
-	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
-}
-
 /* Check an entry before anything is written: types unique. Fills idx[]
- * (index slot of each attribute; long values are indexed by hash). */
+ * (index slot of each attribute; long values are indexed by hash). Each
+ * type is looked up in the attribute table once (lfe_attr_key). */
 static int check_attrs(const struct lfe_store *st, const struct lfe_ldap_attr *attrs,
 		       uint32_t n, uint8_t *idx)
 {
 	if (n > LFE_STORE_MAX_ATTRS)
 		return -E2BIG;
 	for (uint32_t i = 0; i < n; i++) {
+		struct lfe_attr_key k;
+
 		if (attrs[i].type.len == 0 || (attrs[i].n_vals && !attrs[i].vals))
 			return -EINVAL;
+		lfe_attr_key_init(&k, attrs[i].type.p, attrs[i].type.len);
 		for (uint32_t j = 0; j < i; j++)
-			if (type_same(attrs[i].type, attrs[j].type))
+			if (lfe_attr_key_eq(&k, attrs[j].type.p, attrs[j].type.len))
 				return -EINVAL;
 		idx[i] = (uint8_t)lfe_store_idx_of_type(st, attrs[i].type.p, attrs[i].type.len);
 	}

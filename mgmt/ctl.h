@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ldap/attr.h"  /* struct lfe_attr_key */
 #include "ldap/msg.h"   /* struct lfe_bytes, struct lfe_ldap_attr */
 #include "mgmt/ldif.h"
 
@@ -89,16 +90,44 @@ const char *lfe_ctl_store_err(int rc);
 void lfe_ctl_print_indexes(struct lfe_store *st, bool detail);
 
 /* ctl_ldif.c. LDIF gives one line per value; the store wants one attribute
- * per type with all its values: lfe_ctl_attrs_group groups av by type
- * (case-insensitive, options included, file order kept). 0, -E2BIG (over
- * LFE_RECORD_MAX_ATTRS types) or -ENOMEM. The list points into av. */
+ * per type with all its values: lfe_ctl_attrs_group groups av, then the
+ * n_extra of extra (may be NULL when 0), by type (case-insensitive, options
+ * included, file order kept). 0, -E2BIG (over LFE_RECORD_MAX_ATTRS types)
+ * or -ENOMEM. The list points into av and extra. */
 struct lfe_ctl_attrs {
 	struct lfe_ldap_attr *attrs;
 	uint32_t n_attrs;
 	struct lfe_bytes *vals;
 };
-int lfe_ctl_attrs_group(const struct lfe_ldif_av *av, uint32_t n, struct lfe_ctl_attrs *out);
+int lfe_ctl_attrs_group(const struct lfe_ldif_av *av, uint32_t n, const struct lfe_ldif_av *extra,
+			uint32_t n_extra, struct lfe_ctl_attrs *out);
 void lfe_ctl_attrs_free(struct lfe_ctl_attrs *l);
+/* ctl_ldif.c. The operational attributes import and user add give an
+ * entry that lacks them, as slapadd does (see docs/OPERATIONS.md for where
+ * ldapfe differs): entryUUID (RFC 4530; a random version 4 UUID), and
+ * createTimestamp, modifyTimestamp (RFC 4512 GeneralizedTime) and entryCSN
+ * (OpenLDAP's "TIME.uuuuuuZ#COUNT#SID#MOD", unique per entry) all of the
+ * command's start time. A type the entry has (any option, name or OID) is
+ * left as it is. UUIDs are drawn from getrandom a pool at a time: one
+ * system call per LFE_CTL_UUID_POOL entries of an import.
+ * lfe_ctl_opattrs_init reads the clock: 0 or -EIO. lfe_ctl_opattrs_add
+ * writes into extra (room for LFE_CTL_OPATTRS) those av lacks and returns
+ * how many, or -EIO (no random bytes). The values live in o until its next
+ * lfe_ctl_opattrs_add. */
+#define LFE_CTL_OPATTRS   4u
+#define LFE_CTL_UUID_POOL 256u
+struct lfe_ctl_opattrs {
+	char now[16];                   /* "YYYYmmddHHMMSSZ" */
+	char csn_time[23];              /* "YYYYmmddHHMMSS.uuuuuuZ" */
+	uint64_t n_csn;                 /* entryCSNs made so far */
+	uint32_t pool_used;             /* UUIDs of pool taken; LFE_CTL_UUID_POOL: empty */
+	uint8_t pool[LFE_CTL_UUID_POOL][16];
+	char uuid[37], csn[41];         /* the latest entry's values */
+	struct lfe_attr_key key[LFE_CTL_OPATTRS];
+};
+int lfe_ctl_opattrs_init(struct lfe_ctl_opattrs *o);
+int lfe_ctl_opattrs_add(struct lfe_ctl_opattrs *o, const struct lfe_ldif_av *av, uint32_t n,
+			struct lfe_ldif_av *extra);
 /* One store record as LDIF on f. hide: passwords as "{SCHEME} (hidden)".
  * 0, -EBADMSG (corrupt record) or -EIO. */
 int lfe_ctl_write_entry(FILE *f, const uint8_t *rec, size_t len, bool hide);

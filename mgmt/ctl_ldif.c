@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/pwscheme.h"
@@ -55,14 +57,25 @@ static bool same_type(struct lfe_bytes a, struct lfe_bytes b)
 	return lfe_attr_type_eq(a.p, a.len, b.p, b.len);
 }
 
-int lfe_ctl_attrs_group(const struct lfe_ldif_av *av, uint32_t n, struct lfe_ctl_attrs *out)
+/* Item i of av (n items) then extra. */
+static const struct lfe_ldif_av *av_at(const struct lfe_ldif_av *av, uint32_t n,
+				       const struct lfe_ldif_av *extra, uint32_t i)
+{
+	return i < n ? &av[i] : &extra[i - n];
+}
+
+int lfe_ctl_attrs_group(const struct lfe_ldif_av *av, uint32_t n_av, const struct lfe_ldif_av *extra,
+			uint32_t n_extra, struct lfe_ctl_attrs *out)
 {
 	size_t tsize = 16;
 	uint32_t *table = NULL, *gid = NULL, *count = NULL, *first = NULL, *fill = NULL;
 	uint32_t ng = 0;
+	uint32_t n = n_av + n_extra;
 	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
+	if (n_extra > UINT32_MAX - n_av)
+		return -E2BIG;
 	while (tsize < (size_t)n * 2)
 		tsize *= 2;
 	table = malloc(tsize * sizeof(*table));
@@ -73,9 +86,10 @@ int lfe_ctl_attrs_group(const struct lfe_ldif_av *av, uint32_t n, struct lfe_ctl
 		goto out;
 	memset(table, 0xff, tsize * sizeof(*table));
 	for (uint32_t i = 0; i < n; i++) {
-		size_t h = type_hash(av[i].type) & (tsize - 1);
+		struct lfe_bytes t = av_at(av, n_av, extra, i)->type;
+		size_t h = type_hash(t) & (tsize - 1);
 
-		while (table[h] != UINT32_MAX && !same_type(av[first[table[h]]].type, av[i].type))
+		while (table[h] != UINT32_MAX && !same_type(av_at(av, n_av, extra, first[table[h]])->type, t))
 			h = (h + 1) & (tsize - 1);
 		if (table[h] == UINT32_MAX) {
 			table[h] = ng;
@@ -94,14 +108,14 @@ int lfe_ctl_attrs_group(const struct lfe_ldif_av *av, uint32_t n, struct lfe_ctl
 	if (!out->attrs || !out->vals || !fill)
 		goto out;
 	for (uint32_t g = 0, off = 0; g < ng; g++) {
-		out->attrs[g].type = av[first[g]].type;
+		out->attrs[g].type = av_at(av, n_av, extra, first[g])->type;
 		out->attrs[g].n_vals = count[g];
 		out->attrs[g].vals = out->vals + off;
 		fill[g] = off;
 		off += count[g];
 	}
 	for (uint32_t i = 0; i < n; i++)
-		out->vals[fill[gid[i]]++] = av[i].val;
+		out->vals[fill[gid[i]]++] = av_at(av, n_av, extra, i)->val;
 	out->n_attrs = ng;
 	rc = 0;
 out:
@@ -113,6 +127,100 @@ out:
 	free(first);
 	free(fill);
 	return rc;
+}
+
+/* ------------------------------------------- operational attributes */
+
+static const char *const op_type[LFE_CTL_OPATTRS] = { "entryUUID", "createTimestamp",
+						      "modifyTimestamp", "entryCSN" };
+
+int lfe_ctl_opattrs_init(struct lfe_ctl_opattrs *o)
+{
+	struct timespec ts;
+	struct tm tmv;
+
+	memset(o, 0, sizeof(*o));
+	o->pool_used = LFE_CTL_UUID_POOL;
+	for (unsigned i = 0; i < LFE_CTL_OPATTRS; i++)
+		lfe_attr_key_init(&o->key[i], (const uint8_t *)op_type[i], strlen(op_type[i]));
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || !gmtime_r(&ts.tv_sec, &tmv) ||
+	    strftime(o->now, sizeof(o->now), "%Y%m%d%H%M%SZ", &tmv) != 15)
+		return -EIO;
+	snprintf(o->csn_time, sizeof(o->csn_time), "%.14s.%06uZ", o->now,
+		 (unsigned)(ts.tv_nsec / 1000) % 1000000u);
+	return 0;
+}
+
+/* The next random version 4 UUID (RFC 4122 §4.4) into o->uuid: 0 or -EIO.
+ * One getrandom fills the pool for LFE_CTL_UUID_POOL of them: an import of
+ * a million entries makes 4k system calls, not a million. */
+static int next_uuid(struct lfe_ctl_opattrs *o)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t *u;
+
+	if (o->pool_used == LFE_CTL_UUID_POOL) {
+		if (getrandom(o->pool, sizeof(o->pool), 0) != (ssize_t)sizeof(o->pool))
+			return -EIO;
+		o->pool_used = 0;
+	}
+	u = o->pool[o->pool_used++];
+	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);   /* version 4 */
+	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);   /* RFC 4122 variant */
+	/* 8-4-4-4-12 lower-case hex, as slapd writes it */
+	for (unsigned i = 0, j = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			o->uuid[j++] = '-';
+		o->uuid[j++] = hex[u[i] >> 4];
+		o->uuid[j++] = hex[u[i] & 15];
+	}
+	o->uuid[36] = '\0';
+	return 0;
+}
+
+/* The next entryCSN into o->csn: the start time, the entry's number as
+ * the change count (6 hex digits, as slapd; beyond 2^24 entries the count
+ * restarts, so the number above it goes into the modifier field), SID 000. */
+static void next_csn(struct lfe_ctl_opattrs *o)
+{
+	uint64_t k = o->n_csn++;
+
+	snprintf(o->csn, sizeof(o->csn), "%s#%06x#000#%06x", o->csn_time, (unsigned)(k & 0xffffff),
+		 (unsigned)((k >> 24) & 0xffffff));
+}
+
+int lfe_ctl_opattrs_add(struct lfe_ctl_opattrs *o, const struct lfe_ldif_av *av, uint32_t n,
+			struct lfe_ldif_av *extra)
+{
+	bool have[LFE_CTL_OPATTRS] = { false };
+	int k = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		size_t bl = lfe_attr_base_len(av[i].type.p, av[i].type.len);
+
+		for (unsigned j = 0; j < LFE_CTL_OPATTRS; j++)
+			have[j] |= lfe_attr_key_type_is(&o->key[j], av[i].type.p, bl);
+	}
+	for (unsigned j = 0; j < LFE_CTL_OPATTRS; j++) {
+		const char *v = o->now;
+		size_t vlen = 15;
+
+		if (have[j])
+			continue;
+		if (j == 0) {
+			if (next_uuid(o) < 0)
+				return -EIO;
+			v = o->uuid, vlen = 36;
+		} else if (j == 3) {
+			next_csn(o);
+			v = o->csn, vlen = strlen(o->csn);
+		}
+		memset(&extra[k], 0, sizeof(extra[k]));
+		extra[k].type = (struct lfe_bytes){ (const uint8_t *)op_type[j], strlen(op_type[j]) };
+		extra[k].val = (struct lfe_bytes){ (const uint8_t *)v, vlen };
+		k++;
+	}
+	return k;
 }
 
 static int read_all(int fd, uint8_t **out, size_t *len)
@@ -211,9 +319,13 @@ struct import {
 	struct lfe_store *st;
 	const char *fname, *suffix;
 	size_t slen;
-	bool replace;
+	bool replace, as_is;            /* as_is: --no-op-attrs */
 	uint64_t count, cleartext;
 	struct scheme_tally tally;
+	struct lfe_ctl_opattrs op;
+	struct lfe_store_reader *before;   /* --replace: the store as it was */
+	uint8_t *rec;                      /* --replace: a record to compare */
+	size_t rec_cap;
 };
 
 /* At most 200 bytes of a DN in a message. */
@@ -240,13 +352,72 @@ static void import_schemes(struct import *im, const struct lfe_ldif_entry *e)
 	}
 }
 
+/* Does the record of dn and al equal the stored one (ev)? 0 no, 1 yes,
+ * -ENOMEM. */
+static int same_record(struct import *im, struct lfe_bytes dn, const struct lfe_ctl_attrs *al,
+		       const struct lfe_entry_view *ev)
+{
+	ssize_t n = lfe_record_size(dn, al->attrs, al->n_attrs);
+
+	if (n < 0 || (size_t)n != ev->rec_len)
+		return 0;
+	if ((size_t)n > im->rec_cap) {
+		uint8_t *p = realloc(im->rec, (size_t)n);
+
+		if (!p)
+			return -ENOMEM;
+		im->rec = p;
+		im->rec_cap = (size_t)n;
+	}
+	n = lfe_record_write(im->rec, im->rec_cap, dn, al->attrs, al->n_attrs);
+	return n > 0 && (size_t)n == ev->rec_len && memcmp(im->rec, ev->rec, ev->rec_len) == 0;
+}
+
+/* --replace of an entry the store has: what the LDIF does not give of the
+ * n operational attributes in extra is taken from the stored entry, which
+ * keeps its entryUUID and createTimestamp; its modifyTimestamp and
+ * entryCSN too when nothing else changes (al then is the stored record).
+ * al is (re)grouped from e and extra. 0 or a negative errno. */
+static int keep_stored(struct import *im, const struct lfe_ldif_entry *e, const char *ndn,
+		       size_t nlen, struct lfe_ldif_av *extra, int n, struct lfe_ctl_attrs *al)
+{
+	struct lfe_bytes made[LFE_CTL_OPATTRS];
+	struct lfe_entry_view ev;
+	bool carried = false;
+	int rc;
+
+	if (lfe_store_get(im->before, ndn, nlen, &ev) < 0)
+		return lfe_ctl_attrs_group(e->av, e->n, extra, (uint32_t)n, al);
+	for (int i = 0; i < n; i++) {
+		struct lfe_bytes v;
+
+		made[i] = extra[i].val;
+		if (lfe_entry_get(&ev, (const char *)extra[i].type.p, extra[i].type.len, &v, 1) == 1) {
+			extra[i].val = v;
+			carried = true;
+		}
+	}
+	if ((rc = lfe_ctl_attrs_group(e->av, e->n, extra, (uint32_t)n, al)) < 0 || !carried ||
+	    (rc = same_record(im, e->dn, al, &ev)) != 0)
+		return rc < 0 ? rc : 0;
+	/* Changed: modified now. */
+	for (int i = 0; i < n; i++)
+		if (lfe_attr_base_eq(extra[i].type.p, extra[i].type.len,
+				     (const uint8_t *)"modifyTimestamp", 15) ||
+		    lfe_attr_base_eq(extra[i].type.p, extra[i].type.len, (const uint8_t *)"entryCSN", 8))
+			extra[i].val = made[i];
+	lfe_ctl_attrs_free(al);
+	return lfe_ctl_attrs_group(e->av, e->n, extra, (uint32_t)n, al);
+}
+
 /* Put one entry into the open batch: 0, or a negative errno with err. */
 static int import_entry(struct import *im, const struct lfe_ldif_entry *e, char *err, size_t errlen)
 {
 	char ndn[LFE_DN_MAX + 1];
+	struct lfe_ldif_av extra[LFE_CTL_OPATTRS];
 	struct lfe_ctl_attrs al;
 	ssize_t nlen;
-	int rc;
+	int rc, n_extra = 0;
 
 	nlen = lfe_dn_normalize(e->dn.p, e->dn.len, ndn, sizeof(ndn));
 	if (nlen < 0)
@@ -256,7 +427,14 @@ static int import_entry(struct import *im, const struct lfe_ldif_entry *e, char 
 		return lfe_cli_fill(err, errlen, -EINVAL, "%s:%u: entry %.*s is outside the suffix %.*s",
 				    im->fname, e->line, DN_SHOWN(e), (int)im->slen, im->suffix);
 	import_schemes(im, e);
-	if ((rc = lfe_ctl_attrs_group(e->av, e->n, &al)) < 0)
+	if (!im->as_is && (n_extra = lfe_ctl_opattrs_add(&im->op, e->av, e->n, extra)) < 0)
+		return lfe_cli_fill(err, errlen, n_extra, "%s:%u: cannot draw an entryUUID", im->fname,
+				    e->line);
+	if (n_extra > 0 && im->before)
+		rc = keep_stored(im, e, ndn, (size_t)nlen, extra, n_extra, &al);
+	else
+		rc = lfe_ctl_attrs_group(e->av, e->n, extra, (uint32_t)n_extra, &al);
+	if (rc < 0)
 		return lfe_cli_fill(err, errlen, rc, "%s:%u: %s", im->fname, e->line,
 				    rc == -E2BIG ? "too many attribute types in one entry" : "out of memory");
 	rc = lfe_store_put(im->st, e->dn, al.attrs, al.n_attrs, im->replace);
@@ -321,6 +499,7 @@ int lfe_ctl_import(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, c
 {
 	static const struct option lo[] = { { "replace", no_argument, NULL, 'r' },
 					    { "progress", no_argument, NULL, 'G' },
+					    { "no-op-attrs", no_argument, NULL, 'N' },
 					    LFE_CTL_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	struct import im = { 0 };
 	struct lfe_progress prog;
@@ -339,12 +518,19 @@ int lfe_ctl_import(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, c
 			force_progress = true;
 			continue;
 		}
+		if (opt == 'N') {
+			im.as_is = true;
+			continue;
+		}
 		if ((rc = lfe_ctl_common_opt(c, cmd, opt)) != LFE_CTL_CONTINUE)
 			return rc;
 	}
 	if (argc - optind != 1)
 		return lfe_cli_usage(cmd->usage, argc == optind ? "name the LDIF file to import (or - for stdin)"
 								: "import takes one file");
+	/* Every entry the import stamps gets its start time, as one change. */
+	if (lfe_ctl_opattrs_init(&im.op) < 0)
+		return lfe_cli_fail("cannot read the clock");
 	if (read_input(argv[optind], &data, &dlen, &im.fname, err, sizeof(err)) < 0)
 		return lfe_cli_fail("%s", err);
 	/* The file is read whole, so the share of its bytes parsed gives the
@@ -355,6 +541,12 @@ int lfe_ctl_import(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, c
 		goto out;
 	}
 	im.suffix = lfe_store_suffix(im.st, &im.slen);
+	/* --replace: a snapshot of the store before the batch, for the
+	 * operational attributes of the entries it replaces (keep_stored). */
+	if (im.replace && !im.as_is && !(im.before = lfe_store_reader_new(im.st))) {
+		lfe_cli_err("cannot read store %s", c->store);
+		goto out;
+	}
 	if ((rc = lfe_store_batch_begin(im.st)) < 0) {
 		lfe_cli_err("cannot start the import: %s", lfe_ctl_store_err(rc));
 		goto out;
@@ -379,7 +571,9 @@ int lfe_ctl_import(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, c
 	import_default_scheme(&im);
 	result = LFE_EXIT_OK;
 out:
+	lfe_store_reader_free(im.before);
 	lfe_store_close(im.st);
+	free(im.rec);
 	free(data);
 	return result;
 }

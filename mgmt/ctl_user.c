@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,23 +276,20 @@ static int check_pw_attrs(const struct lfe_ctl_cmd *cmd, const struct kv_list *k
 	return LFE_CTL_CONTINUE;
 }
 
-/* Values user add makes up; kv points into them. */
-struct made_up {
-	char uuid[37], now[16];
-};
-
 /* The values an entry needs that --attr did not give: its RDN's (X.501),
  * a person's objectClass, cn and sn, and the operational attributes
- * clients cache on (RFC 4530 entryUUID, RFC 4512 timestamps), returned
- * for "+" or by name. 0, or a negative errno with err. */
-static int add_defaults(struct kv_list *kv, LDAPDN ldn, struct made_up *m, char *err, size_t errlen)
+ * clients cache on, as import gives them (lfe_ctl_opattrs_add: entryUUID,
+ * the timestamps, entryCSN), returned for "+" or by name. 0, or a negative
+ * errno with err. */
+static int add_defaults(struct kv_list *kv, LDAPDN ldn, struct lfe_ctl_opattrs *op, char *err,
+			size_t errlen)
 {
 	static const char *const default_oc[] = { "top", "person", "organizationalPerson",
 						  "inetOrgPerson" };
 	const struct berval *rv = &ldn[0][0]->la_value;
+	struct lfe_ldif_av extra[LFE_CTL_OPATTRS];
 	bool oom = false;
-	time_t t = time(NULL);
-	struct tm tmv;
+	int n;
 
 	for (LDAPRDN rdn = ldn[0]; *rdn; rdn++) {
 		LDAPAVA *ava = *rdn;
@@ -312,27 +308,14 @@ static int add_defaults(struct kv_list *kv, LDAPDN ldn, struct made_up *m, char 
 		if (!kv_has_type(kv, "sn"))
 			oom |= kv_add(kv, "sn", 2, rv->bv_val, rv->bv_len) < 0;
 	}
-	if (!oom && !kv_has_type(kv, "entryUUID")) {
-		uint8_t u[16];
-
-		if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
-			return lfe_cli_fill(err, errlen, -EIO, "cannot draw an entryUUID");
-		u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);   /* version 4 */
-		u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);   /* RFC 4122 variant */
-		snprintf(m->uuid, sizeof(m->uuid),
-			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-			 u[12], u[13], u[14], u[15]);
-		oom |= kv_add(kv, "entryUUID", 9, m->uuid, 36) < 0;
-	}
 	if (oom)
 		return lfe_cli_fill(err, errlen, -ENOMEM, "out of memory");
-	if (!gmtime_r(&t, &tmv) || strftime(m->now, sizeof(m->now), "%Y%m%d%H%M%SZ", &tmv) != 15)
+	if (lfe_ctl_opattrs_init(op) < 0)
 		return lfe_cli_fill(err, errlen, -EIO, "cannot read the clock");
-	if (!kv_has_type(kv, "createTimestamp"))
-		oom |= kv_add(kv, "createTimestamp", 15, m->now, 15) < 0;
-	if (!kv_has_type(kv, "modifyTimestamp"))
-		oom |= kv_add(kv, "modifyTimestamp", 15, m->now, 15) < 0;
+	if ((n = lfe_ctl_opattrs_add(op, kv->av, kv->n, extra)) < 0)
+		return lfe_cli_fill(err, errlen, -EIO, "cannot draw an entryUUID");
+	for (int i = 0; i < n; i++)
+		oom |= kv_add(kv, extra[i].type.p, extra[i].type.len, extra[i].val.p, extra[i].val.len) < 0;
 	return oom ? lfe_cli_fill(err, errlen, -ENOMEM, "out of memory") : 0;
 }
 
@@ -353,7 +336,7 @@ static int user_put(const struct lfe_ctl *c, const char *dn, const char *ndn, si
 	if (!lfe_dn_is_under(ndn, nlen, suffix, slen))
 		rc = lfe_cli_fill(err, sizeof(err), -EINVAL, "entry %s is outside the suffix %.*s", dn,
 				  (int)slen, suffix);
-	else if ((rc = lfe_ctl_attrs_group(kv->av, kv->n, &al)) < 0)
+	else if ((rc = lfe_ctl_attrs_group(kv->av, kv->n, NULL, 0, &al)) < 0)
 		lfe_cli_fill(err, sizeof(err), rc, "out of memory");
 	else if ((rc = lfe_store_put(st, (struct lfe_bytes){ (const uint8_t *)dn, strlen(dn) },
 				     al.attrs, al.n_attrs, false)) == -EEXIST)
@@ -370,7 +353,7 @@ static int user_put(const struct lfe_ctl *c, const char *dn, const char *ndn, si
 int lfe_ctl_user(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, char **argv)
 {
 	struct kv_list kv = { 0 };
-	struct made_up m;
+	struct lfe_ctl_opattrs op;   /* the values kv's made-up attributes point into */
 	LDAPDN ldn = NULL;
 	const char *dn = NULL;
 	char ndn[LFE_DN_MAX + 1], pw[PW_MAX], hashed[HASH_MAX], err[LFE_CLI_ERR_MAX];
@@ -391,7 +374,7 @@ int lfe_ctl_user(struct lfe_ctl *c, const struct lfe_ctl_cmd *cmd, int argc, cha
 	}
 	if ((rc = check_pw_attrs(cmd, &kv)) != LFE_CTL_CONTINUE)
 		goto out;
-	if (add_defaults(&kv, ldn, &m, err, sizeof(err)) < 0) {
+	if (add_defaults(&kv, ldn, &op, err, sizeof(err)) < 0) {
 		rc = lfe_cli_fail("%s", err);
 		goto out;
 	}

@@ -146,11 +146,15 @@ static const struct lfe_ctl_cmd commands[] = {
 	{ "init", lfe_ctl_init, "init --suffix DN",
 	  "Create an empty store for the naming context DN (the directory is created\n"
 	  "if missing). Fails if the store is already initialised.\n" },
-	{ "import", lfe_ctl_import, "import [--replace] [--progress] FILE.ldif|-",
+	{ "import", lfe_ctl_import, "import [--replace] [--no-op-attrs] [--progress] FILE.ldif|-",
 	  "Load LDIF content records (slapcat or 389-ds db2ldif output) in one batch:\n"
 	  "every entry lands or none does. Entries must be the suffix or lie below it.\n"
 	  "userPassword values are kept in their {SCHEME} form. Refused: change records\n"
-	  "(changetype:), \":<\" URL values. --replace overwrites entries that exist.\n" },
+	  "(changetype:), \":<\" URL values. --replace overwrites entries that exist.\n"
+	  "Like slapadd, an entry without them gets entryUUID (random), createTimestamp,\n"
+	  "modifyTimestamp (the import's start) and entryCSN; values in the file are\n"
+	  "kept. A replaced entry keeps its entryUUID and createTimestamp (and, when\n"
+	  "unchanged, the rest). --no-op-attrs: store the entries exactly as given.\n" },
 	{ "export", lfe_ctl_export, "export [-o FILE] [--progress]",
 	  "Write every entry as LDIF (parents first) that slapadd and import accept;\n"
 	  "values are base64 where RFC 2849 requires, userPassword always.\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ldapfectl end to end on throwaway stores: every command, its success and
 # failure paths, exit codes and messages; import of the sample LDIFs,
-# atomicity of a failed import, export -> import round trip, passwd/verify,
+# atomicity of a failed import, export -> import round trip, the
+# operational attributes import and user add give, passwd/verify,
 # show hiding passwords.
 # usage: test_ldapfectl.sh PATH/TO/ldapfectl PATH/TO/tests/data
 set -uo pipefail
@@ -45,7 +46,7 @@ SUF=dc=example,dc=com
 P=ou=people,$SUF
 
 # ---- help and usage (exit 2) ----
-run "help" 0 "" help;                           out_has "help" "import [--replace] [--progress] FILE.ldif|-"
+run "help" 0 "" help;                           out_has "help" "import [--replace] [--no-op-attrs] [--progress] FILE.ldif|-"
 run "--help" 0 "" --help;                       out_has "--help" "COMMAND"
 for c in init import export user passwd del show verify info reindex index upgrade help; do
 	run "$c --help" 0 "" "$c" --help;       out_has "$c --help" "usage: ldapfectl"
@@ -257,6 +258,44 @@ if awk '/^dn: /{ dn=substr($0,5); p=dn; sub(/^[^,]*,/, "", p); if (p != "dc=com"
 run "verify after round trip" 0 "bob pass 2"$'\n' --store "$tmp/rt-store" verify "uid=bob,$P"
 out_has "verify after round trip" "ok {CRYPT}"
 
+# ---- operational attributes (the checks of their form and of slapadd's
+# are in test_slapd_import): --no-op-attrs keeps the LDIF as it is;
+# --replace keeps entryUUID and createTimestamp, and modifyTimestamp and
+# entryCSN of an entry that does not change ----
+opv() { grep -i "^$2: " "$1" | cut -d' ' -f2; }   # opv FILE TYPE: the values
+printf '%s\n' "$good" >"$tmp/hand.ldif"
+run "init s-ops" 0 "" --store "$tmp/s-ops" init --suffix "$SUF"
+run "init s-asis" 0 "" --store "$tmp/s-asis" init --suffix "$SUF"
+run "import --no-op-attrs" 0 "" --store "$tmp/s-asis" import --no-op-attrs "$tmp/hand.ldif"
+run "show --no-op-attrs" 0 "" --store "$tmp/s-asis" show "uid=new1,$P"
+out_lacks "show --no-op-attrs" "entryUUID:"; out_lacks "show --no-op-attrs" "Timestamp:"
+out_lacks "show --no-op-attrs" "entryCSN:"
+run "import op attrs" 0 "" --store "$tmp/s-ops" import "$tmp/hand.ldif"
+for u in new1 new2; do
+	run "show op attrs $u" 0 "" --store "$tmp/s-ops" show "uid=$u,$P"
+	cp "$tmp/out" "$tmp/ops1.$u"
+	for t in entryUUID createTimestamp modifyTimestamp entryCSN; do
+		[[ $(opv "$tmp/out" $t | wc -l) == 1 ]] && ok || bad "import gave uid=$u $(opv "$tmp/out" $t | wc -l) $t values, want 1"
+	done
+done
+sleep 1.1   # a later second: a new modifyTimestamp would show
+printf '%s\n' "$good" | sed 's/^sn: new2$/sn: new2 changed/' >"$tmp/hand2.ldif"
+run "import --replace op attrs" 0 "" --store "$tmp/s-ops" import --replace "$tmp/hand2.ldif"
+for u in new1 new2; do
+	run "show replaced $u" 0 "" --store "$tmp/s-ops" show "uid=$u,$P"
+	for t in entryUUID createTimestamp; do
+		[[ $(opv "$tmp/out" $t) == "$(opv "$tmp/ops1.$u" $t)" ]] && ok || bad "--replace changed $t of uid=$u"
+	done
+done
+run "show unchanged new1" 0 "" --store "$tmp/s-ops" show "uid=new1,$P"
+same "--replace of an unchanged entry keeps it" "$tmp/ops1.new1" "$tmp/out"
+run "show replaced new2" 0 "" --store "$tmp/s-ops" show "uid=new2,$P"
+out_has "show replaced new2" "sn: new2 changed"
+for t in modifyTimestamp entryCSN; do
+	[[ $(opv "$tmp/out" $t) > "$(opv "$tmp/ops1.new2" $t)" ]] && ok ||
+		bad "--replace of a changed entry: $t '$(opv "$tmp/out" $t)' not after '$(opv "$tmp/ops1.new2" $t)'"
+done
+
 # ---- user add ----
 run "user add" 0 "pw-new-1"$'\n' user add "uid=newbie,$P" --attr mail=newbie@example.com --attr description=a=b --password-stdin
 run "show new user" 0 "" show "uid=newbie,$P"
@@ -264,6 +303,12 @@ for want in "objectClass: inetOrgPerson" "objectClass: top" "uid: newbie" "cn: n
 	    "mail: newbie@example.com" "description: a=b" "userPassword: {SSHA512} (hidden)"; do
 	out_has "show new user" "$want"
 done
+# the operational attributes import gives (lfe_ctl_opattrs_add)
+for t in entryUUID createTimestamp modifyTimestamp entryCSN; do
+	[[ $(opv "$tmp/out" $t | wc -l) == 1 ]] && ok || bad "user add gave $(opv "$tmp/out" $t | wc -l) $t values, want 1"
+done
+[[ $(opv "$tmp/out" entryUUID) =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] && ok ||
+	bad "user add's entryUUID '$(opv "$tmp/out" entryUUID)' is not a version 4 UUID"
 run "verify new user" 0 "pw-new-1"$'\n' verify "uid=newbie,$P";  out_has "verify new user" "ok {SSHA512}"
 run "verify new user wrong" 1 "pw-new-2"$'\n' verify "uid=newbie,$P"
 run "user add twice" 1 "x"$'\n' user add "uid=newbie,$P" --password-stdin; err_has "user add twice" "already exists"

@@ -5,6 +5,9 @@
 # slapadd into a fresh database -> a second slapd binds every user,
 # including one whose hash ldapfectl made.
 #
+# Then a hand-written LDIF, with no operational attributes, through slapadd
+# and through ldapfectl import: both give each entry the same ones.
+#
 # Our own slapd only: a generated slapd.conf in a temp dir, back-mdb,
 # listening only on a unix socket (ldapi://) in that dir; stopped by PID.
 # usage: test_slapd_import.sh PATH/TO/ldapfectl
@@ -204,6 +207,87 @@ done <<<"$users"
 [[ $(bind_rc "$url2" "uid=ssha,ou=people,$SUF" "crypt by ldapfectl") == 0 ]] && ok || bad "slapd refuses ldapfectl's {CRYPT} hash"
 [[ $(bind_rc "$url2" "uid=ssha,ou=people,$SUF" "ssha pass") == 49 ]] && ok || bad "slapd still takes the replaced password"
 [[ $(bind_rc "$url2" "uid=newbie,ou=people,$SUF" "hashed by ldapfectl!") == 49 ]] && ok || bad "slapd takes a wrong password"
+
+# ---- operational attributes: a hand-written LDIF (none) through slapadd
+# and through ldapfectl import: each entry gets one entryUUID (RFC 4122;
+# ldapfectl's random, version 4; slapadd's time-based, version 1), distinct,
+# createTimestamp and modifyTimestamp (GeneralizedTime, within the import)
+# and a distinct entryCSN; values the LDIF gives are kept. ----
+{
+	printf 'dn: %s\nobjectClass: dcObject\nobjectClass: organization\no: Example\ndc: example\n\n' "$SUF"
+	printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$SUF"
+	for u in h1 h2 h3; do
+		printf 'dn: uid=%s,ou=people,%s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s\nsn: %s\n\n' "$u" "$SUF" "$u" "$u" "$u"
+	done
+	printf 'dn: uid=given,ou=people,%s\nobjectClass: inetOrgPerson\nuid: given\ncn: given\nsn: given\n' "$SUF"
+	printf 'entryUUID: 0a1b2c3d-0000-1000-8000-0000000000aa\ncreateTimestamp: 20200102030405Z\n'
+	printf 'modifyTimestamp: 20210102030405Z\nentryCSN: 20210102030405.000001Z#000000#001#000000\n\n'
+	printf 'dn: uid=half,ou=people,%s\nobjectClass: inetOrgPerson\nuid: half\ncn: half\nsn: half\n' "$SUF"
+	printf 'modifyTimestamp: 20220102030405Z\n\n'
+} >"$tmp/hand.ldif"
+# ops FILE: "DN UUID CREATE MODIFY CSN COUNT" per entry of an LDIF (plain
+# values); COUNT: lines of these four types (4 when one each).
+ops() {
+	awk 'BEGIN { RS = ""; FS = "\n" }
+	     /(^|\n)dn: / { dn = u = c = m = s = "-"; n = 0
+		for (i = 1; i <= NF; i++) {
+			split($i, kv, ": ")
+			if (kv[1] == "dn") dn = kv[2]
+			else if (kv[1] == "entryUUID") { u = kv[2]; n++ }
+			else if (kv[1] == "createTimestamp") { c = kv[2]; n++ }
+			else if (kv[1] == "modifyTimestamp") { m = kv[2]; n++ }
+			else if (kv[1] == "entryCSN") { s = kv[2]; n++ }
+		}
+		print dn, u, c, m, s, n }' "$1"
+}
+# check_ops WHO LDIF T0 T1 UUID_VERSION: the entries of LDIF (after an
+# import of hand.ldif between T0 and T1, YYYYmmddHHMMSS) as above.
+check_ops() {
+	local who=$1 t0=$3 t1=$4 ver=$5 dn u c m s n seen=0
+	ops "$2" >"$tmp/ops.$who"
+	while read -r dn u c m s n; do
+		seen=$((seen + 1))
+		[[ $n == 4 ]] && ok || bad "$who: $dn has $n of the four operational attributes"
+		case "$dn" in
+		uid=given,*)
+			[[ "$u $c $m $s" == "0a1b2c3d-0000-1000-8000-0000000000aa 20200102030405Z 20210102030405Z 20210102030405.000001Z#000000#001#000000" ]] &&
+				ok || bad "$who: $dn lost the values it was given: $u $c $m $s"
+			continue ;;
+		uid=half,*)
+			[[ $m == 20220102030405Z ]] && ok || bad "$who: $dn lost its modifyTimestamp: $m"
+			m=$c ;;
+		esac
+		[[ $u =~ ^[0-9a-f]{8}-[0-9a-f]{4}-$ver[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] &&
+			ok || bad "$who: $dn entryUUID '$u' is not an RFC 4122 version $ver UUID"
+		for ts in "$c" "$m"; do
+			[[ $ts =~ ^[0-9]{14}Z$ ]] && ((10#${ts%Z} >= 10#$t0 && 10#${ts%Z} <= 10#$t1)) &&
+				ok || bad "$who: $dn timestamp '$ts' is not GeneralizedTime within $t0..$t1"
+		done
+		[[ $s =~ ^[0-9]{14}\.[0-9]{6}Z#[0-9a-f]{6}#[0-9a-f]{3}#[0-9a-f]{6}$ ]] &&
+			ok || bad "$who: $dn entryCSN '$s' is not in OpenLDAP's form"
+	done <"$tmp/ops.$who"
+	[[ $seen == 7 ]] && ok || bad "$who: $seen entries with a DN, want 7"
+	for col in 2 5; do
+		[[ -z $(cut -d' ' -f$col "$tmp/ops.$who" | sort | uniq -d) ]] && ok ||
+			bad "$who: entries share a value of column $col: $(cut -d' ' -f$col "$tmp/ops.$who" | sort | uniq -d)"
+	done
+}
+write_conf ops
+t0=$(date -u +%Y%m%d%H%M%S)
+if slapadd -f "$tmp/ops.conf" -l "$tmp/hand.ldif" >"$tmp/slapadd-ops.log" 2>&1 &&
+   slapcat -f "$tmp/ops.conf" -l "$tmp/ops-slapcat.ldif" 2>>"$tmp/slapadd-ops.log"; then ok; else
+	bad "slapadd/slapcat of a hand-written LDIF"; cat "$tmp/slapadd-ops.log" >&2
+fi
+t1=$(date -u +%Y%m%d%H%M%S)
+check_ops slapadd "$tmp/ops-slapcat.ldif" "$t0" "$t1" 1
+t0=$(date -u +%Y%m%d%H%M%S)
+if "$CTL" --store "$tmp/ops-store" init --suffix "$SUF" >/dev/null &&
+   "$CTL" --store "$tmp/ops-store" import "$tmp/hand.ldif" >"$tmp/import-ops.out" 2>&1 &&
+   "$CTL" --store "$tmp/ops-store" export -o "$tmp/ops-export.ldif"; then ok; else
+	bad "ldapfectl import of a hand-written LDIF"; cat "$tmp/import-ops.out" >&2
+fi
+t1=$(date -u +%Y%m%d%H%M%S)
+check_ops ldapfectl "$tmp/ops-export.ldif" "$t0" "$t1" 4
 
 # Both servers are ours and stop on SIGTERM; the trap reaps them.
 for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && ok || bad "slapd $p died early"; done
