@@ -2654,12 +2654,120 @@ static void test_paged_many(void)
 	free(p);
 }
 
+/* Paged searches at random against a model of the rule (session_search.c):
+ * up to six at once on one session, started, continued (in one call or
+ * over small calls: their pages yield), ended with size 0, with non-paged
+ * searches that yield between; the model keeps the four most recently used
+ * and says which cookie must get 53. Every search the model keeps returns
+ * all its entries once; the session holds one buffer per parked search. */
+static void test_paged_random(void)
+{
+	struct pdu person = { .n = 0 };
+	f_eq(&person, "objectClass", "person");
+	static const struct sreq reqs[3] = {
+		{ SUFFIX, 2, 0, 0, NULL, { "uid", NULL } },
+		{ "ou=people," SUFFIX, 1, 0, 0, NULL, { "cn", NULL } },
+		{ SUFFIX, 2, 0, 1, NULL, { "cn", "uid", NULL } },
+	};
+	struct sreq rq[3];
+	for (int i = 0; i < 3; i++) {
+		rq[i] = reqs[i];
+		rq[i].filter = &person;
+	}
+	struct fx f;
+	fx_init(&f);
+	fx_people(&f);
+	struct pgs *sl = calloc(6, sizeof *sl);
+	if (!sl)
+		exit(2);
+	int size[6] = { 0 }, order[6], n_open = 0, ended = 0, evicted = 0, bad = 0;
+	uint32_t rnd = 12345;
+	int32_t id = 1;
+	for (int step = 0; step < 600 && !bad; step++) {
+		rnd = rnd * 1103515245u + 12345u;
+		int k = (int)((rnd >> 8) % 6), op = (int)((rnd >> 16) % 8);
+		size_t cap = (rnd >> 24) & 1 ? 240 : sizeof f.out;
+		struct pgs *p = &sl[k];
+		int pos = -1;
+		for (int i = 0; i < n_open; i++)
+			if (order[i] == k)
+				pos = i;
+		if (op == 7) {   /* a search that yields, not paged */
+			struct pgs plain = { .req = &rq[0] };
+			struct pdu in = { .n = 0 };
+			static const uint8_t none[1];
+			search_req(&in, id++, &rq[1]);
+			int calls = 0;
+			do {
+				f.io = (struct lfe_session_io){ .in = calls ? none : in.b,
+								.in_len = calls ? 0 : in.n,
+								.out = f.out, .out_cap = calls ? 240 : 1300 };
+				if (lfe_session_process(f.s, &f.io) != 0)
+					bad++;
+				int nr = parse_all(f.out, f.io.out_len, f.r, 32);
+				for (int i = 0; i < nr; i++)
+					if (f.r[i].op == LFE_OP_SEARCH_ENTRY)
+						pgs_saw(&plain, f.r[i].dn);
+				calls++;
+			} while (lfe_session_searching(f.s) && calls < 100);
+			if (!pgs_once(&plain, 22))
+				bad++;
+			continue;
+		}
+		if (pos < 0 && !p->open) {   /* a new one */
+			memset(p, 0, sizeof *p);
+			p->req = &rq[op % 3];
+			size[k] = 1 + (int)((rnd >> 4) % 7);
+			if (pgs_page(&f, p, id++, size[k], cap) != 0)
+				bad++;
+		} else if (pos < 0) {   /* evicted: its cookie is refused */
+			if (pgs_page(&f, p, id++, size[k], cap) != LFE_RC_UNWILLING_TO_PERFORM)
+				bad++;
+			p->open = false;
+			continue;
+		} else if (op == 6) {   /* the client ends it */
+			if (pgs_page(&f, p, id++, 0, cap) != 0 || p->open)
+				bad++;
+			memmove(order + pos, order + pos + 1, (size_t)(n_open - pos - 1) * sizeof *order);
+			n_open--;
+			continue;
+		} else if (pgs_page(&f, p, id++, size[k], cap) != 0) {
+			bad++;
+		}
+		if (pos >= 0) {
+			memmove(order + pos, order + pos + 1, (size_t)(n_open - pos - 1) * sizeof *order);
+			n_open--;
+		}
+		if (p->open) {
+			if (n_open == 4) {   /* the model's eviction: the oldest */
+				n_open--;
+				evicted++;
+			}
+			memmove(order + 1, order, (size_t)n_open * sizeof *order);
+			order[0] = k;
+			n_open++;
+		} else {
+			if (!pgs_once(p, 22))
+				bad++;
+			ended++;
+		}
+		if (held(&f) != n_open)
+			bad++;
+	}
+	CHECK(bad == 0 && ended > 10 && evicted > 5, "random: %d wrong, %d ended, %d evicted", bad,
+	      ended, evicted);
+	CHECK(held(&f) == n_open, "random: %d held, %d open", held(&f), n_open);
+	fx_fini(&f);
+	free(sl);
+}
+
 int main(void)
 {
 	if (ldap_initialize(&ld, "ldap://127.0.0.1:1") != LDAP_SUCCESS)
 		return 2;
 	test_search_stream();
 	test_paged_many();
+	test_paged_random();
 	test_bind();
 	test_bind_backend_verdicts();
 	test_pending();
