@@ -13,7 +13,7 @@
  *
  * Thread rules as session.h: a session belongs to one thread (one lcore);
  * nothing in it is shared. A struct search_run belongs to its session
- * (s->run) and comes from the session's allocator.
+ * (s->run's list) and comes from the session's allocator.
  */
 #ifndef LFE_LDAP_SESSION_INT_H
 #define LFE_LDAP_SESSION_INT_H
@@ -76,8 +76,9 @@ struct lfe_session {
 	bool restricted;    /* bound with pwdReset + pwdMustChange (ppolicy) */
 	bool tls;           /* under TLS: StartTLS refused */
 	uint8_t hdr[HDR_CAP];
-	struct search_run *run;   /* a search that yielded, or a paged search
-	                           * parked between pages; NULL: none */
+	struct search_run *run;   /* a search that yielded, then the paged
+	                           * searches parked between pages (a list,
+	                           * struct search_run); NULL: none */
 	struct lfe_session_stats st;
 };
 _Static_assert(LFE_DN_MAX < UINT16_MAX, "dn_len holds any DN");
@@ -102,9 +103,16 @@ struct entry_part {
 
 /* A search that yielded: its request (copied: the input it came in is
  * consumed) and the backend's place, held from the yield to its
- * SearchResultDone; one allocation, from the session's allocator. */
+ * SearchResultDone; one allocation, from the session's allocator. A paged
+ * search parked between pages (RFC 2696) is one too, marked parked: the
+ * backend's place after its last page, the request's identity and the
+ * cookie of its next page (no request: pdu_len 0, unless it was a run
+ * whose page filled, parked in place). s->run lists them: the search under
+ * way (at most one) first, then the parked ones, most recently used first,
+ * at most PAGED_MAX (session_search.c). */
 struct search_run {
 	uint64_t resume[(LFE_BE_RESUME_SIZE + 7) / 8];   /* the backend's, opaque */
+	struct search_run *next;  /* s->run's list */
 	int32_t msgid;
 	uint32_t n_entries;
 	uint32_t page_size;       /* paged results: this page's size (0: not paged) */
@@ -115,6 +123,9 @@ struct search_run {
 	size_t pdu_len;
 	uint8_t pdu[];
 };
+
+/* Paged searches parked per connection, at most (session_search.c). */
+#define PAGED_MAX 4u
 
 /* ---------------------------------------------------------------- memory */
 
@@ -202,13 +213,21 @@ static inline bool run_active(const struct lfe_session *s)
 	return s->run && !s->run->parked;
 }
 
-/* Free s->run, under way or parked (none: no-op); wiped first, as gbuf. */
+/* Free one search of s->run's list (wiped first, as gbuf). */
+static inline void run_put(struct lfe_session *s, struct search_run *r)
+{
+	explicit_bzero(r, sizeof *r + r->pdu_len);
+	buf_put(s, r);
+}
+
+/* Free every search of s->run's list, under way or parked (none: no-op):
+ * the connection's end. */
 static inline void run_free(struct lfe_session *s)
 {
-	if (s->run) {
-		explicit_bzero(s->run, sizeof *s->run + s->run->pdu_len);
-		buf_put(s, s->run);
-		s->run = NULL;
+	while (s->run) {
+		struct search_run *r = s->run;
+		s->run = r->next;
+		run_put(s, r);
 	}
 }
 

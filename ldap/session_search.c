@@ -188,6 +188,9 @@ struct search_ctx {
 	int err;
 	uint32_t page_size;       /* paged results: entries in this page (0: not paged) */
 	uint64_t req_hash;        /* paged: the request's identity (page_hash) */
+	struct search_run *park;  /* paged, first call: the parked search its
+	                           * cookie named, out of s->run's list (its
+	                           * allocation parks the next page); NULL: none */
 };
 
 static bool sel_wants_cb(const void *ctx, struct lfe_bytes type)
@@ -355,21 +358,35 @@ static uint32_t dse_get(void *ctx, struct lfe_bytes type, uint32_t first, struct
 }
 
 /* ---- paged results (RFC 2696) ----
- * At most one paged search is open per connection: between pages it is
- * parked in s->run (the backend's place after the last page, the
- * request's identity and the cookie; parked, so not resumed). A new paged
- * search without a cookie ends it, and so does any search that must yield
- * (needs s->run) and the connection's end. A cookie is 8 bytes:
- * valid only on this connection, for the request that got it (the same
- * base, scope, filter, attributes; else unwillingToPerform, 53), and only
- * for the next page. A page asked for after the store changed goes on
- * after the last entry sent, in DN order, in the snapshot current then:
- * every entry present and unchanged throughout is returned exactly once;
- * one added, changed or deleted meanwhile appears as that snapshot has it
- * (if it sorts after the place reached). A size of 0 with a cookie ends the
- * paged search. */
-static void page_free(struct lfe_session *s);
-
+ * Up to PAGED_MAX (4) paged searches are open per connection, each found
+ * by its cookie: a client that shares one connection among concurrent
+ * requests (SSSD's sssd_be runs enumerations and lookups over one) pages
+ * through several at once. Between pages each is parked in s->run's list
+ * (struct search_run marked parked: the backend's place after the last
+ * page, the request's identity and the cookie; never resumed), behind the
+ * search under way if there is one: a search that yields, paged or not,
+ * leaves them be. The list keeps the most recently used first: a new
+ * paged search whose first page fills while PAGED_MAX are parked takes
+ * the place (and the allocation) of the least recently used one, whose
+ * cookie then gets unwillingToPerform (53) like any expired one. Evicted
+ * rather than refused: a client that abandons paged searches without
+ * size 0 (ldapsearch stopped, a request timed out) must not lock itself
+ * out of paging for the connection's life, which refusing new ones would
+ * do; the search left untouched longest is the one most likely abandoned,
+ * and its client can start it again. Four covers SSSD's concurrent
+ * requests of a domain; each costs one buffer of the session's allocator
+ * (the worker's pool), so one connection holds at most PAGED_MAX + 1 of
+ * them for searches (+ 1 while a PDU is gathered). No buffer to park a
+ * page in: the page ends with adminLimitExceeded (11), no cookie. A cookie
+ * is 8 bytes: valid only on this connection, for the request that got it
+ * (the same base, scope, filter, attributes; else 53, and the parked
+ * search stays), and only for the next page. A page asked for after the
+ * store changed goes on after the last entry sent, in DN order, in the
+ * snapshot current then: every entry present and unchanged throughout is
+ * returned exactly once; one added, changed or deleted meanwhile appears
+ * as that snapshot has it (if it sorts after the place reached). A size
+ * of 0 with a cookie ends that paged search; the connection's end ends
+ * all (run_free). */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -389,6 +406,40 @@ static uint64_t page_hash(const struct lfe_search_req *r)
 	for (uint32_t i = 0; i < r->n_attrs; i++)
 		h = fnv(h, r->attrs[i].p, r->attrs[i].len);
 	return h;
+}
+
+/* The link (in s->run's list) to the parked search with this cookie, or
+ * NULL. */
+static struct search_run **park_find(struct lfe_session *s, uint64_t cookie)
+{
+	for (struct search_run **l = &s->run; *l; l = &(*l)->next)
+		if ((*l)->parked && (*l)->cookie == cookie)
+			return l;
+	return NULL;
+}
+
+/* Parked searches in s->run's list, and the link to the last (least
+ * recently used) one in *lru. */
+static unsigned park_count(struct lfe_session *s, struct search_run ***lru)
+{
+	unsigned n = 0;
+	*lru = NULL;
+	for (struct search_run **l = &s->run; *l; l = &(*l)->next)
+		if ((*l)->parked) {
+			n++;
+			*lru = l;
+		}
+	return n;
+}
+
+/* Put r (out of the list) back as the most recently used parked search:
+ * behind the search under way, if any. */
+static void park_link(struct lfe_session *s, struct search_run *r)
+{
+	struct search_run **l = run_active(s) ? &s->run->next : &s->run;
+	r->parked = true;
+	r->next = *l;
+	*l = r;
 }
 
 /* The paged-results control of m: 1 with *size and *cookie, 0 when none,
@@ -477,12 +528,6 @@ static int search_done(struct lfe_session_io *io, struct search_ctx *c,
 	return reply(io, c->msgid, LFE_OP_SEARCH_DONE, rc, diag);
 }
 
-static void page_free(struct lfe_session *s)
-{
-	if (s->run && s->run->parked)
-		run_free(s);
-}
-
 /* -------------------------------------------------------------- search */
 
 /* Run the backend's search (its first part, or the next one) and answer
@@ -502,29 +547,52 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 	if (c->part->off > 0 && (rc != -EAGAIN || c->stop != SS_NONE))
 		return -ESTALE;   /* the entry went away between its parts: reset */
 	if (c->stop == SS_PAGE && rc == -EAGAIN) {
-		/* A full page: park the backend's place for the next one (in
-		 * the run under way, or a new one). */
+		/* A full page: park the backend's place for the next one: the
+		 * run under way becomes parked, else the allocation of the
+		 * search the cookie named, else a new one (the least recently
+		 * used one's when PAGED_MAX are parked). */
 		if (room(io) < RESULT_RESERVE)
 			return H_STOP;
-		struct search_run *r = s->run;
-		if (!r) {
+		struct search_run *r = run_active(s) ? s->run : c->park, **lru;
+		unsigned n = park_count(s, &lru);
+		if (!r && n >= PAGED_MAX) {
+			r = *lru;
+			*lru = r->next;
+			size_t pl = r->pdu_len;
+			explicit_bzero(r, sizeof *r + pl);
+			r->pdu_len = pl;   /* the allocation's size, for its wipe */
+		} else if (!r) {
 			r = buf_get(s, sizeof *r);
 			if (!r)
 				return done_paged(io, c->msgid, LFE_RC_ADMIN_LIMIT_EXCEEDED,
 						  "no memory to keep the paged search", NULL, 0);
 			memset(r, 0, sizeof *r);
-			memcpy(r->resume, resume, sizeof r->resume);
-			s->run = r;
 		}
-		r->parked = true;
+		if (r == c->park)
+			c->park = NULL;
+		if ((void *)r->resume != resume)
+			memcpy(r->resume, resume, sizeof r->resume);
 		r->req_hash = c->req_hash;
-		r->cookie = fnv(c->req_hash ^ (uint64_t)(uint32_t)c->msgid, r->resume, sizeof r->resume);
-		uint8_t ck[8];
-		memcpy(ck, &r->cookie, 8);
-		return done_paged(io, c->msgid, LFE_RC_SUCCESS, NULL, ck, sizeof ck);
+		uint64_t ck = fnv(c->req_hash ^ (uint64_t)(uint32_t)c->msgid, r->resume,
+				  sizeof r->resume);
+		while (ck == 0 || park_find(s, ck))
+			ck++;   /* each parked search its own cookie */
+		r->cookie = ck;
+		if (r == s->run) {
+			/* The run under way, parked in place: the list's head. */
+			r->parked = true;
+			if (n >= PAGED_MAX) {
+				r = *lru;
+				*lru = r->next;
+				run_put(s, r);
+			}
+		} else {
+			park_link(s, r);
+		}
+		uint8_t cb[8];
+		memcpy(cb, &ck, 8);
+		return done_paged(io, c->msgid, LFE_RC_SUCCESS, NULL, cb, sizeof cb);
 	}
-	if (c->page_size && rc != -EAGAIN)
-		page_free(s);   /* the last page (or an error): nothing to go on with */
 	if (rc == -EAGAIN && c->stop == SS_NONE) {
 		/* Out of room (the queue drains, then on): no flag; or out of
 		 * its slice with room left: on the next turn. */
@@ -640,29 +708,43 @@ __attribute__((noinline)) int lfe_session_search(struct lfe_session *s, struct l
 	if (pc > 0) {
 		c.req_hash = page_hash(req);
 		if (cookie.len > 0) {
-			if (!s->run || !s->run->parked || cookie.len != 8 ||
-			    memcmp(cookie.p, &s->run->cookie, 8) != 0 ||
-			    s->run->req_hash != c.req_hash) {
+			uint64_t ck = 0;
+			struct search_run **l = NULL;
+			if (cookie.len == 8) {
+				memcpy(&ck, cookie.p, 8);
+				l = park_find(s, ck);
+			}
+			if (!l || (*l)->req_hash != c.req_hash) {
 				return done_paged(io, m->msgid, LFE_RC_UNWILLING_TO_PERFORM,
 						  "paged results cookie is invalid or expired", NULL, 0);
 			}
+			struct search_run *p = *l;
+			*l = p->next;   /* out of the list while this call runs */
+			p->next = NULL;
 			if (psize == 0) {   /* the client ends it */
-				page_free(s);
+				run_put(s, p);
 				return done_paged(io, m->msgid, LFE_RC_SUCCESS, NULL, NULL, 0);
 			}
-			memcpy(resume, s->run->resume, sizeof resume);
-			page_free(s);   /* this call goes on from the copy */
-		} else {
-			page_free(s);   /* a new paged search ends the open one */
-			if (psize == 0)
-				return done_paged(io, m->msgid, LFE_RC_SUCCESS, NULL, NULL, 0);
+			memcpy(resume, p->resume, sizeof resume);
+			c.park = p;     /* this call goes on from the copy */
+		} else if (psize == 0) {
+			return done_paged(io, m->msgid, LFE_RC_SUCCESS, NULL, NULL, 0);
 		}
 		c.page_size = psize;
 	}
 	int h = search_step(s, io, &c, base, (size_t)bl, resume);
+	if (c.park) {
+		/* Not parked again: the last page, an error, or the search
+		 * yields (a run of its own, below); unanswered (H_STOP): the
+		 * request comes again, so does its cookie. */
+		if (h == H_STOP)
+			park_link(s, c.park);
+		else
+			run_put(s, c.park);
+		c.park = NULL;
+	}
 	if (h != H_YIELD)
 		return h;
-	page_free(s);   /* a search under way needs s->run: a parked one ends */
 	struct search_run *r = buf_get(s, sizeof *r + plen);
 	if (!r) {
 		/* Nowhere to keep it: say so, with the entries already sent
@@ -679,9 +761,11 @@ __attribute__((noinline)) int lfe_session_search(struct lfe_session *s, struct l
 	r->page_size = c.page_size;
 	r->parked = false;
 	r->req_hash = c.req_hash;
+	r->cookie = 0;
 	r->part = part;
 	r->pdu_len = plen;
 	memcpy(r->pdu, pdu, plen);
+	r->next = s->run;   /* the search under way heads the list */
 	s->run = r;
 	return H_YIELD;
 }
@@ -712,7 +796,9 @@ __attribute__((noinline)) int lfe_session_search_resume(struct lfe_session *s,
 	};
 	int h = search_step(s, io, &c, base, (size_t)bl, r->resume);
 	r->n_entries = c.n_entries;
-	if (h != H_YIELD && !r->parked)
-		run_free(s);
+	if (h != H_YIELD && !r->parked) {
+		s->run = r->next;   /* ended: out of the list's head */
+		run_put(s, r);
+	}
 	return h;
 }

@@ -10,10 +10,20 @@
 #  - a cookie replayed, one from another connection, one for another
 #    filter: unwillingToPerform (53); size 0 with the cookie ends it;
 #  - a critical unknown control: unavailableCriticalExtension (12);
+#  - several paged searches on ONE connection (python3-ldap3, a cookie
+#    loop each), as SSSD's sssd_be interleaves its requests: two paged
+#    searches page by page, a large non-paged search between their pages,
+#    each returns all its entries exactly once; a fifth parked one evicts
+#    the least recently used of four (its cookie: 53), the others finish;
+#    the same interleaving against slapd from the same LDIF, for the
+#    record: slapd 2.5 keeps one paged search per connection (the first
+#    search's second page: protocolError, 2), so its answer is printed;
 #  - entryUUID, createTimestamp, modifyTimestamp set by ldapfectl user add,
 #    returned for "+" or by name, not for "*".
 # On the old code the DSE had no supportedControl and the (non-critical)
-# control was ignored: one answer of 2,000, no pages.
+# control was ignored: one answer of 2,000, no pages. With one paged search
+# per connection (before several were kept), the first search's second page
+# got 53 once the other had begun ("interleaved: A page 2: 53").
 source "$(dirname "$0")/lib.sh"
 command -v ldapsearch >/dev/null || { echo "SKIP: ldapsearch missing (scripts/deps.sh)"; exit 77; }
 lfe_init paged 152
@@ -30,6 +40,8 @@ for i in range(n):
           "uid: user%04d\ncn: User %d\nsn: user%d\nuidNumber: %d\ngidNumber: 100\n"
           "homeDirectory: /home/user%d\n" % (i, suf, i, i, i, 10000 + i, i))
 EOF
+# A slapd beside it (for the interleaving), loading while ldapfe's store is built.
+lfe_slapd_start "$ldif" "ldap://127.0.0.1:3389/" "$LFE_CLI" "" "index objectClass,uid eq"
 mkdir -p "$LFE_STORE"
 lfe_ctl init --suffix "$LFE_SUFFIX" >/dev/null
 lfe_ctl import "$ldif" >/dev/null
@@ -134,6 +146,84 @@ exec 7>&-
 rc=0; wait "$pypid" || rc=$?
 cat "$LFE_WORK/py.out" >&2
 lfe_eq "ldap3 paged run" "$rc" 0
+# Several paged searches on one connection, ldapfe and slapd alike (the
+# store now: 2,000 - user0050 - user1500 + aa-early + zz-late).
+lfe_slapd_wait
+lfe_py '
+import sys
+from ldap3 import Server, Connection, SUBTREE
+suf = sys.argv[1]
+P = "1.2.840.113556.1.4.319"
+def page(c, s, cookie):
+    flt, attr, size = s
+    c.search(suf, flt, SUBTREE, attributes=[attr], paged_size=size, paged_cookie=cookie)
+    dns = [e["dn"] for e in c.response if e["type"] == "searchResEntry"]
+    ctl = c.result.get("controls", {}).get(P)
+    return c.result["result"], dns, (ctl["value"]["cookie"] if ctl else None)
+A = ("(objectClass=posixAccount)", "uid", 300)
+B = ("(&(objectClass=posixAccount)(uid=user0*))", "cn", 70)
+def interleave(name, addr, port, want_a, want_b):
+    c = Connection(Server(addr, port=port, connect_timeout=5), receive_timeout=30, auto_bind=True)
+    seen = {A: [], B: []}
+    ck = {A: None, B: None}
+    first = True
+    while first or ck[A] or ck[B]:
+        for s in (A, B):
+            if first or ck[s]:
+                rc, dns, ck[s] = page(c, s, ck[s])
+                if rc != 0:
+                    c.unbind()
+                    return "%s page %d: %d (%s)" % ("A" if s == A else "B",
+                                                    len(seen[s]) // s[2] + 1, rc,
+                                                    c.result["message"])
+                seen[s] += dns
+        if first:
+            # A large search, not paged, between the pages (ldapfe: it yields).
+            c.search(suf, "(objectClass=posixAccount)", SUBTREE, attributes=["cn", "uid", "homeDirectory"])
+            assert c.result["result"] == 0 and len(c.response) == want_a, (c.result, len(c.response))
+        first = False
+    for s, want in ((A, want_a), (B, want_b)):
+        assert len(seen[s]) == want and len(set(seen[s])) == want, \
+            (name, s[0], len(seen[s]), len(set(seen[s])), want)
+    c.unbind()
+    return None
+# ldapfe and slapd from the same LDIF differ only by the writes ldapfectl made.
+why = interleave("ldapfe", sys.argv[2], 389, 2000, 999)
+assert why is None, "ldapfe: interleaved: " + why
+print("ok: ldapfe: two paged searches interleaved on one connection (2000 and 999 entries, "
+      "each once), a non-paged one between their pages")
+why = interleave("slapd", "127.0.0.1", 3389, 2000, 1000)
+# slapd 2.5 keeps one paged search per connection: the second page of A gets
+# protocolError (2) "paged results cookie is invalid". Said, not required.
+assert why is None or ": 2 (" in why or ": 53 (" in why, why
+print("slapd: " + (why or "the same, every entry once"))
+
+# The bound (ldapfe: four parked per connection): a fifth evicts the least
+# recently used; the others go on to the end.
+c = Connection(Server(sys.argv[2], port=389, connect_timeout=5), receive_timeout=30, auto_bind=True)
+ss = [("(&(objectClass=posixAccount)(uid=user0%d*))" % (i + 1), "uid", 30) for i in range(5)]
+cks, seen = [], []
+for s in ss[:4]:
+    rc, dns, k = page(c, s, None)
+    assert rc == 0 and k, rc
+    cks.append(k); seen.append(dns)
+rc, dns, cks[0] = page(c, ss[0], cks[0])      # the first used again: now the second is the oldest
+assert rc == 0, rc
+seen[0] += dns
+rc, dns, k = page(c, ss[4], None)
+assert rc == 0 and k, rc
+cks.append(k); seen.append(dns)
+rc, dns, _ = page(c, ss[1], cks[1])
+assert rc == 53 and not dns, ("evicted", rc, len(dns))
+for i in (0, 2, 3, 4):
+    while cks[i]:
+        rc, dns, cks[i] = page(c, ss[i], cks[i])
+        assert rc == 0, (i, rc)
+        seen[i] += dns
+    assert len(seen[i]) == 100 and len(set(seen[i])) == 100, (i, len(seen[i]))
+print("ok: ldapfe: five paged searches on one connection: the least recently used evicted (53), four finished")
+' "$LFE_SUFFIX" "$LFE_SADDR" >"$LFE_WORK/many.out" 2>&1 || { cat "$LFE_WORK/many.out" >&2; lfe_fail "several paged searches on one connection"; }
+cat "$LFE_WORK/many.out" >&2
 # Operational attributes ldapfectl user add sets: for "+" or by name only.
 plus=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" "+")
 for a in entryUUID createTimestamp modifyTimestamp; do

@@ -2317,11 +2317,457 @@ static void test_search_stream(void)
 	fx_fini(&f);
 }
 
+/* ---- paged results (RFC 2696): several per connection ---- */
+
+#define OID_PAGED "1.2.840.113556.1.4.319"
+
+/* A SearchRequest with the paged-results control (size, cookie). */
+static void search_paged(struct pdu *out, int32_t msgid, const struct sreq *r, int size,
+			 const uint8_t *cookie, size_t clen)
+{
+	struct pdu op = { .n = 0 }, al = { .n = 0 }, body = { .n = 0 }, val = { .n = 0 },
+		   seq = { .n = 0 }, c = { .n = 0 }, cs = { .n = 0 };
+	tlv_str(&op, 0x04, r->base);
+	tlv_int(&op, 0x0a, r->scope);
+	tlv_int(&op, 0x0a, 0);
+	tlv_int(&op, 0x02, r->size_limit);
+	tlv_int(&op, 0x02, 0);
+	tlv(&op, 0x01, r->types_only ? "\xff" : "\x00", 1);
+	put(&op, r->filter->b, r->filter->n);
+	for (size_t i = 0; r->attrs[i]; i++)
+		tlv_str(&al, 0x04, r->attrs[i]);
+	tlv_pdu(&op, 0x30, &al);
+	tlv_int(&body, 0x02, msgid);
+	tlv_pdu(&body, 0x63, &op);
+	tlv_int(&val, 0x02, size);
+	tlv(&val, 0x04, cookie, clen);
+	tlv_pdu(&seq, 0x30, &val);
+	tlv_str(&c, 0x04, OID_PAGED);
+	tlv_pdu(&c, 0x04, &seq);
+	tlv_pdu(&cs, 0x30, &c);
+	tlv_pdu(&body, 0xa0, &cs);
+	tlv_pdu(out, 0x30, &body);
+}
+
+/* A paged search as the client sees it: its request, its cookie, the DNs
+ * it got (each counted). */
+struct pgs {
+	const struct sreq *req;
+	int size;
+	uint8_t ck[64];
+	size_t clen;
+	bool open;             /* a page with a cookie came: more to ask for */
+	char dns[40][64];
+	int cnt[40];
+	int n, entries;
+};
+
+/* The cookie of a SearchResultDone's paged-results control: 0, or -1 when
+ * it has none or it does not parse. */
+static int resp_cookie(const struct resp *r, uint8_t *ck, size_t *clen)
+{
+	struct rd c = { r->ctrls, r->ctrls_len, 0 }, ctl, v, val, seq;
+	char oid[64];
+	if (!rd_expect(&c, 0x30, &ctl) || !rd_expect(&ctl, 0x04, &v))
+		return -1;
+	rd_str(&v, oid, sizeof oid);
+	if (strcmp(oid, OID_PAGED) != 0 || !rd_expect(&ctl, 0x04, &val) ||
+	    !rd_expect(&val, 0x30, &seq) || !rd_expect(&seq, 0x02, &v) ||
+	    !rd_expect(&seq, 0x04, &v) || v.n > 64)
+		return -1;
+	memcpy(ck, v.p, v.n);
+	*clen = v.n;
+	return 0;
+}
+
+static void pgs_saw(struct pgs *p, const char *dn)
+{
+	p->entries++;
+	for (int i = 0; i < p->n; i++)
+		if (strcmp(p->dns[i], dn) == 0) {
+			p->cnt[i]++;
+			return;
+		}
+	if (p->n < 40) {
+		snprintf(p->dns[p->n], sizeof p->dns[0], "%s", dn);
+		p->cnt[p->n++] = 1;
+	}
+}
+
+/* Every DN once, want of them. */
+static bool pgs_once(const struct pgs *p, int want)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->cnt[i] != 1)
+			return false;
+	return p->n == want && p->entries == want;
+}
+
+/* Ask for p's next page (its first when it has no cookie) with `size`,
+ * over calls of cap bytes of room after the first (the search yields when
+ * small): the SearchResultDone's code, or -1 (none, or no parse). */
+static int pgs_page(struct fx *f, struct pgs *p, int32_t msgid, int size, size_t cap)
+{
+	struct pdu in = { .n = 0 };
+	static const uint8_t none[1];
+	search_paged(&in, msgid, p->req, size, p->ck, p->clen);
+	int code = -1, calls = 0;
+	do {
+		f->io = (struct lfe_session_io){ .in = calls ? none : in.b,
+						 .in_len = calls ? 0 : in.n, .out = f->out,
+						 .out_cap = calls ? cap : sizeof f->out };
+		if (calls && cap == sizeof f->out)
+			break;
+		if (lfe_session_process(f->s, &f->io) != 0)
+			return -1;
+		if (!calls && f->io.in_used != in.n)
+			return -1;
+		int nr = parse_all(f->out, f->io.out_len, f->r, 32);
+		if (nr < 0)
+			return -1;
+		for (int i = 0; i < nr; i++) {
+			if (f->r[i].msgid != msgid)
+				return -1;
+			if (f->r[i].op == LFE_OP_SEARCH_ENTRY) {
+				pgs_saw(p, f->r[i].dn);
+			} else if (f->r[i].op == LFE_OP_SEARCH_DONE) {
+				code = f->r[i].code;
+				p->clen = 0;
+				if (resp_cookie(&f->r[i], p->ck, &p->clen) < 0)
+					return -1;
+				p->open = p->clen > 0;
+			}
+		}
+		calls++;
+	} while (lfe_session_searching(f->s) && calls < 200);
+	return code;
+}
+
+/* 20 more people under ou=people: 22 in all with alice and bob. */
+static void fx_people(struct fx *f)
+{
+	for (int i = 0; i < 20; i++) {
+		char dn[64], uid[32];
+		snprintf(dn, sizeof dn, "uid=u%02d,ou=people," SUFFIX, i);
+		snprintf(uid, sizeof uid, "uid=u%02d", i);
+		const char *ua[] = { "objectClass=person", uid, "cn=a user of the fixture" };
+		if (lfe_tb_add(f->tb, dn, NULL, ua, 3))
+			exit(2);
+	}
+}
+
+/* Buffers the session holds now (parked searches, a run). */
+static int held(const struct fx *f)
+{
+	return f->ta.gets - f->ta.puts;
+}
+
+/* Several paged searches per connection (session_search.c): interleaved
+ * ones each return all their entries exactly once; a search that yields
+ * (paged or not) between pages leaves the parked ones be; PAGED_MAX (4)
+ * parked, the least recently used one gives way to a new one (its cookie:
+ * 53); a cookie presented with another request: 53, the parked search
+ * stays; no buffer to park a page in: 11, the others go on. On the old
+ * code (one paged search per connection) every part but the last two
+ * failed: the first search's next page got 53. */
+static void test_paged_many(void)
+{
+	struct pdu person = { .n = 0 }, all = { .n = 0 };
+	f_eq(&person, "objectClass", "person");   /* alice, bob and the 20 */
+	f_present(&all, "objectClass");
+	const struct sreq ra = { SUFFIX, 2, 0, 0, &person, { "uid", NULL } };
+	const struct sreq rb = { "ou=people," SUFFIX, 1, 0, 0, &person, { "cn", NULL } };
+	const struct sreq rc = { SUFFIX, 2, 0, 0, &person, { "cn", "uid", NULL } };
+	struct fx f;
+
+	/* Interleaved: A (5 a page) and B (3 a page), page by page. */
+	fx_init(&f);
+	fx_people(&f);
+	struct pgs *a = calloc(6, sizeof *a), *b = a + 1, *c = a + 2;
+	if (!a)
+		exit(2);
+	a->req = &ra;
+	b->req = &rb;
+	int32_t id = 1, bad = 0, pages = 0;
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->open, "A page 1");
+	CHECK(pgs_page(&f, b, id++, 3, sizeof f.out) == 0 && b->open, "B page 1");
+	while ((a->open || b->open) && pages < 40) {
+		if (a->open && pgs_page(&f, a, id++, 5, sizeof f.out) != 0)
+			bad++;
+		if (b->open && pgs_page(&f, b, id++, 3, sizeof f.out) != 0)
+			bad++;
+		pages++;
+	}
+	CHECK(bad == 0 && !a->open && !b->open, "interleaved: %d pages refused", bad);
+	CHECK(pgs_once(a, 22), "interleaved A: %d entries, %d DNs", a->entries, a->n);
+	CHECK(pgs_once(b, 22), "interleaved B: %d entries, %d DNs", b->entries, b->n);
+	CHECK(held(&f) == 0, "interleaved: %d buffers held after both ended", held(&f));
+	fx_fini(&f);
+
+	/* A and B parked; a non-paged search that yields (small calls), then
+	 * a paged one C whose pages yield (parked from its run), between
+	 * their pages; then all three to their ends. */
+	fx_init(&f);
+	fx_people(&f);
+	memset(a, 0, 3 * sizeof *a);
+	a->req = &ra;
+	b->req = &rb;
+	c->req = &rc;
+	id = 1;
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->open, "A page 1");
+	CHECK(pgs_page(&f, b, id++, 3, sizeof f.out) == 0 && b->open, "B page 1");
+	struct pgs plain = { .req = &ra };
+	struct pdu in = { .n = 0 };
+	search_req(&in, id, &(struct sreq){ SUFFIX, 2, 0, 0, &person, { "cn", NULL } });
+	{
+		static const uint8_t none[1];
+		int calls = 0, done = -1;
+		do {
+			f.io = (struct lfe_session_io){ .in = calls ? none : in.b,
+							.in_len = calls ? 0 : in.n, .out = f.out,
+							.out_cap = calls ? 240 : 1300 };
+			CHECK(lfe_session_process(f.s, &f.io) == 0, "plain search call");
+			int nr = parse_all(f.out, f.io.out_len, f.r, 32);
+			for (int i = 0; i < nr; i++) {
+				if (f.r[i].op == LFE_OP_SEARCH_ENTRY)
+					pgs_saw(&plain, f.r[i].dn);
+				else if (f.r[i].op == LFE_OP_SEARCH_DONE)
+					done = f.r[i].code;
+			}
+			calls++;
+		} while (lfe_session_searching(f.s) && calls < 100);
+		CHECK(done == 0 && calls >= 5 && pgs_once(&plain, 22),
+		      "plain search between pages: done %d, %d calls, %d entries", done, calls,
+		      plain.entries);
+	}
+	id++;
+	CHECK(pgs_page(&f, c, id++, 10, 240) == 0 && c->open && c->entries == 10,
+	      "C page 1 over small calls: %d entries", c->entries);
+	CHECK(held(&f) == 3, "A, B, C parked: %d buffers held", held(&f));
+	bad = 0;
+	pages = 0;
+	while ((a->open || b->open || c->open) && pages < 40) {
+		if (a->open && pgs_page(&f, a, id++, 5, sizeof f.out) != 0)
+			bad++;
+		if (c->open && pgs_page(&f, c, id++, 10, 240) != 0)
+			bad++;
+		if (b->open && pgs_page(&f, b, id++, 3, sizeof f.out) != 0)
+			bad++;
+		pages++;
+	}
+	CHECK(bad == 0, "after a yielding search: %d pages refused", bad);
+	CHECK(pgs_once(a, 22) && pgs_once(b, 22) && pgs_once(c, 22),
+	      "after a yielding search: A %d, B %d, C %d entries", a->entries, b->entries,
+	      c->entries);
+	fx_fini(&f);
+
+	/* The bound: four parked (p[0..3]); p[0] asked again (most recent
+	 * now); a fifth takes the least recently used one's place (p[1]):
+	 * its cookie gets 53; the other four go on to their ends. The
+	 * session never holds more than four. */
+	fx_init(&f);
+	fx_people(&f);
+	struct pgs *p = calloc(5, sizeof *p);
+	if (!p)
+		exit(2);
+	id = 1;
+	for (int i = 0; i < 5; i++)
+		p[i].req = &ra;
+	for (int i = 0; i < 4; i++)
+		CHECK(pgs_page(&f, &p[i], id++, 2, sizeof f.out) == 0 && p[i].open, "p%d page 1", i);
+	CHECK(held(&f) == 4, "four parked: %d buffers", held(&f));
+	CHECK(pgs_page(&f, &p[0], id++, 2, sizeof f.out) == 0 && p[0].open, "p0 page 2");
+	CHECK(pgs_page(&f, &p[4], id++, 2, sizeof f.out) == 0 && p[4].open, "p4 page 1");
+	CHECK(held(&f) == 4, "bound: %d buffers held, want 4", held(&f));
+	int e1 = p[1].entries;
+	CHECK(pgs_page(&f, &p[1], id++, 2, sizeof f.out) == LFE_RC_UNWILLING_TO_PERFORM &&
+	      p[1].entries == e1 && !p[1].open, "evicted p1 answered %d", f.r[0].code);
+	if (f.nr > 0)
+		check_result(&f.r[f.nr - 1], id - 1, LFE_OP_SEARCH_DONE, LFE_RC_UNWILLING_TO_PERFORM,
+			     "paged results cookie is invalid or expired");
+	bad = 0;
+	for (int i = 0; i < 5; i++) {
+		if (i == 1)
+			continue;
+		for (int k = 0; p[i].open && k < 20; k++)
+			if (pgs_page(&f, &p[i], id++, 2, sizeof f.out) != 0)
+				bad++;
+		CHECK(pgs_once(&p[i], 22), "bound: p%d %d entries", i, p[i].entries);
+	}
+	CHECK(bad == 0, "bound: %d pages of the kept ones refused", bad);
+	CHECK(held(&f) == 0, "bound: %d buffers held after all ended", held(&f));
+	fx_fini(&f);
+
+	/* A cookie of another request: 53, and its own search goes on; one
+	 * of the wrong length or made up: 53. Left parked at the end: freed
+	 * (and wiped) by lfe_session_fini (fx_fini counts). */
+	fx_init(&f);
+	fx_people(&f);
+	memset(a, 0, 3 * sizeof *a);
+	a->req = &ra;
+	b->req = &rb;
+	id = 1;
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->open, "A page 1");
+	CHECK(pgs_page(&f, b, id++, 5, sizeof f.out) == 0 && b->open, "B page 1");
+	struct pgs x = { .req = &rb };
+	memcpy(x.ck, a->ck, a->clen);
+	x.clen = a->clen;
+	CHECK(pgs_page(&f, &x, id++, 5, sizeof f.out) == LFE_RC_UNWILLING_TO_PERFORM &&
+	      x.entries == 0, "A's cookie with B's request");
+	x.clen = 7;
+	CHECK(pgs_page(&f, &x, id++, 5, sizeof f.out) == LFE_RC_UNWILLING_TO_PERFORM,
+	      "7-byte cookie");
+	memcpy(x.ck, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+	x.clen = 8;
+	CHECK(pgs_page(&f, &x, id++, 5, sizeof f.out) == LFE_RC_UNWILLING_TO_PERFORM,
+	      "made-up cookie");
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->entries == 10,
+	      "A after its cookie was misused: %d entries", a->entries);
+	CHECK(pgs_page(&f, b, id++, 5, sizeof f.out) == 0 && b->entries == 10, "B page 2");
+	CHECK(held(&f) == 2, "two parked: %d buffers", held(&f));
+	fx_fini(&f);
+
+	/* No buffer to park a page in: the page, then 11 without a cookie;
+	 * a search parked already goes on (its own buffer parks it again). */
+	fx_init(&f);
+	fx_people(&f);
+	memset(a, 0, 3 * sizeof *a);
+	a->req = &ra;
+	b->req = &rb;
+	id = 1;
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->open, "A page 1");
+	f.ta.fail = 1;
+	CHECK(pgs_page(&f, b, id++, 5, sizeof f.out) == LFE_RC_ADMIN_LIMIT_EXCEEDED &&
+	      !b->open && b->entries == 5, "pool dry: B answered %d, %d entries", f.r[f.nr > 0 ? f.nr - 1 : 0].code,
+	      b->entries);
+	if (f.nr > 0)
+		check_result(&f.r[f.nr - 1], id - 1, LFE_OP_SEARCH_DONE, LFE_RC_ADMIN_LIMIT_EXCEEDED,
+			     "no memory to keep the paged search");
+	bad = 0;
+	while (a->open && bad < 20)
+		if (pgs_page(&f, a, id++, 5, sizeof f.out) != 0)
+			bad++;
+	CHECK(bad == 0 && pgs_once(a, 22), "pool dry: A %d entries, %d refused", a->entries, bad);
+	f.ta.fail = 0;
+	fx_fini(&f);
+	free(a);
+	free(p);
+}
+
+/* Paged searches at random against a model of the rule (session_search.c):
+ * up to six at once on one session, started, continued (in one call or
+ * over small calls: their pages yield), ended with size 0, with non-paged
+ * searches that yield between; the model keeps the four most recently used
+ * and says which cookie must get 53. Every search the model keeps returns
+ * all its entries once; the session holds one buffer per parked search. */
+static void test_paged_random(void)
+{
+	struct pdu person = { .n = 0 };
+	f_eq(&person, "objectClass", "person");
+	static const struct sreq reqs[3] = {
+		{ SUFFIX, 2, 0, 0, NULL, { "uid", NULL } },
+		{ "ou=people," SUFFIX, 1, 0, 0, NULL, { "cn", NULL } },
+		{ SUFFIX, 2, 0, 1, NULL, { "cn", "uid", NULL } },
+	};
+	struct sreq rq[3];
+	for (int i = 0; i < 3; i++) {
+		rq[i] = reqs[i];
+		rq[i].filter = &person;
+	}
+	struct fx f;
+	fx_init(&f);
+	fx_people(&f);
+	struct pgs *sl = calloc(6, sizeof *sl);
+	if (!sl)
+		exit(2);
+	int size[6] = { 0 }, order[6], n_open = 0, ended = 0, evicted = 0, bad = 0;
+	uint32_t rnd = 12345;
+	int32_t id = 1;
+	for (int step = 0; step < 600 && !bad; step++) {
+		rnd = rnd * 1103515245u + 12345u;
+		int k = (int)((rnd >> 8) % 6), op = (int)((rnd >> 16) % 8);
+		size_t cap = (rnd >> 24) & 1 ? 240 : sizeof f.out;
+		struct pgs *p = &sl[k];
+		int pos = -1;
+		for (int i = 0; i < n_open; i++)
+			if (order[i] == k)
+				pos = i;
+		if (op == 7) {   /* a search that yields, not paged */
+			struct pgs plain = { .req = &rq[0] };
+			struct pdu in = { .n = 0 };
+			static const uint8_t none[1];
+			search_req(&in, id++, &rq[1]);
+			int calls = 0;
+			do {
+				f.io = (struct lfe_session_io){ .in = calls ? none : in.b,
+								.in_len = calls ? 0 : in.n,
+								.out = f.out, .out_cap = calls ? 240 : 1300 };
+				if (lfe_session_process(f.s, &f.io) != 0)
+					bad++;
+				int nr = parse_all(f.out, f.io.out_len, f.r, 32);
+				for (int i = 0; i < nr; i++)
+					if (f.r[i].op == LFE_OP_SEARCH_ENTRY)
+						pgs_saw(&plain, f.r[i].dn);
+				calls++;
+			} while (lfe_session_searching(f.s) && calls < 100);
+			if (!pgs_once(&plain, 22))
+				bad++;
+			continue;
+		}
+		if (pos < 0 && !p->open) {   /* a new one */
+			memset(p, 0, sizeof *p);
+			p->req = &rq[op % 3];
+			size[k] = 1 + (int)((rnd >> 4) % 7);
+			if (pgs_page(&f, p, id++, size[k], cap) != 0)
+				bad++;
+		} else if (pos < 0) {   /* evicted: its cookie is refused */
+			if (pgs_page(&f, p, id++, size[k], cap) != LFE_RC_UNWILLING_TO_PERFORM)
+				bad++;
+			p->open = false;
+			continue;
+		} else if (op == 6) {   /* the client ends it */
+			if (pgs_page(&f, p, id++, 0, cap) != 0 || p->open)
+				bad++;
+			memmove(order + pos, order + pos + 1, (size_t)(n_open - pos - 1) * sizeof *order);
+			n_open--;
+			continue;
+		} else if (pgs_page(&f, p, id++, size[k], cap) != 0) {
+			bad++;
+		}
+		if (pos >= 0) {
+			memmove(order + pos, order + pos + 1, (size_t)(n_open - pos - 1) * sizeof *order);
+			n_open--;
+		}
+		if (p->open) {
+			if (n_open == 4) {   /* the model's eviction: the oldest */
+				n_open--;
+				evicted++;
+			}
+			memmove(order + 1, order, (size_t)n_open * sizeof *order);
+			order[0] = k;
+			n_open++;
+		} else {
+			if (!pgs_once(p, 22))
+				bad++;
+			ended++;
+		}
+		if (held(&f) != n_open)
+			bad++;
+	}
+	CHECK(bad == 0 && ended > 10 && evicted > 5, "random: %d wrong, %d ended, %d evicted", bad,
+	      ended, evicted);
+	CHECK(held(&f) == n_open, "random: %d held, %d open", held(&f), n_open);
+	fx_fini(&f);
+	free(sl);
+}
+
 int main(void)
 {
 	if (ldap_initialize(&ld, "ldap://127.0.0.1:1") != LDAP_SUCCESS)
 		return 2;
 	test_search_stream();
+	test_paged_many();
+	test_paged_random();
 	test_bind();
 	test_bind_backend_verdicts();
 	test_pending();
