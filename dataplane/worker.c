@@ -696,6 +696,17 @@ pool:
 	return p;
 }
 
+/* The sessions' spare hook: more than one search buffer per connection
+ * only while fewer than share_pressure_pct of the per-slot buffers are in
+ * use (common/share.h's pressure level), so parked paged searches never
+ * take the buffer a split request of another connection needs. */
+static bool pdu_spare(void *ctx)
+{
+	const struct lfe_worker *w = ctx;
+	uint64_t slots = w->pdu_small_len / LFE_PDU_SMALL;
+	return w->st.pdu_small_held * 100 < slots * w->d->cfg.share_pressure_pct;
+}
+
 static void pdu_put(void *ctx, void *buf)
 {
 	struct lfe_worker *w = ctx;
@@ -879,6 +890,7 @@ static int worker_session_cfg(struct lfe_worker *w, char *err, size_t errlen)
 	w->scfg.be_ctx = NULL;   /* each connection's own: its slot (glue.c, stream.h) */
 	w->scfg.alloc.get = pdu_get;
 	w->scfg.alloc.put = pdu_put;
+	w->scfg.alloc.spare = pdu_spare;
 	w->scfg.alloc.ctx = w;
 	w->scfg.naming_context = d->naming[0] ? d->naming : NULL;
 	w->scfg.vendor_name = "ldapfe";

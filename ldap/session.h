@@ -169,10 +169,15 @@ enum lfe_require_tls {
 int lfe_require_tls_parse(const char *s, enum lfe_require_tls *out, const char **why);
 
 /* Allocator for PDUs split across input chunks. get returns a buffer of at
- * least `size` bytes or NULL (then the connection is reset: LFE_SESS_ABORT). */
+ * least `size` bytes or NULL (then the connection is reset: LFE_SESS_ABORT).
+ * spare (NULL: always true) says whether buffers are plentiful enough for
+ * a connection to take more than its share: a second parked paged search
+ * is only kept while it says so (session_search.c), so that under
+ * pressure a connection holds what it did with one. */
 struct lfe_session_alloc {
 	void *(*get)(void *ctx, size_t size);
 	void (*put)(void *ctx, void *buf);
+	bool (*spare)(void *ctx);
 	void *ctx;
 };
 

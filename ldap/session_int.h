@@ -129,6 +129,12 @@ struct search_run {
 
 /* ---------------------------------------------------------------- memory */
 
+static inline bool buf_spare(const struct lfe_session *s)
+{
+	const struct lfe_session_alloc *a = &s->cfg->alloc;
+	return a->spare == NULL || a->spare(a->ctx);
+}
+
 static inline void *buf_get(struct lfe_session *s, size_t n)
 {
 	const struct lfe_session_alloc *a = &s->cfg->alloc;

@@ -376,7 +376,10 @@ static uint32_t dse_get(void *ctx, struct lfe_bytes type, uint32_t first, struct
  * and its client can start it again. Four covers SSSD's concurrent
  * requests of a domain; each costs one buffer of the session's allocator
  * (the worker's pool), so one connection holds at most PAGED_MAX + 1 of
- * them for searches (+ 1 while a PDU is gathered). No buffer to park a
+ * them for searches (+ 1 while a PDU is gathered) while the allocator has
+ * buffers to spare (alloc.spare), and one parked search, as it always
+ * could, once it has not: then a new paged search takes the place of the
+ * connection's least recently used one. No buffer to park a
  * page in: the page ends with adminLimitExceeded (11), no cookie. A cookie
  * is 8 bytes: valid only on this connection, for the request that got it
  * (the same base, scope, filter, attributes; else 53, and the parked
@@ -555,7 +558,11 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 			return H_STOP;
 		struct search_run *r = run_active(s) ? s->run : c->park, **lru;
 		unsigned n = park_count(s, &lru);
-		if (!r && n >= PAGED_MAX) {
+		/* Under pressure on the allocator, one parked search per
+		 * connection, as before there were several: the new one takes
+		 * the older one's place. */
+		unsigned cap = buf_spare(s) ? PAGED_MAX : 1;
+		if (!r && n >= cap) {
 			r = *lru;
 			*lru = r->next;
 			size_t pl = r->pdu_len;
@@ -581,7 +588,7 @@ static int search_step(struct lfe_session *s, struct lfe_session_io *io, struct 
 		if (r == s->run) {
 			/* The run under way, parked in place: the list's head. */
 			r->parked = true;
-			if (n >= PAGED_MAX) {
+			if (n >= cap) {
 				r = *lru;
 				*lru = r->next;
 				run_put(s, r);

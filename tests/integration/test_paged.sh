@@ -237,4 +237,45 @@ grep -q "^createTimestamp: " <<<"$star" && lfe_fail "'*' returned createTimestam
 named=$(lfe_cli ldapsearch -x -LLL -H "$LFE" -s base -b "uid=zz-late,ou=people,$LFE_SUFFIX" entryUUID)
 grep -q "^entryUUID: " <<<"$named" || lfe_fail "entryUUID by name"
 lfe_log "ok: entryUUID, createTimestamp, modifyTimestamp set by ldapfectl user add, for + or by name"
+
+# Under pressure on the worker's request buffers (one per connection
+# slot; pressure at share_pressure_pct, 75 %, of them held), a connection
+# keeps one parked paged search, as before several were kept: with
+# max_conns_per_core = 4, three parked searches hold three of the four
+# buffers and a fourth takes the place of the least recently used (53)
+# and goes on to its end (one kept per connection: a page that yields
+# and parks again takes the place of another). With buffers to spare four
+# are kept: above.
+lfe_stop
+lfe_eq "SIGTERM exit status" "$LFE_STOP_RC" 0
+sed -i 's/^max_conns_per_core = .*/max_conns_per_core = 4/' "$conf"
+grep -q '^max_conns_per_core = 4$' "$conf" || lfe_fail "conf has no max_conns_per_core line"
+lfe_start "$conf" 0
+lfe_py '
+import sys
+from ldap3 import Server, Connection, SUBTREE
+suf, addr = sys.argv[1], sys.argv[2]
+P = "1.2.840.113556.1.4.319"
+c = Connection(Server(addr, port=389, connect_timeout=5), receive_timeout=30, auto_bind=True)
+def page(i, cookie):
+    c.search(suf, "(&(objectClass=posixAccount)(uid=user0%d*))" % (i + 1), SUBTREE,
+             attributes=["uid"], paged_size=30, paged_cookie=cookie)
+    ctl = c.result.get("controls", {}).get(P)
+    return c.result["result"], len(c.response), (ctl["value"]["cookie"] if ctl else None)
+cks = []
+for i in range(4):
+    rc, n, k = page(i, None)
+    assert rc == 0 and n == 30 and k, (i, rc, n)
+    cks.append(k)
+rc, n, _ = page(0, cks[0])
+assert rc == 53 and n == 0, ("under pressure the oldest gives way", rc, n)
+got = 30
+while cks[3]:
+    rc, n, cks[3] = page(3, cks[3])
+    assert rc == 0, rc
+    got += n
+assert got == 100, got
+print("ok: under buffer pressure a fourth parked paged search took the place of the oldest, and finished")
+' "$LFE_SUFFIX" "$LFE_SADDR" >"$LFE_WORK/tight.out" 2>&1 || { cat "$LFE_WORK/tight.out" >&2; lfe_fail "paged searches under buffer pressure"; }
+cat "$LFE_WORK/tight.out" >&2
 echo "PASS"

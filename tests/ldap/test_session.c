@@ -461,6 +461,7 @@ static int has_val(const struct resp *r, const char *type, const char *val)
 
 struct talloc {
 	int fail;              /* fail every get while set */
+	int tight;             /* spare says no while set (buffers under pressure) */
 	int gets, puts;
 	int not_wiped;         /* puts that found non-zero bytes */
 	void *bufs[8];
@@ -482,6 +483,12 @@ static void *ta_get(void *ctx, size_t n)
 		}
 	}
 	return NULL;
+}
+
+static bool ta_spare(void *ctx)
+{
+	const struct talloc *a = ctx;
+	return !a->tight;
 }
 
 static void ta_put(void *ctx, void *buf)
@@ -548,7 +555,7 @@ static void fx_init(struct fx *f)
 		.allow_anonymous = true,
 		.be = &f->ops,
 		.be_ctx = f->tb,
-		.alloc = { ta_get, ta_put, &f->ta },
+		.alloc = { .get = ta_get, .put = ta_put, .spare = ta_spare, .ctx = &f->ta },
 		.dns = f->dns,
 		.naming_context = SUFFIX,
 		.vendor_version = "0.1.0",
@@ -2462,6 +2469,47 @@ static int held(const struct fx *f)
 	return f->ta.gets - f->ta.puts;
 }
 
+/* Buffers under pressure (alloc.spare says no): one parked paged search
+ * per connection, as before several were kept: B's first page takes A's
+ * place (A's next page: 53), B goes on to its end; with buffers to spare
+ * again, two are kept. Planted: spare ignored, A's page 2 is answered. */
+static void test_paged_tight(void)
+{
+	struct pdu person = { .n = 0 };
+	f_eq(&person, "objectClass", "person");
+	const struct sreq ra = { SUFFIX, 2, 0, 0, &person, { "uid", NULL } };
+	const struct sreq rb = { "ou=people," SUFFIX, 1, 0, 0, &person, { "cn", NULL } };
+	struct fx f;
+	struct pgs *a = calloc(2, sizeof *a), *b = a + 1;
+	if (!a)
+		exit(2);
+	fx_init(&f);
+	fx_people(&f);
+	f.ta.tight = 1;
+	a->req = &ra;
+	b->req = &rb;
+	int32_t id = 1;
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->open, "tight: A page 1");
+	CHECK(pgs_page(&f, b, id++, 5, sizeof f.out) == 0 && b->open, "tight: B page 1");
+	CHECK(held(&f) == 1, "tight: %d buffers held, want 1", held(&f));
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == LFE_RC_UNWILLING_TO_PERFORM,
+	      "tight: A's place was taken by B");
+	for (int i = 0; i < 10 && b->open; i++)
+		CHECK(pgs_page(&f, b, id++, 5, sizeof f.out) == 0, "tight: B page %d", i + 2);
+	CHECK(!b->open && pgs_once(b, 22), "tight: B %d entries, %d DNs", b->entries, b->n);
+	/* Buffers to spare again: both kept. */
+	f.ta.tight = 0;
+	memset(a, 0, 2 * sizeof *a);
+	a->req = &ra;
+	b->req = &rb;
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0 && a->open, "spare: A page 1");
+	CHECK(pgs_page(&f, b, id++, 5, sizeof f.out) == 0 && b->open, "spare: B page 1");
+	CHECK(held(&f) == 2, "spare: %d buffers held, want 2", held(&f));
+	CHECK(pgs_page(&f, a, id++, 5, sizeof f.out) == 0, "spare: A page 2");
+	fx_fini(&f);
+	free(a);
+}
+
 /* Several paged searches per connection (session_search.c): interleaved
  * ones each return all their entries exactly once; a search that yields
  * (paged or not) between pages leaves the parked ones be; PAGED_MAX (4)
@@ -2767,6 +2815,7 @@ int main(void)
 		return 2;
 	test_search_stream();
 	test_paged_many();
+	test_paged_tight();
 	test_paged_random();
 	test_bind();
 	test_bind_backend_verdicts();
