@@ -24,7 +24,14 @@
 struct fz_alloc {
 	unsigned fail_after;   /* 0: never fail */
 	unsigned gets;
+	bool tight;            /* spare says no: buffers under pressure */
 };
+
+static bool fz_spare(void *ctx)
+{
+	const struct fz_alloc *a = ctx;
+	return !a->tight;
+}
 
 static void *fz_get(void *ctx, size_t n)
 {
@@ -130,13 +137,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct lfe_tb *tb = backend();
 	lfe_tb_set_mode(tb, (opt & 1) ? LFE_TB_PENDING : (opt & 2) ? LFE_TB_BUSY : LFE_TB_VERIFY);
-	struct fz_alloc fa = { .fail_after = fail & 0x0f };
+	struct fz_alloc fa = { .fail_after = fail & 0x0f, .tight = fail & 0x40 };
 	struct lfe_session_cfg cfg = {
 		.max_pdu = (opt & 4) ? 256 : 0,
 		.allow_anonymous = opt & 8,
 		.be = &lfe_tb_ops,
 		.be_ctx = tb,
-		.alloc = { fz_get, fz_put, &fa },
+		.alloc = { .get = fz_get, .put = fz_put, .spare = fz_spare, .ctx = &fa },
 		.naming_context = "dc=example,dc=com",
 	};
 	static struct lfe_dnpool *dnp;
