@@ -7,7 +7,7 @@
 #                the rate and scale tests (suite 'load', tests/integration/meson.build)
 #   build-fuzz/  clang+libFuzzer: each fuzz target for a bounded time
 # Ends with one line "N passed, N failed".
-# Environment: LFE_FUZZ_SECONDS (default 12) per fuzz target.
+# Environment: LFE_FUZZ_SECONDS (default 8) per fuzz target.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -75,8 +75,8 @@ print(" ".join(sorted(t["name"] for t in json.load(sys.stdin) if t["name"].start
 }
 if CC=clang setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false &&
    targets=$(fuzz_targets) && [[ -n $targets ]] && meson compile -C build-fuzz $targets; then
-  step "fuzz targets, ${LFE_FUZZ_SECONDS:-12} s each"
-  LFE_FUZZ_SECONDS=${LFE_FUZZ_SECONDS:-12} meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2
+  step "fuzz targets, ${LFE_FUZZ_SECONDS:-8} s each"
+  LFE_FUZZ_SECONDS=${LFE_FUZZ_SECONDS:-8} meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz --num-processes 2
   tally build-fuzz
 else
   echo "fuzz build failed" >&2; fatal=1
