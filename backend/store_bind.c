@@ -344,7 +344,6 @@ static int pp_verdict(struct lfe_store_reader *r, const uint8_t *rec, size_t rec
 	struct lfe_entry_view e;
 	const struct lfe_pp_policy *pp = NULL;
 	char nd[LFE_DN_MAX + 1];
-	const char *pdn = st->pp_default;
 	size_t pl = st->pp_default_len;
 
 	/* Read through the bind index, whose flags say the record keeps no
@@ -354,14 +353,9 @@ static int pp_verdict(struct lfe_store_reader *r, const uint8_t *rec, size_t rec
 	(void)lfe_pp_acct_read(rec, rec_len, &a);
 	if (!a.any && pl == 0)
 		return 0;
-	if (a.subentry.len) {
-		ssize_t n = lfe_dn_normalize(a.subentry.p, a.subentry.len, nd, sizeof(nd));
-
-		if (n < 0)
-			a.bad = true;
-		pdn = nd;
-		pl = n < 0 ? 0 : (size_t)n;
-	}
+	const char *pdn = lfe_store_pp_dn(st, &a, nd, &pl);
+	if (pdn == NULL)
+		a.bad = true;   /* a subentry that does not normalize */
 	if (pl && lfe_store_get(r, pdn, pl, &e) == 0) {
 		if (lfe_pp_policy_read(e.rec, e.rec_len, &pol) < 0)
 			a.bad = true;

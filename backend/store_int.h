@@ -230,4 +230,20 @@ int lfe_store_fill_indexes(struct lfe_store *st, MDB_txn *txn, uint64_t mask, un
 int lfe_store_index_txn_begin(struct lfe_store *st, MDB_txn **txn);
 int lfe_store_index_txn_end(struct lfe_store *st, MDB_txn *txn, int rc);
 
+/* The DN of the password policy of an account whose record said a: its
+ * pwdPolicySubentry normalized into nd (LFE_DN_MAX + 1 bytes), else the
+ * store's default; *len 0 when none. NULL (and *len 0) when the
+ * subentry does not normalize. */
+static inline const char *lfe_store_pp_dn(const struct lfe_store *st, const struct lfe_pp_acct *a,
+					  char *nd, size_t *len)
+{
+	if (a->subentry.len) {
+		ssize_t n = lfe_dn_normalize(a->subentry.p, a->subentry.len, nd, LFE_DN_MAX + 1);
+		*len = n < 0 ? 0 : (size_t)n;
+		return n < 0 ? NULL : nd;
+	}
+	*len = st->pp_default_len;
+	return st->pp_default;
+}
+
 #endif

@@ -466,17 +466,12 @@ static int pw_policy(struct lfe_store *st, MDB_txn *txn, size_t len, bool *must_
 	struct lfe_pp_acct a;
 	struct lfe_pp_policy pol;
 	char nd[LFE_DN_MAX + 1];
-	const char *pdn = st->pp_default;
-	size_t pl = st->pp_default_len;
+	size_t pl;
 	MDB_val pk, pv;
 
 	*must_change = false;
 	(void)lfe_pp_acct_read(st->scratch, len, &a);
-	if (a.subentry.len) {
-		ssize_t n = lfe_dn_normalize(a.subentry.p, a.subentry.len, nd, sizeof(nd));
-		pdn = nd;
-		pl = n < 0 ? 0 : (size_t)n;
-	}
+	const char *pdn = lfe_store_pp_dn(st, &a, nd, &pl);
 	if (pl) {
 		pk = mval(pdn, pl);
 		if (mdb_get(txn, st->dbi[DB_ENTRIES], &pk, &pv) == 0) {
